@@ -1,0 +1,44 @@
+// Shared pieces of the `onyx` command-line tool: argument parsing, generated inputs, comparing
+// values against expected ones, printing tensors.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "onyx/session.h"
+
+namespace onyx::cli {
+
+// argv after the subcommand: positionals and --name value / --name=value options. Flags listed in
+// `flags` take no value.
+struct Args {
+  std::vector<std::string> positional;
+  std::multimap<std::string, std::string> options;
+  bool has(const std::string& k) const { return options.count(k) > 0; }
+  std::string get(const std::string& k, const std::string& def = "") const;
+  std::vector<std::string> all(const std::string& k) const;
+};
+StatusOr<Args> ParseArgs(int argc, char** argv, int first, const std::vector<std::string>& flags,
+                         const std::vector<std::string>& valued);
+StatusOr<int> ParseInt(const std::string& what, const std::string& s, int min_value);
+// "1x3x224x224" → {1,3,224,224}; "NAME=1x3x224x224" handled by the caller.
+StatusOr<Shape> ParseShape(const std::string& s);
+
+// Inputs for a model: `ramp` is the ONNX backend runner's dummy data (arange(n)/n as float32),
+// `random` is uniform [0,1) (floats) or small integers, seeded. Symbolic dims become 1 unless
+// `shapes` names them.
+StatusOr<NamedValues> GenerateInputs(const Session& s, const std::string& kind,
+                                     const std::map<std::string, Shape>& shapes, uint64_t seed);
+
+// Compares like numpy.testing.assert_allclose (|a-b| <= atol + rtol*|b|, NaN equal NaN); exact for
+// integers, bools and strings; dtypes and shapes must match. Returns a description of the first
+// difference, or Ok.
+Status CompareValues(const Value& expected, const Value& actual, double rtol, double atol);
+
+// One line describing a value: "float[1,1000] min .. max .." or a sequence summary.
+std::string Summarize(const Value& v);
+// Characters outside [A-Za-z0-9._-] become '_' so a value name is a safe file name.
+std::string SafeFileName(const std::string& name);
+
+}  // namespace onyx::cli

@@ -1,0 +1,294 @@
+// `onyx conformance`: runs every ONNX backend node test under a directory, each in a forked child
+// with a timeout, so a crash or a hang is reported as such and the run goes on.
+#include "engine/cli/conformance.h"
+
+#include <dirent.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <regex>
+#include <sstream>
+
+#include "engine/cli/cli_util.h"
+#include "engine/tensor_proto.h"
+
+namespace onyx::cli {
+namespace {
+
+constexpr double kRtol = 1e-3;  // as the ONNX backend tests compare
+constexpr double kAtol = 1e-7;
+
+bool IsDir(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+bool IsFile(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::vector<std::string> ListDir(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n != "." && n != "..") names.push_back(n);
+    }
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Files named prefix_<k>.pb in order of k.
+std::vector<std::string> NumberedFiles(const std::string& dir, const std::string& prefix) {
+  std::vector<std::string> out;
+  for (int k = 0;; ++k) {
+    const std::string p = dir + "/" + prefix + "_" + std::to_string(k) + ".pb";
+    if (!IsFile(p)) break;
+    out.push_back(p);
+  }
+  return out;
+}
+
+struct Outcome {
+  std::string status;  // pass | fail | unsupported | error | crash | timeout
+  std::string message;
+};
+
+// Runs one test directory in this process.
+Outcome RunTest(const std::string& dir) {
+  auto session = Session::Create(dir + "/model.onnx", SessionOptions{1, OptimizationLevel::kAll});
+  if (!session.ok()) {
+    const bool unsup = session.status().code() == ErrorCode::kUnsupported;
+    return {unsup ? "unsupported" : "error", session.status().message()};
+  }
+  const auto required = session->required_inputs();
+  std::vector<IoInfo> ins;
+  for (const auto& in : session->inputs())
+    if (std::find(required.begin(), required.end(), in.name) != required.end()) ins.push_back(in);
+  int sets = 0;
+  for (const std::string& name : ListDir(dir)) {
+    if (name.rfind("test_data_set_", 0) != 0) continue;
+    const std::string set = dir + "/" + name;
+    ++sets;
+    const auto in_files = NumberedFiles(set, "input");
+    const auto out_files = NumberedFiles(set, "output");
+    NamedValues feeds;
+    // Input files bind in order to the inputs without initializers; a file count lower than the
+    // input count leaves optional trailing inputs unfed.
+    for (size_t k = 0; k < in_files.size(); ++k) {
+      if (k >= ins.size())
+        return {"error", StrCat(name, ": ", in_files.size(), " input files for ", ins.size(), " inputs")};
+      auto v = engine::ReadValueFile(in_files[k], ins[k].type);
+      if (!v.ok()) return {"error", v.status().message()};
+      feeds.push_back({ins[k].name, std::move(v).value()});
+    }
+    NamedValues outs;
+    Status s = session->Run(feeds, {}, &outs);
+    if (!s.ok()) {
+      const bool unsup = s.code() == ErrorCode::kUnsupported;
+      return {unsup ? "unsupported" : "error", s.message()};
+    }
+    if (out_files.size() > outs.size())
+      return {"fail", StrCat(name, ": model produced ", outs.size(), " outputs, expected ", out_files.size())};
+    for (size_t k = 0; k < out_files.size(); ++k) {
+      auto e = engine::ReadValueFile(out_files[k], session->outputs()[k].type);
+      if (!e.ok()) return {"error", e.status().message()};
+      Status c = CompareValues(*e, outs[k].second, kRtol, kAtol);
+      if (!c.ok()) return {"fail", StrCat(name, ": output ", k, " '", outs[k].first, "': ", c.message())};
+    }
+  }
+  if (sets == 0) return {"error", "no test_data_set_* directory"};
+  return {"pass", ""};
+}
+
+// Forks, runs the test in the child and reads its outcome back through a pipe.
+Outcome RunIsolated(const std::string& dir, int timeout_s) {
+  int fds[2];
+  if (pipe(fds) != 0) return {"error", "pipe() failed"};
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid < 0) return {"error", "fork() failed"};
+  if (pid == 0) {
+    close(fds[0]);
+    Outcome o = RunTest(dir);
+    std::string msg = o.status + "\n" + o.message;
+    size_t off = 0;
+    while (off < msg.size()) {
+      ssize_t w = write(fds[1], msg.data() + off, msg.size() - off);
+      if (w <= 0) break;
+      off += static_cast<size_t>(w);
+    }
+    close(fds[1]);
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string data;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  bool timed_out = false;
+  char buf[4096];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    int r = poll(&p, 1, static_cast<int>(left));
+    if (r == 0) {
+      timed_out = true;
+      break;
+    }
+    if (r < 0) continue;
+    ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n <= 0) break;
+    data.append(buf, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  if (timed_out) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    return {"timeout", StrCat("no result after ", timeout_s, " s")};
+  }
+  int wstatus = 0;
+  waitpid(pid, &wstatus, 0);
+  if (WIFSIGNALED(wstatus)) return {"crash", StrCat("killed by signal ", WTERMSIG(wstatus), " (", strsignal(WTERMSIG(wstatus)), ")")};
+  const size_t nl = data.find('\n');
+  if (nl == std::string::npos) return {"crash", "the test process exited without a result"};
+  return {data.substr(0, nl), data.substr(nl + 1)};
+}
+
+std::string JsonEscape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      o += '\\';
+      o += c;
+    } else if (c == '\n') {
+      o += "\\n";
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      o += ' ';
+    } else {
+      o += c;
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+int ConformanceMain(const Args& args) {
+  const std::string data = args.get("data");
+  if (data.empty() || !IsDir(data)) {
+    std::cerr << "onyx conformance: --data DIR is required and must be a directory (e.g. "
+                 ".venv/lib/python3.11/site-packages/onnx/backend/test/data/node)\n";
+    return 2;
+  }
+  std::regex filter;
+  const bool use_filter = args.has("filter");
+  try {
+    if (use_filter) filter = std::regex(args.get("filter"), std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    std::cerr << "onyx conformance: bad --filter regex: " << e.what() << "\n";
+    return 2;
+  }
+  auto timeout = ParseInt("--timeout", args.get("timeout", "60"), 1);
+  if (!timeout.ok()) {
+    std::cerr << "onyx conformance: " << timeout.status().message() << "\n";
+    return 2;
+  }
+  std::vector<std::regex> expected;
+  std::vector<std::string> expected_src;
+  if (args.has("expected")) {
+    std::ifstream f(args.get("expected"));
+    if (!f) {
+      std::cerr << "onyx conformance: cannot read --expected file '" << args.get("expected") << "'\n";
+      return 2;
+    }
+    std::string line;
+    while (std::getline(f, line)) {
+      const size_t hash = line.find('#');
+      if (hash != std::string::npos) line = line.substr(0, hash);
+      line.erase(line.find_last_not_of(" \t\r") + 1);
+      line.erase(0, line.find_first_not_of(" \t"));
+      if (line.empty()) continue;
+      expected.emplace_back(line);
+      expected_src.push_back(line);
+    }
+  }
+  const bool quiet = args.has("quiet");
+  std::map<std::string, int> counts;
+  std::vector<std::tuple<std::string, std::string, std::string>> results;
+  int total = 0;
+  for (const std::string& name : ListDir(data)) {
+    const std::string dir = data + "/" + name;
+    if (!IsFile(dir + "/model.onnx")) continue;
+    if (use_filter && !std::regex_search(name, filter)) continue;
+    ++total;
+    Outcome o = RunIsolated(dir, *timeout);
+    ++counts[o.status];
+    if (!quiet || o.status != "pass") {
+      std::string msg = o.message;
+      std::replace(msg.begin(), msg.end(), '\n', ' ');
+      if (msg.size() > 400) msg = msg.substr(0, 400) + "...";
+      std::cout << o.status << " " << name << (msg.empty() ? "" : ": " + msg) << "\n";
+    }
+    results.emplace_back(name, o.status, o.message);
+  }
+  std::cout << "conformance: " << total << " tests, " << counts["pass"] << " pass, "
+            << counts["fail"] << " wrong result, " << counts["unsupported"] << " unsupported, "
+            << counts["error"] << " error, " << counts["crash"] << " crash, " << counts["timeout"]
+            << " timeout\n";
+  if (args.has("json")) {
+    std::ofstream f(args.get("json"));
+    f << "{\n  \"total\": " << total << ",\n  \"counts\": {";
+    bool first = true;
+    for (const auto& [k, v] : counts) {
+      f << (first ? "" : ", ") << "\"" << k << "\": " << v;
+      first = false;
+    }
+    f << "},\n  \"tests\": [";
+    for (size_t i = 0; i < results.size(); ++i) {
+      const auto& [n, st, msg] = results[i];
+      f << (i ? "," : "") << "\n    {\"name\": \"" << JsonEscape(n) << "\", \"status\": \"" << st
+        << "\", \"message\": \"" << JsonEscape(msg) << "\"}";
+    }
+    f << "\n  ]\n}\n";
+  }
+  int regressions = 0;
+  if (!expected.empty()) {
+    std::vector<int> matched(expected.size(), 0);
+    for (const auto& [n, st, msg] : results) {
+      for (size_t k = 0; k < expected.size(); ++k) {
+        if (!std::regex_match(n, expected[k])) continue;
+        ++matched[k];
+        if (st != "pass") {
+          ++regressions;
+          std::cout << "REGRESSION " << n << " (expected to pass, got " << st << ")\n";
+        }
+        break;
+      }
+    }
+    if (!use_filter)
+      for (size_t k = 0; k < expected.size(); ++k)
+        if (matched[k] == 0) {
+          ++regressions;
+          std::cout << "REGRESSION expected test '" << expected_src[k] << "' was not found\n";
+        }
+    std::cout << "expected-pass check: " << regressions << " regressions\n";
+  }
+  if (regressions > 0) return 1;
+  return 0;
+}
+
+}  // namespace onyx::cli

@@ -1,0 +1,350 @@
+// The `onyx` command-line tool: run | plan | info | bench | conformance.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <numeric>
+
+#include "engine/cli/cli_util.h"
+#include "engine/cli/conformance.h"
+#include "engine/tensor_proto.h"
+#include "onyx/session.h"
+
+namespace onyx::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: onyx <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run          run a model on .pb inputs (or generated ones) and print or write its outputs\n"
+    "  plan         print the execution plan: schedule, arena offsets and sizes\n"
+    "  info         print the model's IR version, opsets, inputs, outputs and operators\n"
+    "  bench        time a model on generated inputs (median and p90 latency)\n"
+    "  conformance  run the ONNX backend node tests under a directory\n"
+    "\n"
+    "`onyx <command> --help` describes each command.\n";
+
+constexpr const char* kRunHelp =
+    "usage: onyx run MODEL [IN.pb ...] [options]\n"
+    "\n"
+    "Positional .pb files bind, in order, to the graph inputs that have no initializer (the layout\n"
+    "of the ONNX backend test data). They may hold a TensorProto, SequenceProto or OptionalProto.\n"
+    "\n"
+    "options:\n"
+    "  --input NAME=FILE.pb   bind a named input (repeatable)\n"
+    "  --generate ramp|random generate the inputs not given (ramp: the ONNX test runner's arange/n)\n"
+    "  --shape NAME=1x3x224x224  shape for generated inputs (symbolic dims default to 1)\n"
+    "  --output-dir DIR       write each output as DIR/<name>.pb\n"
+    "  --dump-dir DIR         write every intermediate value as DIR/<name>.pb\n"
+    "  --top K                print the K largest values (and indices) of each output\n"
+    "  --repeat N             run N times and report the median latency (default 1)\n"
+    "  --optimization L       none | basic | all (default all)\n"
+    "  --threads N            intra-op threads (default: one per core)\n";
+
+constexpr const char* kPlanHelp =
+    "usage: onyx plan MODEL [--shape NAME=1x3x224x224 ...] [--optimization L] [--json]\n"
+    "\n"
+    "Prints the schedule (nodes after all passes), each value's storage, arena offset and size, and\n"
+    "arena_bytes / no_reuse_bytes / max_live_bytes. Symbolic input dims default to 1.\n";
+
+constexpr const char* kInfoHelp =
+    "usage: onyx info MODEL\n"
+    "\n"
+    "Prints the IR version, opset imports, inputs, outputs, operator counts and the operators onyx\n"
+    "cannot run yet.\n";
+
+constexpr const char* kBenchHelp =
+    "usage: onyx bench MODEL [options]\n"
+    "\n"
+    "options:\n"
+    "  --threads N         intra-op threads (default: one per core)\n"
+    "  --warmup W          untimed runs first (default 3)\n"
+    "  --runs R            timed runs (default 20)\n"
+    "  --shape NAME=1x3x224x224  input shape (symbolic dims default to 1)\n"
+    "  --optimization L    none | basic | all (default all)\n"
+    "  --json              print {median_ms, p90_ms, min_ms, session_create_ms, runs, threads}\n";
+
+constexpr const char* kConformanceHelp =
+    "usage: onyx conformance --data DIR [--filter REGEX] [--json FILE] [--expected FILE]\n"
+    "                        [--timeout SEC] [--quiet]\n"
+    "\n"
+    "Runs every ONNX backend node test under DIR (each directory with model.onnx and\n"
+    "test_data_set_*/input_*.pb, output_*.pb), each in its own process, and reports pass / wrong\n"
+    "result / unsupported / error / crash / timeout per test with a summary line. Outputs are\n"
+    "compared with rtol 1e-3, atol 1e-7. --expected FILE lists regexes of tests that must pass;\n"
+    "the exit code is 1 when one of them does not.\n";
+
+int Fail(const std::string& cmd, const Status& s) {
+  std::cerr << "onyx " << cmd << ": error: " << s.message() << "\n";
+  return 1;
+}
+
+bool WantsHelp(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i)
+    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h") return true;
+  return false;
+}
+
+StatusOr<std::map<std::string, Shape>> ParseShapes(const Args& a) {
+  std::map<std::string, Shape> shapes;
+  for (const std::string& s : a.all("shape")) {
+    const size_t eq = s.find('=');
+    if (eq == std::string::npos) return InvalidArgument("--shape expects NAME=1x3x224x224, got '", s, "'");
+    ONYX_ASSIGN_OR_RETURN(Shape shape, ParseShape(s.substr(eq + 1)));
+    shapes[s.substr(0, eq)] = shape;
+  }
+  return shapes;
+}
+
+StatusOr<SessionOptions> ParseSessionOptions(const Args& a) {
+  SessionOptions o;
+  if (a.has("threads")) {
+    ONYX_ASSIGN_OR_RETURN(o.intra_op_threads, ParseInt("--threads", a.get("threads"), 1));
+  }
+  if (a.has("optimization")) {
+    ONYX_ASSIGN_OR_RETURN(o.optimization, ParseOptimizationLevel(a.get("optimization")));
+  }
+  return o;
+}
+
+bool EnsureDir(const std::string& d) {
+  struct stat st;
+  if (stat(d.c_str(), &st) == 0) return S_ISDIR(st.st_mode);
+  return mkdir(d.c_str(), 0755) == 0;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double Percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  const size_t idx = std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1) + 0.5));
+  return v[idx];
+}
+
+void PrintTop(const Value& v, int k) {
+  if (!v.is_tensor() || v.tensor().dtype() == DType::kString) return;
+  const Tensor& t = v.tensor();
+  std::vector<int64_t> idx(static_cast<size_t>(t.numel()));
+  std::iota(idx.begin(), idx.end(), 0);
+  auto val = [&](int64_t i) { return LoadAsDouble(t.dtype(), t.raw_data(), i); };
+  const size_t kk = std::min<size_t>(static_cast<size_t>(k), idx.size());
+  std::partial_sort(idx.begin(), idx.begin() + kk, idx.end(),
+                    [&](int64_t a, int64_t b) { return val(a) > val(b) || (val(a) == val(b) && a < b); });
+  for (size_t i = 0; i < kk; ++i) std::printf("    #%zu  index %lld  value %.6g\n", i + 1, static_cast<long long>(idx[i]), val(idx[i]));
+}
+
+int RunMain(int argc, char** argv) {
+  auto a = ParseArgs(argc, argv, 2, {}, {"input", "output-dir", "dump-dir", "optimization", "threads", "generate", "shape", "top", "repeat"});
+  if (!a.ok()) return Fail("run", a.status());
+  if (a->positional.empty()) return Fail("run", InvalidArgument("missing MODEL (see onyx run --help)"));
+  auto opts = ParseSessionOptions(*a);
+  if (!opts.ok()) return Fail("run", opts.status());
+  auto shapes = ParseShapes(*a);
+  if (!shapes.ok()) return Fail("run", shapes.status());
+  auto repeat = ParseInt("--repeat", a->get("repeat", "1"), 1);
+  if (!repeat.ok()) return Fail("run", repeat.status());
+  auto top = ParseInt("--top", a->get("top", "0"), 0);
+  if (!top.ok()) return Fail("run", top.status());
+
+  const std::string model = a->positional[0];
+  auto session = Session::Create(model, *opts);
+  if (!session.ok()) return Fail("run", session.status());
+  const auto required = session->required_inputs();
+  NamedValues feeds;
+  // Positional .pb files bind to the inputs without initializers, in order.
+  std::vector<IoInfo> free_inputs;
+  for (const auto& in : session->inputs())
+    if (std::find(required.begin(), required.end(), in.name) != required.end()) free_inputs.push_back(in);
+  for (size_t k = 1; k < a->positional.size(); ++k) {
+    if (k - 1 >= free_inputs.size())
+      return Fail("run", InvalidArgument("got ", a->positional.size() - 1, " input files but the model has ",
+                                         free_inputs.size(), " inputs without initializers"));
+    auto v = engine::ReadValueFile(a->positional[k], free_inputs[k - 1].type);
+    if (!v.ok()) return Fail("run", v.status().WithContext("input '" + free_inputs[k - 1].name + "': "));
+    feeds.push_back({free_inputs[k - 1].name, std::move(v).value()});
+  }
+  for (const std::string& spec : a->all("input")) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos) return Fail("run", InvalidArgument("--input expects NAME=FILE.pb, got '", spec, "'"));
+    const std::string name = spec.substr(0, eq);
+    TypeInfo hint;
+    bool known = false;
+    for (const auto& in : session->inputs())
+      if (in.name == name) {
+        hint = in.type;
+        known = true;
+      }
+    if (!known) return Fail("run", InvalidArgument("--input names unknown input '", name, "'"));
+    auto v = engine::ReadValueFile(spec.substr(eq + 1), hint);
+    if (!v.ok()) return Fail("run", v.status().WithContext("input '" + name + "': "));
+    feeds.push_back({name, std::move(v).value()});
+  }
+  if (a->has("generate")) {
+    auto gen = GenerateInputs(*session, a->get("generate"), *shapes, 0);
+    if (!gen.ok()) return Fail("run", gen.status());
+    for (auto& [name, v] : *gen) {
+      bool given = std::any_of(feeds.begin(), feeds.end(), [&](const auto& f) { return f.first == name; });
+      if (!given) feeds.push_back({name, v});
+    }
+  }
+  RunOptions ro;
+  const std::string dump = a->get("dump-dir");
+  Status dump_status;
+  if (!dump.empty()) {
+    if (!EnsureDir(dump)) return Fail("run", IoError("cannot create --dump-dir '", dump, "'"));
+    ro.observer = [&](const std::string& name, const Value& v) {
+      Status s = engine::WriteValueFile(dump + "/" + SafeFileName(name) + ".pb", name, v, TypeInfo());
+      if (!s.ok() && dump_status.ok()) dump_status = s;
+    };
+  }
+  NamedValues outs;
+  std::vector<double> times;
+  for (int r = 0; r < *repeat; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Status s = session->Run(feeds, r == 0 ? ro : RunOptions{}, &outs);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (!s.ok()) return Fail("run", s);
+    times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  if (!dump_status.ok()) return Fail("run", dump_status);
+  const std::string out_dir = a->get("output-dir");
+  if (!out_dir.empty() && !EnsureDir(out_dir)) return Fail("run", IoError("cannot create --output-dir '", out_dir, "'"));
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const auto& [name, v] = outs[i];
+    std::cout << "output '" << name << "': " << Summarize(v) << "\n";
+    if (*top > 0) PrintTop(v, *top);
+    if (!out_dir.empty()) {
+      Status s = engine::WriteValueFile(out_dir + "/" + SafeFileName(name) + ".pb", name, v, session->outputs()[i].type);
+      if (!s.ok()) return Fail("run", s);
+    }
+  }
+  std::printf("latency: %.3f ms (median of %d run%s, %d thread%s)\n", Median(times), *repeat,
+              *repeat == 1 ? "" : "s", opts->intra_op_threads, opts->intra_op_threads == 1 ? "" : "s");
+  return 0;
+}
+
+int PlanMain(int argc, char** argv) {
+  auto a = ParseArgs(argc, argv, 2, {"json"}, {"shape", "optimization", "threads"});
+  if (!a.ok()) return Fail("plan", a.status());
+  if (a->positional.size() != 1) return Fail("plan", InvalidArgument("expected exactly one MODEL (see onyx plan --help)"));
+  auto opts = ParseSessionOptions(*a);
+  if (!opts.ok()) return Fail("plan", opts.status());
+  auto shapes = ParseShapes(*a);
+  if (!shapes.ok()) return Fail("plan", shapes.status());
+  auto session = Session::Create(a->positional[0], *opts);
+  if (!session.ok()) return Fail("plan", session.status());
+  auto text = session->DescribePlan(*shapes, a->has("json"));
+  if (!text.ok()) return Fail("plan", text.status());
+  std::cout << *text;
+  return 0;
+}
+
+int InfoMain(int argc, char** argv) {
+  auto a = ParseArgs(argc, argv, 2, {}, {});
+  if (!a.ok()) return Fail("info", a.status());
+  if (a->positional.size() != 1) return Fail("info", InvalidArgument("expected exactly one MODEL (see onyx info --help)"));
+  const std::string path = a->positional[0];
+  auto missing = UnsupportedNodes(path);
+  if (!missing.ok()) return Fail("info", missing.status());
+  auto session = Session::Create(path);
+  if (session.ok()) {
+    std::cout << "model: " << session->model_name() << "\nir_version: " << session->ir_version() << "\nopsets:";
+    for (const auto& [d, v] : session->opsets()) std::cout << " " << (d.empty() ? "ai.onnx" : d) << "=" << v;
+    std::cout << "\ninputs:\n";
+    for (const auto& in : session->inputs()) std::cout << "  " << in.name << ": " << in.type.ToString() << "\n";
+    std::cout << "outputs:\n";
+    for (const auto& out : session->outputs()) std::cout << "  " << out.name << ": " << out.type.ToString() << "\n";
+    std::cout << "operators:\n";
+    for (const auto& [op, n] : session->operator_counts()) std::cout << "  " << op << ": " << n << "\n";
+    std::cout << "unsupported: none\n";
+    return 0;
+  }
+  std::cout << "model: " << path << "\n";
+  if (missing->empty()) return Fail("info", session.status());
+  std::cout << "unsupported (" << missing->size() << " nodes):\n";
+  for (const auto& m : *missing) std::cout << "  " << m << "\n";
+  return 0;
+}
+
+int BenchMain(int argc, char** argv) {
+  auto a = ParseArgs(argc, argv, 2, {"json"}, {"threads", "warmup", "runs", "optimization", "shape"});
+  if (!a.ok()) return Fail("bench", a.status());
+  if (a->positional.size() != 1) return Fail("bench", InvalidArgument("expected exactly one MODEL (see onyx bench --help)"));
+  auto opts = ParseSessionOptions(*a);
+  if (!opts.ok()) return Fail("bench", opts.status());
+  auto shapes = ParseShapes(*a);
+  if (!shapes.ok()) return Fail("bench", shapes.status());
+  auto warmup = ParseInt("--warmup", a->get("warmup", "3"), 0);
+  auto runs = ParseInt("--runs", a->get("runs", "20"), 1);
+  if (!warmup.ok()) return Fail("bench", warmup.status());
+  if (!runs.ok()) return Fail("bench", runs.status());
+  const auto c0 = std::chrono::steady_clock::now();
+  auto session = Session::Create(a->positional[0], *opts);
+  const auto c1 = std::chrono::steady_clock::now();
+  if (!session.ok()) return Fail("bench", session.status());
+  const double create_ms = std::chrono::duration<double, std::milli>(c1 - c0).count();
+  auto feeds = GenerateInputs(*session, "random", *shapes, 42);
+  if (!feeds.ok()) return Fail("bench", feeds.status());
+  NamedValues outs;
+  for (int i = 0; i < *warmup; ++i) {
+    Status s = session->Run(*feeds, {}, &outs);
+    if (!s.ok()) return Fail("bench", s);
+  }
+  std::vector<double> times;
+  for (int i = 0; i < *runs; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    Status s = session->Run(*feeds, {}, &outs);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (!s.ok()) return Fail("bench", s);
+    times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  const double med = Median(times), p90 = Percentile(times, 0.9);
+  const double mn = *std::min_element(times.begin(), times.end());
+  if (a->has("json")) {
+    std::printf("{\"model\": \"%s\", \"threads\": %d, \"runs\": %d, \"median_ms\": %.4f, \"p90_ms\": %.4f, "
+                "\"min_ms\": %.4f, \"session_create_ms\": %.3f}\n",
+                session->model_name().c_str(), opts->intra_op_threads, *runs, med, p90, mn, create_ms);
+  } else {
+    std::printf("%s: session create %.1f ms; %d runs: median %.3f ms, p90 %.3f ms, min %.3f ms\n",
+                session->model_name().c_str(), create_ms, *runs, med, p90, mn);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace onyx::cli
+
+int main(int argc, char** argv) {
+  using namespace onyx::cli;
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h" ||
+      std::string(argv[1]) == "help") {
+    std::cout << kUsage;
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string cmd = argv[1];
+  const bool help = WantsHelp(argc, argv);
+  try {
+    if (cmd == "run") return help ? (std::cout << kRunHelp, 0) : RunMain(argc, argv);
+    if (cmd == "plan") return help ? (std::cout << kPlanHelp, 0) : PlanMain(argc, argv);
+    if (cmd == "info") return help ? (std::cout << kInfoHelp, 0) : InfoMain(argc, argv);
+    if (cmd == "bench") return help ? (std::cout << kBenchHelp, 0) : BenchMain(argc, argv);
+    if (cmd == "conformance") {
+      if (help) return std::cout << kConformanceHelp, 0;
+      auto a = ParseArgs(argc, argv, 2, {"quiet"}, {"data", "filter", "json", "expected", "timeout"});
+      if (!a.ok()) return Fail("conformance", a.status());
+      return ConformanceMain(*a);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "onyx " << cmd << ": error: " << e.what() << "\n";
+    return 1;
+  }
+  std::cerr << "onyx: unknown command '" << cmd << "'\n\n" << kUsage;
+  return 2;
+}

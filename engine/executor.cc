@@ -1,0 +1,168 @@
+// Executes plans step by step. Kernel exceptions (bad_alloc, ...) become errors naming the step.
+#include "engine/executor.h"
+
+#include <cstring>
+
+namespace onyx::engine {
+namespace {
+
+using planner::ExecutionPlan;
+using planner::PlanStep;
+using planner::Storage;
+
+// Outputs handed to callers or placed in sequences must not point into an arena or a feed.
+Value Detach(const Value& v) {
+  if (v.is_tensor() && !v.tensor().owns_buffer()) return Value(v.tensor().Clone());
+  return v;
+}
+
+class StepContext : public kernels::KernelContext {
+ public:
+  StepContext(const Executor& ex, Frame& frame, const PlanStep& step, const ValueObserver& obs)
+      : ex_(ex), frame_(frame), step_(step), view_(*step.node), observer_(obs) {}
+
+  const kernels::NodeView& node() const override { return view_; }
+  int num_inputs() const override { return static_cast<int>(step_.inputs.size()); }
+  bool has_input(int i) const override {
+    if (i < 0 || i >= num_inputs() || step_.inputs[i] < 0) return false;
+    const Value* v = frame_.Get(step_.inputs[i]);
+    return v && v->defined();
+  }
+  const Value& input_value(int i) const override {
+    static const Value kNone;
+    if (i < 0 || i >= num_inputs() || step_.inputs[i] < 0) return kNone;
+    const Value* v = frame_.Get(step_.inputs[i]);
+    return v ? *v : kNone;
+  }
+  int num_outputs() const override { return static_cast<int>(step_.outputs.size()); }
+  bool has_output(int i) const override {
+    return i >= 0 && i < num_outputs() && step_.outputs[i] >= 0;
+  }
+  Tensor Output(int i, DType dtype, const Shape& shape) override {
+    if (!has_output(i)) return Tensor::Allocate(dtype, shape);  // omitted output: scratch
+    const int id = step_.outputs[i];
+    const planner::ValueSlot& s = frame_.plan->slots[id];
+    Tensor t;
+    const size_t need = static_cast<size_t>(ShapeElementCount(shape)) * DTypeSize(dtype);
+    if (s.storage == Storage::kArena && frame_.arena && dtype != DType::kString && need <= s.bytes)
+      t = Tensor::Borrow(dtype, shape, frame_.arena + s.offset);
+    else
+      t = Tensor::Allocate(dtype, shape);
+    frame_.values[id] = Value(t);
+    return t;
+  }
+  void SetOutput(int i, Value value) override {
+    if (has_output(i)) frame_.values[step_.outputs[i]] = std::move(value);
+  }
+  StatusOr<std::vector<Value>> RunSubgraph(const std::string& attr,
+                                           const std::vector<Value>& inputs) override {
+    const ir::Graph* g = view_.attr_graph(attr);
+    if (!g) return view_.Invalid("graph attribute '", attr, "' is missing");
+    return ex_.RunSubgraph(*g, inputs, &frame_, observer_);
+  }
+  int intra_op_threads() const override { return 1; }
+
+ private:
+  const Executor& ex_;
+  Frame& frame_;
+  const PlanStep& step_;
+  kernels::NodeView view_;
+  const ValueObserver& observer_;
+};
+
+}  // namespace
+
+const Value* Frame::Get(int slot) const {
+  const planner::ValueSlot& s = plan->slots[slot];
+  switch (s.storage) {
+    case Storage::kConstant: {
+      if (values[slot].defined()) return &values[slot];  // an IR < 4 default overridden by a feed
+      auto it = plan->constants.find(slot);
+      return it == plan->constants.end() ? nullptr : &it->second;
+    }
+    case Storage::kOuter: return parent ? parent->Lookup(s.name) : nullptr;
+    default: return &values[slot];
+  }
+}
+
+const Value* Frame::Lookup(const std::string& name) const {
+  auto it = plan->slot_of.find(name);
+  if (it != plan->slot_of.end()) {
+    const Value* v = Get(it->second);
+    if (v && v->defined()) return v;
+    if (plan->slots[it->second].storage != Storage::kOuter) return v;
+  }
+  return parent ? parent->Lookup(name) : nullptr;
+}
+
+Status Executor::Run(const ExecutionPlan& plan, memory::ArenaPool* arenas,
+                     const std::vector<Value>& inputs, const Frame* parent,
+                     std::vector<Value>* outputs, const ValueObserver& observer) const {
+  Frame frame;
+  frame.plan = &plan;
+  frame.parent = parent;
+  frame.values.resize(plan.slots.size());
+  std::unique_ptr<memory::Arena> arena;
+  if (arenas && plan.arena_bytes > 0) {
+    arena = arenas->Acquire();
+    frame.arena = arena->base();
+  }
+  for (size_t i = 0; i < plan.input_slots.size() && i < inputs.size(); ++i)
+    if (inputs[i].defined()) frame.values[plan.input_slots[i]] = inputs[i];
+
+  Status status;
+  for (size_t si = 0; si < plan.steps.size() && status.ok(); ++si) {
+    const PlanStep& step = plan.steps[si];
+    StepContext ctx(*this, frame, step, observer);
+    try {
+      status = step.kernel->Run(ctx);
+    } catch (const std::bad_alloc&) {
+      status = ctx.node().Fail("out of memory");
+    } catch (const std::exception& e) {
+      status = ctx.node().Fail("kernel threw: ", e.what());
+    }
+    if (!status.ok()) break;
+    for (size_t k = 0; k < step.outputs.size(); ++k) {
+      const int id = step.outputs[k];
+      if (id < 0) continue;
+      if (!frame.values[id].defined()) {
+        status = ctx.node().Fail("kernel '", step.impl_name, "' produced no value for output ", k,
+                                 " '", plan.slots[id].name, "'");
+        break;
+      }
+      if (observer) observer(plan.slots[id].name, frame.values[id]);
+    }
+    for (int id : step.release) frame.values[id] = Value();
+  }
+  if (status.ok()) {
+    outputs->clear();
+    for (int id : plan.output_slots) {
+      const Value* v = frame.Get(id);
+      if (!v || !v->defined()) {
+        status = RuntimeError("graph output '", plan.slots[id].name, "' was not computed");
+        break;
+      }
+      outputs->push_back(Detach(*v));
+    }
+  }
+  frame.values.clear();
+  if (arena) arenas->Release(std::move(arena));
+  return status;
+}
+
+StatusOr<std::vector<Value>> Executor::RunSubgraph(const ir::Graph& graph,
+                                                   const std::vector<Value>& inputs,
+                                                   const Frame* parent,
+                                                   const ValueObserver& observer) const {
+  auto it = subplans_->find(&graph);
+  if (it == subplans_->end()) return RuntimeError("no plan for subgraph '", graph.name, "'");
+  if (inputs.size() > graph.inputs.size())
+    return InvalidModel("subgraph '", graph.name, "' takes ", graph.inputs.size(),
+                        " inputs, given ", inputs.size());
+  std::vector<Value> outs;
+  Status s = Run(*it->second, nullptr, inputs, parent, &outs, observer);
+  if (!s.ok()) return s.WithContext("in subgraph '" + graph.name + "': ");
+  return outs;
+}
+
+}  // namespace onyx::engine

@@ -1,0 +1,50 @@
+// The executor: walks an ExecutionPlan's steps, binding inputs, constants, arena slots and outer
+// scope values; runs subgraphs for control-flow kernels. Allocates only heap-stored values.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "memory/arena.h"
+#include "onyx/session.h"
+#include "planner/execution_plan.h"
+
+namespace onyx::engine {
+
+// Plans for every subgraph (If/Loop/Scan bodies), built once per session.
+using SubgraphPlans = std::map<const ir::Graph*, std::unique_ptr<planner::ExecutionPlan>>;
+
+// Values of one graph execution; `parent` resolves outer-scope names.
+struct Frame {
+  const planner::ExecutionPlan* plan = nullptr;
+  std::vector<Value> values;  // by slot id
+  const Frame* parent = nullptr;
+  uint8_t* arena = nullptr;
+
+  // The value of a slot: constant, bound input, computed value or outer-scope lookup.
+  const Value* Get(int slot) const;
+  const Value* Lookup(const std::string& name) const;
+};
+
+class Executor {
+ public:
+  Executor(const SubgraphPlans* subplans, int threads) : subplans_(subplans), threads_(threads) {}
+
+  // Runs `plan` with `inputs` bound by position to plan.input_slots (undefined = not fed, use
+  // the plan's constant). Outputs own their buffers.
+  Status Run(const planner::ExecutionPlan& plan, memory::ArenaPool* arenas,
+             const std::vector<Value>& inputs, const Frame* parent, std::vector<Value>* outputs,
+             const ValueObserver& observer) const;
+
+  // Runs a subgraph body with its formal inputs bound in order.
+  StatusOr<std::vector<Value>> RunSubgraph(const ir::Graph& graph, const std::vector<Value>& inputs,
+                                           const Frame* parent, const ValueObserver& observer) const;
+
+ private:
+  const SubgraphPlans* subplans_;
+  int threads_;
+};
+
+}  // namespace onyx::engine

@@ -1,0 +1,92 @@
+// The public C++ API: load a model once, run it many times (from several threads if you like).
+//
+//   onyx::Session session("model.onnx", {.intra_op_threads = 2});
+//   auto outputs = session.Run({{"x", onyx::Tensor::Borrow(onyx::DType::kFloat, {1, 3}, data)}});
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "onyx/status.h"
+#include "onyx/tensor.h"
+#include "onyx/value.h"
+
+namespace onyx {
+
+namespace ir {
+struct Model;
+}
+
+enum class OptimizationLevel { kNone = 0, kBasic = 1, kAll = 2 };
+// "none" | "basic" | "all"; error for anything else.
+StatusOr<OptimizationLevel> ParseOptimizationLevel(const std::string& s);
+
+struct SessionOptions {
+  int intra_op_threads = 0;  // 0: one per core
+  OptimizationLevel optimization = OptimizationLevel::kAll;
+};
+
+// Called after each step with every value it produced (for per-node dumps).
+using ValueObserver = std::function<void(const std::string& name, const Value& value)>;
+
+struct RunOptions {
+  ValueObserver observer;  // optional
+};
+
+struct IoInfo {
+  std::string name;
+  TypeInfo type;  // element type and symbolic shape as the model declares them
+};
+
+using NamedValues = std::vector<std::pair<std::string, Value>>;
+
+class Session {
+ public:
+  // Loads, validates and plans a model file. Throws onyx::Error with a message naming the model,
+  // the node and the input when anything is wrong or unsupported.
+  explicit Session(const std::string& path, SessionOptions options = {});
+  // From serialized ModelProto bytes (external data is not available then).
+  static Session FromBytes(const std::string& bytes, SessionOptions options = {});
+  // Non-throwing creation.
+  static StatusOr<Session> Create(const std::string& path, SessionOptions options = {});
+  static StatusOr<Session> CreateFromBytes(const std::string& bytes, SessionOptions options = {});
+
+  // Graph inputs the caller may feed (initializer-backed ones included, IR < 4) and outputs.
+  const std::vector<IoInfo>& inputs() const;
+  const std::vector<IoInfo>& outputs() const;
+  // Inputs that must be fed (no initializer default).
+  std::vector<std::string> required_inputs() const;
+
+  // Runs the model. Feeds are checked (names, kinds, element types, ranks, known dims) before any
+  // kernel runs. Returns the graph outputs in declaration order. Thread-safe. Throws onyx::Error.
+  NamedValues Run(const NamedValues& feeds, const RunOptions& options = {}) const;
+  // Same, reporting errors as a Status.
+  Status Run(const NamedValues& feeds, const RunOptions& options, NamedValues* outputs) const;
+
+  // The plan for the given input shapes (missing inputs: declared shape, symbolic dims = 1):
+  // a readable schedule or a JSON object (nodes, schedule, arena_bytes, no_reuse_bytes,
+  // max_live_bytes).
+  StatusOr<std::string> DescribePlan(const std::map<std::string, Shape>& shapes, bool json) const;
+
+  // Model facts for `onyx info`.
+  int64_t ir_version() const;
+  std::map<std::string, int64_t> opsets() const;
+  std::map<std::string, int> operator_counts() const;  // "domain:Op" → count (subgraphs included)
+  std::string model_name() const;
+
+  struct Impl;
+
+ private:
+  static StatusOr<Session> CreateFromModel(ir::Model model, SessionOptions options);
+  explicit Session(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<Impl> impl_;
+};
+
+// Reports which nodes of a model onyx cannot run, without throwing (for `onyx info`).
+StatusOr<std::vector<std::string>> UnsupportedNodes(const std::string& path);
+
+}  // namespace onyx

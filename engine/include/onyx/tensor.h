@@ -1,0 +1,73 @@
+// Tensor: element type, shape and a buffer that the tensor owns (shared) or borrows.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "onyx/dtype.h"
+
+namespace onyx {
+
+using Shape = std::vector<int64_t>;
+
+int64_t ShapeElementCount(const Shape& shape);  // 1 for a scalar, 0 if any dim is 0
+std::string ShapeToString(const Shape& shape);  // "[1,3,224,224]"
+
+// A dense, row-major tensor. Copies share the buffer (like a shared_ptr); Clone() deep-copies.
+// String tensors hold std::string elements; every other type holds plain bytes (see DTypeSize).
+class Tensor {
+ public:
+  Tensor() = default;
+
+  // Owns a new 64-byte-aligned, zero-filled buffer.
+  static Tensor Allocate(DType dtype, Shape shape);
+  // Borrows memory the caller keeps alive for the tensor's lifetime (not for strings).
+  static Tensor Borrow(DType dtype, Shape shape, void* data);
+  // Shares ownership with `holder`, which keeps `data` alive.
+  static Tensor Wrap(DType dtype, Shape shape, std::shared_ptr<void> holder, void* data);
+  // A scalar of type T convenience (float, double, int64_t, int32_t, bool, ...).
+  template <typename T>
+  static Tensor Scalar(DType dtype, T value) {
+    Tensor t = Allocate(dtype, {});
+    *t.data<T>() = value;
+    return t;
+  }
+
+  bool defined() const { return dtype_ != DType::kUndefined; }
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t dim(int64_t i) const { return shape_[i]; }
+  int64_t numel() const { return ShapeElementCount(shape_); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * DTypeSize(dtype_); }
+
+  void* raw_data() { return data_; }
+  const void* raw_data() const { return data_; }
+  template <typename T>
+  T* data() {
+    return static_cast<T*>(data_);
+  }
+  template <typename T>
+  const T* data() const {
+    return static_cast<const T*>(data_);
+  }
+  std::string* strings() { return static_cast<std::string*>(data_); }
+  const std::string* strings() const { return static_cast<const std::string*>(data_); }
+
+  // Same buffer, new shape with the same element count (checked by the caller).
+  Tensor Reshaped(Shape shape) const;
+  // A deep copy into a buffer the new tensor owns.
+  Tensor Clone() const;
+  // True when the tensor owns (shares) its buffer rather than borrowing it.
+  bool owns_buffer() const { return holder_ != nullptr; }
+
+ private:
+  DType dtype_ = DType::kUndefined;
+  Shape shape_;
+  std::shared_ptr<void> holder_;  // null when borrowed
+  void* data_ = nullptr;
+};
+
+}  // namespace onyx

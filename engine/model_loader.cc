@@ -1,0 +1,448 @@
+// ModelProto → ir::Model: opsets, graphs with subgraphs, attributes of every type, initializers in
+// every encoding, model-local function expansion, IR < 4 input defaults, and validation.
+#include "engine/model_loader.h"
+
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <queue>
+#include <set>
+#include <sstream>
+
+#include "engine/tensor_proto.h"
+#include "onnx/onnx-ml.pb.h"
+
+namespace onyx::engine {
+namespace {
+
+using FunctionMap = std::map<std::pair<std::string, std::string>, const onnx::FunctionProto*>;
+
+struct LoadContext {
+  ExternalDataContext ext;
+  std::map<std::string, int64_t> opsets;  // model opset imports
+  FunctionMap functions;
+  int64_t ir_version = 0;
+  int inline_counter = 0;
+};
+
+std::string NormalizeDomain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
+
+StatusOr<std::shared_ptr<ir::Graph>> ConvertGraph(const onnx::GraphProto& gp, LoadContext& lc);
+
+StatusOr<Tensor> SparseToDense(const onnx::SparseTensorProto& sp, LoadContext& lc) {
+  ONYX_ASSIGN_OR_RETURN(Tensor values, TensorFromProto(sp.values(), lc.ext));
+  ONYX_ASSIGN_OR_RETURN(Tensor indices, TensorFromProto(sp.indices(), lc.ext));
+  Shape dims(sp.dims().begin(), sp.dims().end());
+  for (int64_t d : dims)
+    if (d < 0) return InvalidModel("sparse tensor '", sp.values().name(), "' has a negative dim");
+  Tensor dense = Tensor::Allocate(values.dtype(), dims);
+  const int64_t n = dense.numel();
+  const int64_t nnz = values.numel();
+  if (indices.dtype() != DType::kInt64)
+    return InvalidModel("sparse tensor '", sp.values().name(), "' indices must be int64");
+  const int64_t* idx = indices.data<int64_t>();
+  const size_t esize = DTypeSize(values.dtype());
+  auto put = [&](int64_t k, int64_t flat) -> Status {
+    if (flat < 0 || flat >= n)
+      return InvalidModel("sparse tensor '", sp.values().name(), "' index ", flat,
+                          " is out of range for shape ", ShapeToString(dims));
+    if (values.dtype() == DType::kString)
+      dense.strings()[flat] = values.strings()[k];
+    else
+      std::memcpy(static_cast<char*>(dense.raw_data()) + flat * esize,
+                  static_cast<const char*>(values.raw_data()) + k * esize, esize);
+    return Status::Ok();
+  };
+  if (indices.rank() == 1) {
+    if (indices.numel() != nnz) return InvalidModel("sparse tensor '", sp.values().name(), "' has ", indices.numel(), " indices for ", nnz, " values");
+    for (int64_t k = 0; k < nnz; ++k) ONYX_RETURN_IF_ERROR(put(k, idx[k]));
+  } else if (indices.rank() == 2 && indices.dim(0) == nnz && indices.dim(1) == static_cast<int64_t>(dims.size())) {
+    for (int64_t k = 0; k < nnz; ++k) {
+      int64_t flat = 0;
+      for (size_t d = 0; d < dims.size(); ++d) {
+        const int64_t v = idx[k * dims.size() + d];
+        if (v < 0 || v >= dims[d]) return InvalidModel("sparse tensor '", sp.values().name(), "' index out of range");
+        flat = flat * dims[d] + v;
+      }
+      ONYX_RETURN_IF_ERROR(put(k, flat));
+    }
+  } else {
+    return InvalidModel("sparse tensor '", sp.values().name(), "' has indices of shape ",
+                        ShapeToString(indices.shape()), "; expected [", nnz, "] or [", nnz, ",",
+                        dims.size(), "]");
+  }
+  return dense;
+}
+
+StatusOr<ir::Attribute> ConvertAttribute(const onnx::AttributeProto& ap, LoadContext& lc,
+                                         const std::string& where) {
+  ir::Attribute a;
+  a.name = ap.name();
+  a.ref_attr_name = ap.ref_attr_name();
+  int type = ap.type();
+  if (type == 0) {
+    // IR < 2 style: infer the type from which field is set.
+    if (ap.has_f()) type = 1;
+    else if (ap.has_i()) type = 2;
+    else if (ap.has_s()) type = 3;
+    else if (ap.has_t()) type = 4;
+    else if (ap.has_g()) type = 5;
+    else if (ap.floats_size()) type = 6;
+    else if (ap.ints_size()) type = 7;
+    else if (ap.strings_size()) type = 8;
+    else if (ap.tensors_size()) type = 9;
+    else if (ap.graphs_size()) type = 10;
+    else if (!a.ref_attr_name.empty()) type = 0;
+  }
+  if (type < 0 || type > 14)
+    return InvalidModel(where, ": attribute '", ap.name(), "' has unknown type ", type);
+  a.type = static_cast<ir::AttrType>(type);
+  a.f = ap.f();
+  a.i = ap.i();
+  a.s = ap.s();
+  a.floats.assign(ap.floats().begin(), ap.floats().end());
+  a.ints.assign(ap.ints().begin(), ap.ints().end());
+  a.strings.assign(ap.strings().begin(), ap.strings().end());
+  auto ctx = [&](const Status& s) { return s.WithContext(where + ": attribute '" + ap.name() + "': "); };
+  if (a.type == ir::AttrType::kTensor) {
+    auto t = TensorFromProto(ap.t(), lc.ext);
+    if (!t.ok()) return ctx(t.status());
+    a.t = std::move(t).value();
+  }
+  if (a.type == ir::AttrType::kSparseTensor) {
+    auto t = SparseToDense(ap.sparse_tensor(), lc);
+    if (!t.ok()) return ctx(t.status());
+    a.t = std::move(t).value();
+  }
+  for (const auto& tp : ap.tensors()) {
+    auto t = TensorFromProto(tp, lc.ext);
+    if (!t.ok()) return ctx(t.status());
+    a.tensors.push_back(std::move(t).value());
+  }
+  if (a.type == ir::AttrType::kGraph) {
+    auto g = ConvertGraph(ap.g(), lc);
+    if (!g.ok()) return ctx(g.status());
+    a.g = std::move(g).value();
+  }
+  for (const auto& gp : ap.graphs()) {
+    auto g = ConvertGraph(gp, lc);
+    if (!g.ok()) return ctx(g.status());
+    a.graphs.push_back(std::move(g).value());
+  }
+  if (ap.has_tp()) a.type_proto = TypeFromProto(ap.tp());
+  for (const auto& tp : ap.type_protos()) a.type_protos.push_back(TypeFromProto(tp));
+  return a;
+}
+
+StatusOr<ir::Node> ConvertNode(const onnx::NodeProto& np, LoadContext& lc, int index) {
+  ir::Node n;
+  n.name = np.name();
+  n.op_type = np.op_type();
+  n.domain = NormalizeDomain(np.domain());
+  n.index = index;
+  n.inputs.assign(np.input().begin(), np.input().end());
+  n.outputs.assign(np.output().begin(), np.output().end());
+  if (n.op_type.empty()) return InvalidModel("node #", index, " has no op_type");
+  auto it = lc.opsets.find(n.domain);
+  n.opset = it == lc.opsets.end() ? 0 : it->second;
+  std::set<std::string> seen;
+  for (const auto& ap : np.attribute()) {
+    if (!seen.insert(ap.name()).second)
+      return InvalidModel(n.Describe(), ": attribute '", ap.name(), "' appears twice");
+    ONYX_ASSIGN_OR_RETURN(ir::Attribute a, ConvertAttribute(ap, lc, n.Describe()));
+    n.attributes.push_back(std::move(a));
+  }
+  return n;
+}
+
+// Inlines a call to a model-local function: fresh names for its internal values, formal
+// inputs/outputs bound to the call's, attribute references substituted.
+Status ExpandFunctionCall(const ir::Node& call, const onnx::FunctionProto& fn, LoadContext& lc,
+                          std::vector<ir::Node>& out, int depth);
+
+Status AppendNode(const onnx::NodeProto& np, LoadContext& lc, std::vector<ir::Node>& out,
+                  int depth) {
+  ONYX_ASSIGN_OR_RETURN(ir::Node n, ConvertNode(np, lc, static_cast<int>(out.size())));
+  auto fit = lc.functions.find({n.domain, n.op_type});
+  if (fit != lc.functions.end()) return ExpandFunctionCall(n, *fit->second, lc, out, depth);
+  if (n.opset == 0)
+    return InvalidModel(n.Describe(), " uses domain '", n.domain.empty() ? "ai.onnx" : n.domain,
+                        "', which the model does not import (no opset_import entry)");
+  out.push_back(std::move(n));
+  return Status::Ok();
+}
+
+Status ExpandFunctionCall(const ir::Node& call, const onnx::FunctionProto& fn, LoadContext& lc,
+                          std::vector<ir::Node>& out, int depth) {
+  if (depth > 32)
+    return InvalidModel(call.Describe(), ": model-local functions nest more than 32 deep (recursion?)");
+  const std::string prefix = "__" + fn.name() + "_" + std::to_string(lc.inline_counter++) + "/";
+  std::map<std::string, std::string> rename;
+  for (int i = 0; i < fn.input_size(); ++i)
+    rename[fn.input(i)] = i < static_cast<int>(call.inputs.size()) ? call.inputs[i] : "";
+  for (int i = 0; i < fn.output_size(); ++i)
+    rename[fn.output(i)] = i < static_cast<int>(call.outputs.size()) ? call.outputs[i] : prefix + fn.output(i);
+  std::map<std::string, const ir::Attribute*> call_attrs;
+  for (const auto& a : call.attributes) call_attrs[a.name] = &a;
+  // Function-level opset imports override the model's for the body.
+  LoadContext body_lc = lc;
+  for (const auto& os : fn.opset_import()) body_lc.opsets[NormalizeDomain(os.domain())] = os.version();
+  auto map_name = [&](const std::string& s) -> std::string {
+    if (s.empty()) return s;
+    auto it = rename.find(s);
+    return it != rename.end() ? it->second : prefix + s;
+  };
+  for (const auto& np : fn.node()) {
+    std::vector<ir::Node> tmp;
+    ONYX_RETURN_IF_ERROR(AppendNode(np, body_lc, tmp, depth + 1));
+    for (ir::Node& n : tmp) {
+      for (auto& s : n.inputs) s = map_name(s);
+      for (auto& s : n.outputs) s = map_name(s);
+      std::vector<ir::Attribute> attrs;
+      for (auto& a : n.attributes) {
+        if (!a.ref_attr_name.empty()) {
+          auto it = call_attrs.find(a.ref_attr_name);
+          if (it == call_attrs.end()) {
+            // Fall back to the function's declared default, if any.
+            bool found = false;
+            for (const auto& ap : fn.attribute_proto())
+              if (ap.name() == a.ref_attr_name) {
+                ONYX_ASSIGN_OR_RETURN(ir::Attribute d, ConvertAttribute(ap, lc, call.Describe()));
+                d.name = a.name;
+                attrs.push_back(std::move(d));
+                found = true;
+              }
+            if (!found) continue;  // unset optional attribute
+          } else {
+            ir::Attribute sub = *it->second;
+            sub.name = a.name;
+            attrs.push_back(std::move(sub));
+          }
+        } else {
+          attrs.push_back(std::move(a));
+        }
+      }
+      n.attributes = std::move(attrs);
+      if (n.name.empty()) n.name = prefix + n.op_type;
+      else n.name = prefix + n.name;
+      n.index = static_cast<int>(out.size());
+      out.push_back(std::move(n));
+    }
+  }
+  (void)lc;
+  return Status::Ok();
+}
+
+StatusOr<std::shared_ptr<ir::Graph>> ConvertGraph(const onnx::GraphProto& gp, LoadContext& lc) {
+  auto g = std::make_shared<ir::Graph>();
+  g->name = gp.name();
+  g->opsets = lc.opsets;
+  for (const auto& tp : gp.initializer()) {
+    if (tp.name().empty()) return InvalidModel("graph '", gp.name(), "' has an initializer without a name");
+    auto t = TensorFromProto(tp, lc.ext);
+    if (!t.ok()) return t.status().WithContext("initializer '" + tp.name() + "': ");
+    if (!g->initializers.emplace(tp.name(), std::move(t).value()).second)
+      return InvalidModel("initializer '", tp.name(), "' is defined twice");
+  }
+  for (const auto& sp : gp.sparse_initializer()) {
+    auto t = SparseToDense(sp, lc);
+    if (!t.ok()) return t.status().WithContext("sparse initializer '" + sp.values().name() + "': ");
+    if (!g->initializers.emplace(sp.values().name(), std::move(t).value()).second)
+      return InvalidModel("initializer '", sp.values().name(), "' is defined twice");
+  }
+  for (const auto& vi : gp.input()) {
+    TypeInfo type = TypeFromProto(vi.type());
+    if (vi.type().has_tensor_type() && !IsKnownDType(vi.type().tensor_type().elem_type()) &&
+        vi.type().tensor_type().elem_type() != 0)
+      return InvalidModel("graph input '", vi.name(), "' has unknown data type ",
+                          vi.type().tensor_type().elem_type());
+    g->inputs.push_back({vi.name(), type});
+  }
+  for (const auto& vi : gp.output()) g->outputs.push_back({vi.name(), TypeFromProto(vi.type())});
+  for (const auto& vi : gp.value_info()) g->value_info[vi.name()] = TypeFromProto(vi.type());
+  for (const auto& np : gp.node()) {
+    Status s = AppendNode(np, lc, g->nodes, 0);
+    if (!s.ok()) return s;
+  }
+  // IR >= 4: initializers need not be graph inputs; IR < 4: an initializer listed as an input is
+  // that input's default value (the feed overrides it). Both are represented the same way here.
+  return g;
+}
+
+// Kahn over one graph's nodes; returns the index of a node on a cycle, or -1.
+int FindCycleNode(const ir::Graph& g) {
+  std::map<std::string, int> producer;
+  for (const auto& n : g.nodes)
+    for (const auto& o : n.outputs)
+      if (!o.empty()) producer[o] = n.index;
+  std::vector<int> indeg(g.nodes.size(), 0);
+  std::vector<std::vector<int>> users(g.nodes.size());
+  for (const auto& n : g.nodes) {
+    std::set<int> deps;
+    for (const auto* list : {&n.inputs, &n.implicit_inputs})
+      for (const auto& in : *list) {
+        auto it = producer.find(in);
+        if (it != producer.end()) deps.insert(it->second);
+      }
+    for (int d : deps) {
+      users[d].push_back(n.index);
+      ++indeg[n.index];
+    }
+  }
+  std::queue<int> q;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (indeg[i] == 0) q.push(static_cast<int>(i));
+  size_t done = 0;
+  while (!q.empty()) {
+    int v = q.front();
+    q.pop();
+    ++done;
+    for (int u : users[v])
+      if (--indeg[u] == 0) q.push(u);
+  }
+  if (done == g.nodes.size()) return -1;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (indeg[i] > 0) return static_cast<int>(i);
+  return -1;
+}
+
+// Names a subgraph reads from enclosing scopes (its own and nested subgraphs' free names).
+void CollectFreeNames(const ir::Graph& g, std::set<std::string>& free_names) {
+  std::set<std::string> local;
+  for (const auto& v : g.inputs) local.insert(v.name);
+  for (const auto& [name, t] : g.initializers) local.insert(name);
+  for (const auto& n : g.nodes)
+    for (const auto& o : n.outputs) local.insert(o);
+  for (const auto& n : g.nodes) {
+    for (const auto& i : n.inputs)
+      if (!i.empty() && !local.count(i)) free_names.insert(i);
+    for (const auto& i : n.implicit_inputs)
+      if (!local.count(i)) free_names.insert(i);
+  }
+  for (const auto& o : g.outputs)
+    if (!local.count(o.name)) free_names.insert(o.name);
+}
+
+}  // namespace
+
+Status ValidateGraph(ir::Graph& g, const std::vector<std::string>& outer_scope) {
+  std::set<std::string> defined(outer_scope.begin(), outer_scope.end());
+  std::set<std::string> local;
+  for (const auto& v : g.inputs) {
+    if (v.name.empty()) return InvalidModel("graph '", g.name, "' has an input without a name");
+    if (!local.insert(v.name).second) return InvalidModel("graph input '", v.name, "' is declared twice");
+  }
+  for (const auto& [name, t] : g.initializers) local.insert(name);
+  // Single assignment: each name produced once (by a node, an input or an initializer).
+  std::map<std::string, const ir::Node*> producer;
+  for (const auto& n : g.nodes) {
+    for (const auto& o : n.outputs) {
+      if (o.empty()) continue;
+      if (local.count(o))
+        return InvalidModel(n.Describe(), ": output '", o,
+                            "' is also a graph input or initializer; every value must be produced once");
+      auto [it, fresh] = producer.emplace(o, &n);
+      if (!fresh)
+        return InvalidModel(n.Describe(), ": output '", o, "' is already produced by ",
+                            it->second->Describe(), "; every value must be produced once");
+    }
+  }
+  std::set<std::string> visible = defined;
+  visible.insert(local.begin(), local.end());
+  for (const auto& [name, n] : producer) visible.insert(name);
+  // Subgraphs first: they see everything visible here (validated as a scope, not by order).
+  for (auto& n : g.nodes) {
+    std::vector<std::string> scope(visible.begin(), visible.end());
+    std::set<std::string> implicit;
+    for (auto& a : n.attributes) {
+      std::vector<ir::Graph*> subs;
+      if (a.g) subs.push_back(a.g.get());
+      for (auto& sg : a.graphs) subs.push_back(sg.get());
+      for (ir::Graph* sg : subs) {
+        Status s = ValidateGraph(*sg, scope);
+        if (!s.ok()) return s.WithContext(n.Describe() + ": attribute '" + a.name + "': ");
+        CollectFreeNames(*sg, implicit);
+      }
+    }
+    n.implicit_inputs.assign(implicit.begin(), implicit.end());
+  }
+  for (const auto& n : g.nodes) {
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const std::string& in = n.inputs[i];
+      if (in.empty()) continue;
+      if (!visible.count(in))
+        return InvalidModel(n.Describe(), ": input ", i, " '", in,
+                            "' is not produced by any node, graph input or initializer");
+    }
+    for (const auto& in : n.implicit_inputs)
+      if (!visible.count(in))
+        return InvalidModel(n.Describe(), ": a subgraph reads '", in,
+                            "', which is not defined in any enclosing scope");
+  }
+  for (const auto& o : g.outputs)
+    if (!visible.count(o.name))
+      return InvalidModel("graph output '", o.name, "' is not produced by any node, input or initializer");
+  const int cyc = FindCycleNode(g);
+  if (cyc >= 0)
+    return InvalidModel(g.nodes[cyc].Describe(),
+                        " is part of a cycle: the graph is not a DAG (its inputs depend on its own outputs)");
+  return Status::Ok();
+}
+
+namespace {
+StatusOr<ir::Model> LoadImpl(const std::string& bytes, const std::string& display_name,
+                             const std::string& model_dir) {
+  const std::string prefix = display_name + ": ";
+  if (bytes.empty()) return InvalidModel(prefix, "the file is empty; expected a serialized ONNX ModelProto");
+  onnx::ModelProto mp;
+  if (!mp.ParseFromString(bytes))
+    return InvalidModel(prefix, "not a valid ONNX model: protobuf parsing failed (truncated or corrupt file?)");
+  if (!mp.has_graph())
+    return InvalidModel(prefix, "not a valid ONNX model: it has no graph (is this really an .onnx file?)");
+  if (!mp.has_ir_version() || mp.ir_version() <= 0)
+    return InvalidModel(prefix, "the model has no ir_version");
+  if (mp.ir_version() < kMinIrVersion || mp.ir_version() > kMaxIrVersion)
+    return Status(ErrorCode::kUnsupported,
+                  StrCat(prefix, "IR version ", mp.ir_version(), " is not supported (onyx reads ",
+                         kMinIrVersion, " to ", kMaxIrVersion, ")"));
+  LoadContext lc;
+  lc.ir_version = mp.ir_version();
+  lc.ext.model_dir = model_dir;
+  for (const auto& os : mp.opset_import()) lc.opsets[NormalizeDomain(os.domain())] = os.version();
+  if (lc.opsets.empty()) return InvalidModel(prefix, "the model imports no opset (opset_import is empty)");
+  for (const auto& fn : mp.functions()) lc.functions[{NormalizeDomain(fn.domain()), fn.name()}] = &fn;
+  ir::Model m;
+  m.ir_version = mp.ir_version();
+  m.producer_name = mp.producer_name();
+  m.producer_version = mp.producer_version();
+  m.opsets = lc.opsets;
+  m.display_name = display_name;
+  auto g = ConvertGraph(mp.graph(), lc);
+  if (!g.ok()) return g.status().WithContext(prefix);
+  m.graph = std::move(g).value();
+  Status s = ValidateGraph(*m.graph, {});
+  if (!s.ok()) return s.WithContext(prefix);
+  return m;
+}
+}  // namespace
+
+StatusOr<ir::Model> LoadModelFromBytes(const std::string& bytes, const std::string& display_name) {
+  return LoadImpl(bytes, display_name, "");
+}
+
+StatusOr<ir::Model> LoadModelFromFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return NotFound("cannot open model file '", path, "'");
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  auto m = LoadImpl(ss.str(), base, dir);
+  if (!m.ok()) return m;
+  m->path = path;
+  return m;
+}
+
+}  // namespace onyx::engine

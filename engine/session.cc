@@ -1,0 +1,310 @@
+// Session: load → check operators → plan subgraphs → creation-time plan; run: validate feeds,
+// look up (or build) the plan for the input-shape signature, execute in the session's TBB arena.
+#include "onyx/session.h"
+
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "engine/executor.h"
+#include "engine/model_loader.h"
+#include "planner/planner.h"
+
+namespace onyx {
+
+using engine::SubgraphPlans;
+using planner::ExecutionPlan;
+
+StatusOr<OptimizationLevel> ParseOptimizationLevel(const std::string& s) {
+  if (s == "none" || s == "0") return OptimizationLevel::kNone;
+  if (s == "basic" || s == "1") return OptimizationLevel::kBasic;
+  if (s == "all" || s == "2") return OptimizationLevel::kAll;
+  return InvalidArgument("optimization level must be none, basic or all; got '", s, "'");
+}
+
+struct CachedPlan {
+  std::unique_ptr<ExecutionPlan> plan;
+  std::unique_ptr<memory::ArenaPool> arenas;
+};
+
+struct Session::Impl {
+  ir::Model model;
+  SessionOptions options;
+  std::vector<IoInfo> inputs, outputs;
+  SubgraphPlans subplans;
+  std::unique_ptr<tbb::task_arena> arena;
+  int threads = 1;
+  mutable std::mutex mu;
+  mutable std::map<std::string, std::shared_ptr<CachedPlan>> plans;  // by input signature
+
+  planner::PlanOptions PlanOpts() const {
+    planner::PlanOptions o;
+    o.optimization = static_cast<planner::OptLevel>(options.optimization);
+    return o;
+  }
+  std::string Prefix() const { return model.display_name + ": "; }
+
+  Status BuildSubplans(const ir::Graph& g) {
+    for (const auto& n : g.nodes)
+      for (const auto& a : n.attributes) {
+        std::vector<const ir::Graph*> subs;
+        if (a.g) subs.push_back(a.g.get());
+        for (const auto& sg : a.graphs) subs.push_back(sg.get());
+        for (const ir::Graph* sg : subs) {
+          std::map<std::string, TypeInfo> in_types;
+          for (const auto& in : sg->inputs) in_types[in.name] = in.type;
+          planner::PlanOptions o = PlanOpts();
+          o.use_arena = false;
+          auto p = planner::BuildPlan(*sg, in_types, {}, o);
+          if (!p.ok())
+            return p.status().WithContext(n.Describe() + ": attribute '" + a.name + "': ");
+          subplans[sg] = std::move(p).value();
+          ONYX_RETURN_IF_ERROR(BuildSubplans(*sg));
+        }
+      }
+    return Status::Ok();
+  }
+
+  // Types of the fed inputs for a run: element type and concrete shape of each value.
+  static TypeInfo TypeOfFeed(const Value& v) {
+    if (v.is_tensor()) return TypeInfo::TensorWithShape(v.tensor().dtype(), v.tensor().shape());
+    TypeInfo t;
+    if (v.is_sequence()) {
+      t.kind = TypeInfo::Kind::kSequence;
+      t.inner = std::make_shared<TypeInfo>(TypeInfo::Tensor(v.sequence_elem_type()));
+    } else if (v.is_optional_none()) {
+      t.kind = TypeInfo::Kind::kOptional;
+      t.inner = std::make_shared<TypeInfo>(v.none_type());
+    }
+    return t;
+  }
+
+  Status CheckFeed(const IoInfo& decl, const Value& v) const {
+    const TypeInfo& t = decl.type;
+    const std::string who = "input '" + decl.name + "'";
+    if (!v.defined()) return InvalidArgument(Prefix(), who, " has no value");
+    switch (t.kind) {
+      case TypeInfo::Kind::kTensor: {
+        if (!v.is_tensor())
+          return InvalidArgument(Prefix(), who, " expects a tensor ", t.ToString(), ", got a ",
+                                 v.is_sequence() ? "sequence" : "empty optional");
+        const Tensor& x = v.tensor();
+        if (t.elem != DType::kUndefined && x.dtype() != t.elem)
+          return InvalidArgument(Prefix(), who, " expects element type ", DTypeName(t.elem),
+                                 ", got ", DTypeName(x.dtype()));
+        if (t.has_shape) {
+          if (x.rank() != t.rank())
+            return InvalidArgument(Prefix(), who, " expects rank ", t.rank(), " (shape ",
+                                   t.ToString(), "), got shape ", ShapeToString(x.shape()));
+          for (int64_t d = 0; d < x.rank(); ++d)
+            if (t.dims[d].known() && t.dims[d].value != x.dim(d))
+              return InvalidArgument(Prefix(), who, " expects dim ", d, " = ", t.dims[d].value,
+                                     " (shape ", t.ToString(), "), got shape ",
+                                     ShapeToString(x.shape()));
+        }
+        if (x.numel() > 0 && x.dtype() != DType::kString && x.raw_data() == nullptr)
+          return InvalidArgument(Prefix(), who, " has no data");
+        return Status::Ok();
+      }
+      case TypeInfo::Kind::kSequence:
+        if (!v.is_sequence() && !v.is_optional_none())
+          return InvalidArgument(Prefix(), who, " expects a sequence ", t.ToString());
+        return Status::Ok();
+      default: return Status::Ok();
+    }
+  }
+
+  StatusOr<std::shared_ptr<CachedPlan>> PlanFor(const std::map<std::string, TypeInfo>& types) const {
+    std::ostringstream sig;
+    for (const auto& [name, t] : types) sig << name << ':' << t.ToString() << ';';
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = plans.find(sig.str());
+    if (it != plans.end()) return it->second;
+    auto p = planner::BuildPlan(*model.graph, types, {}, PlanOpts());
+    if (!p.ok()) return p.status().WithContext(Prefix());
+    auto cached = std::make_shared<CachedPlan>();
+    cached->arenas = std::make_unique<memory::ArenaPool>((*p)->arena_bytes);
+    cached->plan = std::move(p).value();
+    plans[sig.str()] = cached;
+    return cached;
+  }
+};
+
+StatusOr<Session> Session::CreateFromModel(ir::Model model, SessionOptions options) {
+  auto impl = std::make_shared<Impl>();
+  impl->model = std::move(model);
+  impl->options = options;
+  const std::string prefix = impl->Prefix();
+  Status s = planner::CheckOperatorsSupported(*impl->model.graph);
+  if (!s.ok()) return s.WithContext(prefix);
+  const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  impl->threads = options.intra_op_threads > 0 ? options.intra_op_threads : hw;
+  impl->arena = std::make_unique<tbb::task_arena>(impl->threads);
+  for (const auto& in : impl->model.graph->inputs) impl->inputs.push_back({in.name, in.type});
+  for (const auto& out : impl->model.graph->outputs) impl->outputs.push_back({out.name, out.type});
+  s = impl->BuildSubplans(*impl->model.graph);
+  if (!s.ok()) return s.WithContext(prefix);
+  // Creation-time plan with the declared input types: reports unsupported types and bad
+  // attributes now, not halfway through a run; reused when every input shape is static.
+  std::map<std::string, TypeInfo> declared;
+  for (const auto& name : impl->model.graph->RequiredInputs())
+    for (const auto& in : impl->inputs)
+      if (in.name == name) declared[name] = in.type;
+  auto p = impl->PlanFor(declared);
+  if (!p.ok()) return p.status();
+  return Session(impl);
+}
+
+StatusOr<Session> Session::Create(const std::string& path, SessionOptions options) {
+  ONYX_ASSIGN_OR_RETURN(ir::Model m, engine::LoadModelFromFile(path));
+  return CreateFromModel(std::move(m), options);
+}
+
+StatusOr<Session> Session::CreateFromBytes(const std::string& bytes, SessionOptions options) {
+  ONYX_ASSIGN_OR_RETURN(ir::Model m, engine::LoadModelFromBytes(bytes));
+  return CreateFromModel(std::move(m), options);
+}
+
+StatusOr<std::vector<std::string>> UnsupportedNodes(const std::string& path) {
+  ONYX_ASSIGN_OR_RETURN(ir::Model m, engine::LoadModelFromFile(path));
+  Status s = planner::CheckOperatorsSupported(*m.graph);
+  if (s.ok()) return std::vector<std::string>{};
+  std::vector<std::string> lines;
+  std::istringstream is(s.message());
+  std::string line;
+  while (std::getline(is, line)) {
+    if (line.rfind("  ", 0) == 0) line = line.substr(2);
+    if (line.find(" nodes cannot run:") == std::string::npos) lines.push_back(line);
+  }
+  return lines;
+}
+
+Session::Session(const std::string& path, SessionOptions options) {
+  auto s = Create(path, options);
+  if (!s.ok()) throw Error(s.status());
+  impl_ = s->impl_;
+}
+
+Session Session::FromBytes(const std::string& bytes, SessionOptions options) {
+  auto s = CreateFromBytes(bytes, options);
+  if (!s.ok()) throw Error(s.status());
+  return std::move(s).value();
+}
+
+const std::vector<IoInfo>& Session::inputs() const { return impl_->inputs; }
+const std::vector<IoInfo>& Session::outputs() const { return impl_->outputs; }
+std::vector<std::string> Session::required_inputs() const {
+  return impl_->model.graph->RequiredInputs();
+}
+
+Status Session::Run(const NamedValues& feeds, const RunOptions& options, NamedValues* outputs) const {
+  const Impl& im = *impl_;
+  const ir::Graph& g = *im.model.graph;
+  std::map<std::string, const Value*> by_name;
+  for (const auto& [name, v] : feeds) {
+    auto it = std::find_if(im.inputs.begin(), im.inputs.end(),
+                           [&](const IoInfo& i) { return i.name == name; });
+    if (it == im.inputs.end()) {
+      std::string names;
+      for (const auto& i : im.inputs) names += (names.empty() ? "" : ", ") + i.name;
+      return InvalidArgument(im.Prefix(), "unknown input '", name, "'; the model's inputs are: ", names);
+    }
+    if (!by_name.emplace(name, &v).second)
+      return InvalidArgument(im.Prefix(), "input '", name, "' is fed twice");
+    ONYX_RETURN_IF_ERROR(im.CheckFeed(*it, v));
+  }
+  for (const auto& name : g.RequiredInputs())
+    if (!by_name.count(name))
+      return InvalidArgument(im.Prefix(), "missing input '", name, "' (required, no initializer default)");
+  // Symbols shared by several inputs must agree.
+  std::map<std::string, std::pair<int64_t, std::string>> symbols;
+  for (const auto& in : im.inputs) {
+    auto it = by_name.find(in.name);
+    if (it == by_name.end() || !it->second->is_tensor() || !in.type.has_shape) continue;
+    const Tensor& x = it->second->tensor();
+    for (int64_t d = 0; d < x.rank() && d < in.type.rank(); ++d) {
+      const std::string& sym = in.type.dims[d].symbol;
+      if (sym.empty()) continue;
+      auto [s, fresh] = symbols.emplace(sym, std::make_pair(x.dim(d), in.name));
+      if (!fresh && s->second.first != x.dim(d))
+        return InvalidArgument(im.Prefix(), "dim '", sym, "' is ", s->second.first, " in input '",
+                               s->second.second, "' but ", x.dim(d), " in input '", in.name, "'");
+    }
+  }
+  std::map<std::string, TypeInfo> types;
+  for (const auto& [name, v] : by_name) types[name] = Impl::TypeOfFeed(*v);
+  ONYX_ASSIGN_OR_RETURN(auto cached, im.PlanFor(types));
+  std::vector<Value> inputs;
+  for (const auto& in : g.inputs) {
+    auto it = by_name.find(in.name);
+    inputs.push_back(it == by_name.end() ? Value() : *it->second);
+  }
+  engine::Executor ex(&im.subplans, im.threads);
+  std::vector<Value> outs;
+  Status s;
+  im.arena->execute([&] {
+    s = ex.Run(*cached->plan, cached->arenas.get(), inputs, nullptr, &outs, options.observer);
+  });
+  if (!s.ok()) return s.WithContext(im.Prefix());
+  outputs->clear();
+  for (size_t i = 0; i < outs.size(); ++i) outputs->push_back({g.outputs[i].name, std::move(outs[i])});
+  return Status::Ok();
+}
+
+NamedValues Session::Run(const NamedValues& feeds, const RunOptions& options) const {
+  NamedValues out;
+  ThrowIfError(Run(feeds, options, &out));
+  return out;
+}
+
+StatusOr<std::string> Session::DescribePlan(const std::map<std::string, Shape>& shapes, bool json) const {
+  const Impl& im = *impl_;
+  std::map<std::string, TypeInfo> types;
+  for (const auto& name : im.model.graph->RequiredInputs()) {
+    for (const auto& in : im.inputs) {
+      if (in.name != name) continue;
+      TypeInfo t = in.type;
+      auto it = shapes.find(name);
+      if (it != shapes.end()) {
+        t = TypeInfo::TensorWithShape(in.type.elem, it->second);
+      } else if (t.is_tensor() && t.has_shape) {
+        for (Dim& d : t.dims)
+          if (!d.known()) d = Dim::Known(1);
+      }
+      types[name] = t;
+    }
+  }
+  for (const auto& [name, s] : shapes)
+    if (!types.count(name)) return InvalidArgument("--shape names unknown input '", name, "'");
+  ONYX_ASSIGN_OR_RETURN(auto cached, im.PlanFor(types));
+  return json ? cached->plan->ToJson() : cached->plan->Print();
+}
+
+int64_t Session::ir_version() const { return impl_->model.ir_version; }
+std::map<std::string, int64_t> Session::opsets() const { return impl_->model.opsets; }
+std::string Session::model_name() const { return impl_->model.display_name; }
+
+namespace {
+void CountOps(const ir::Graph& g, std::map<std::string, int>& counts) {
+  for (const auto& n : g.nodes) {
+    ++counts[(n.domain.empty() ? "" : n.domain + ":") + n.op_type];
+    for (const auto& a : n.attributes) {
+      if (a.g) CountOps(*a.g, counts);
+      for (const auto& sg : a.graphs) CountOps(*sg, counts);
+    }
+  }
+}
+}  // namespace
+
+std::map<std::string, int> Session::operator_counts() const {
+  std::map<std::string, int> counts;
+  CountOps(*impl_->model.graph, counts);
+  return counts;
+}
+
+}  // namespace onyx

@@ -1,0 +1,427 @@
+// TensorProto/SequenceProto/OptionalProto <-> onyx Tensor/Value.
+#include "engine/tensor_proto.h"
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "memory/mapped_file.h"
+#include "onnx/onnx-data.pb.h"
+#include "onnx/onnx-ml.pb.h"
+
+namespace onyx::engine {
+namespace {
+
+bool IsSubByte(DType t) {
+  return t == DType::kInt4 || t == DType::kUInt4 || t == DType::kFloat4E2M1 ||
+         t == DType::kInt2 || t == DType::kUInt2;
+}
+int BitsPerElement(DType t) { return (t == DType::kInt2 || t == DType::kUInt2) ? 2 : 4; }
+
+// Unpacks n sub-byte elements from packed bytes (low bits first) into one byte each, sign-extending
+// the signed types.
+void UnpackSubByte(DType t, const uint8_t* packed, size_t packed_bytes, int64_t n, uint8_t* dst) {
+  const int bits = BitsPerElement(t);
+  const int per_byte = 8 / bits;
+  const uint8_t mask = static_cast<uint8_t>((1u << bits) - 1);
+  for (int64_t i = 0; i < n; ++i) {
+    const size_t byte = static_cast<size_t>(i / per_byte);
+    uint8_t v = byte < packed_bytes ? (packed[byte] >> ((i % per_byte) * bits)) & mask : 0;
+    if (t == DType::kInt4 || t == DType::kInt2) {
+      const int sign = 1 << (bits - 1);
+      dst[i] = static_cast<uint8_t>(static_cast<int8_t>((v ^ sign) - sign));
+    } else {
+      dst[i] = v;
+    }
+  }
+}
+
+size_t PackedBytes(DType t, int64_t n) {
+  const int per_byte = 8 / BitsPerElement(t);
+  return static_cast<size_t>((n + per_byte - 1) / per_byte);
+}
+
+std::string TensorLabel(const onnx::TensorProto& p) {
+  return p.name().empty() ? std::string("tensor") : "tensor '" + p.name() + "'";
+}
+
+// Fills `out` (already allocated) from a raw little-endian byte buffer.
+Status FillFromBytes(const onnx::TensorProto& p, const uint8_t* bytes, size_t size, Tensor& out) {
+  const DType t = out.dtype();
+  const int64_t n = out.numel();
+  if (IsSubByte(t)) {
+    const size_t need = PackedBytes(t, n);
+    if (size != need)
+      return InvalidModel(TensorLabel(p), " of type ", DTypeName(t), " and shape ",
+                          ShapeToString(out.shape()), " needs ", need, " bytes of data, found ",
+                          size);
+    UnpackSubByte(t, bytes, size, n, out.data<uint8_t>());
+    return Status::Ok();
+  }
+  if (size != out.nbytes())
+    return InvalidModel(TensorLabel(p), " of type ", DTypeName(t), " and shape ",
+                        ShapeToString(out.shape()), " needs ", out.nbytes(),
+                        " bytes of data, found ", size);
+  if (size) std::memcpy(out.raw_data(), bytes, size);
+  return Status::Ok();
+}
+
+// Resolves an external-data location inside the model directory; anything that leaves it (absolute
+// paths, "..", symlinks pointing outside) is rejected.
+StatusOr<std::string> ResolveExternalPath(const onnx::TensorProto& p, const std::string& location,
+                                          const ExternalDataContext& ext) {
+  if (ext.model_dir.empty())
+    return InvalidModel(TensorLabel(p), " uses external data '", location,
+                        "' but the model was not loaded from a file, so there is no directory to "
+                        "read it from");
+  if (location.empty()) return InvalidModel(TensorLabel(p), " has external data without a location");
+  if (location[0] == '/' || location.find('\\') != std::string::npos)
+    return InvalidModel(TensorLabel(p), " has external data location '", location,
+                        "': absolute paths are not allowed; it must be relative to the model's "
+                        "directory");
+  std::stringstream ss(location);
+  std::string part;
+  while (std::getline(ss, part, '/'))
+    if (part == "..")
+      return InvalidModel(TensorLabel(p), " has external data location '", location,
+                          "', which leaves the model's directory");
+  char dir_real[PATH_MAX], file_real[PATH_MAX];
+  if (!realpath(ext.model_dir.c_str(), dir_real))
+    return IoError("cannot resolve model directory '", ext.model_dir, "'");
+  const std::string full = ext.model_dir + "/" + location;
+  if (!realpath(full.c_str(), file_real))
+    return NotFound(TensorLabel(p), ": external data file '", location, "' not found in '",
+                    ext.model_dir, "'");
+  std::string d(dir_real), f(file_real);
+  if (f.compare(0, d.size() + 1, d + "/") != 0)
+    return InvalidModel(TensorLabel(p), " has external data location '", location,
+                        "', which resolves outside the model's directory");
+  return f;
+}
+
+Status FillFromExternal(const onnx::TensorProto& p, const ExternalDataContext& ext, Tensor& out) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : p.external_data()) {
+    const std::string& k = kv.key();
+    char* end = nullptr;
+    if (k == "location") {
+      location = kv.value();
+    } else if (k == "offset" || k == "length") {
+      long long v = std::strtoll(kv.value().c_str(), &end, 10);
+      if (kv.value().empty() || *end != '\0' || v < 0)
+        return InvalidModel(TensorLabel(p), " has external data ", k, " '", kv.value(),
+                            "'; expected a non-negative integer");
+      (k == "offset" ? offset : length) = v;
+    }
+  }
+  ONYX_ASSIGN_OR_RETURN(std::string path, ResolveExternalPath(p, location, ext));
+  ONYX_ASSIGN_OR_RETURN(auto file, memory::MappedFile::Open(path));
+  const uint64_t size = file->size();
+  if (static_cast<uint64_t>(offset) > size)
+    return InvalidModel(TensorLabel(p), ": external data offset ", offset, " is past the end of '",
+                        location, "' (", size, " bytes)");
+  if (length < 0) length = static_cast<int64_t>(size - offset);
+  if (static_cast<uint64_t>(offset) + static_cast<uint64_t>(length) > size)
+    return InvalidModel(TensorLabel(p), ": external data [", offset, ", ", offset + length,
+                        ") is past the end of '", location, "' (", size, " bytes)");
+  const uint8_t* bytes = file->data() + offset;
+  // Zero-copy when the mapped bytes are the tensor as onyx stores it and suitably aligned.
+  if (!IsSubByte(out.dtype()) && out.dtype() != DType::kString &&
+      static_cast<size_t>(length) == out.nbytes() &&
+      reinterpret_cast<uintptr_t>(bytes) % DTypeSize(out.dtype()) == 0 && length > 0) {
+    out = Tensor::Wrap(out.dtype(), out.shape(), file, const_cast<uint8_t*>(bytes));
+    return Status::Ok();
+  }
+  return FillFromBytes(p, bytes, static_cast<size_t>(length), out);
+}
+
+template <typename Src, typename Dst>
+Status CopyField(const onnx::TensorProto& p, const google::protobuf::RepeatedField<Src>& field,
+                 int64_t per_elem, Tensor& out, const char* field_name) {
+  const int64_t n = out.numel();
+  if (static_cast<int64_t>(field.size()) != n * per_elem)
+    return InvalidModel(TensorLabel(p), " of shape ", ShapeToString(out.shape()), " needs ",
+                        n * per_elem, " values in ", field_name, ", found ", field.size());
+  Dst* dst = out.data<Dst>();
+  for (int64_t i = 0; i < n * per_elem; ++i) dst[i] = static_cast<Dst>(field.Get(i));
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p, const ExternalDataContext& ext) {
+  if (!IsKnownDType(p.data_type()))
+    return InvalidModel(TensorLabel(p), " has unknown data type ", p.data_type());
+  const DType t = static_cast<DType>(p.data_type());
+  Shape shape(p.dims().begin(), p.dims().end());
+  for (int64_t d : shape)
+    if (d < 0) return InvalidModel(TensorLabel(p), " has negative dim in shape ", ShapeToString(shape));
+  if (p.has_segment()) return Unsupported(TensorLabel(p), " is segmented, which onyx does not read");
+  Tensor out = Tensor::Allocate(t, shape);
+  const int64_t n = out.numel();
+
+  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
+    ONYX_RETURN_IF_ERROR(FillFromExternal(p, ext, out));
+    return out;
+  }
+  if (p.has_raw_data()) {
+    if (t == DType::kString)
+      return InvalidModel(TensorLabel(p), ": string tensors cannot use raw_data");
+    const std::string& raw = p.raw_data();
+    ONYX_RETURN_IF_ERROR(
+        FillFromBytes(p, reinterpret_cast<const uint8_t*>(raw.data()), raw.size(), out));
+    return out;
+  }
+  switch (t) {
+    case DType::kFloat:
+      ONYX_RETURN_IF_ERROR((CopyField<float, float>(p, p.float_data(), 1, out, "float_data")));
+      return out;
+    case DType::kComplex64:
+      ONYX_RETURN_IF_ERROR((CopyField<float, float>(p, p.float_data(), 2, out, "float_data")));
+      return out;
+    case DType::kDouble:
+      ONYX_RETURN_IF_ERROR((CopyField<double, double>(p, p.double_data(), 1, out, "double_data")));
+      return out;
+    case DType::kComplex128:
+      ONYX_RETURN_IF_ERROR((CopyField<double, double>(p, p.double_data(), 2, out, "double_data")));
+      return out;
+    case DType::kInt64:
+      ONYX_RETURN_IF_ERROR((CopyField<int64_t, int64_t>(p, p.int64_data(), 1, out, "int64_data")));
+      return out;
+    case DType::kUInt32:
+      ONYX_RETURN_IF_ERROR((CopyField<uint64_t, uint32_t>(p, p.uint64_data(), 1, out, "uint64_data")));
+      return out;
+    case DType::kUInt64:
+      ONYX_RETURN_IF_ERROR((CopyField<uint64_t, uint64_t>(p, p.uint64_data(), 1, out, "uint64_data")));
+      return out;
+    case DType::kInt32:
+      ONYX_RETURN_IF_ERROR((CopyField<int32_t, int32_t>(p, p.int32_data(), 1, out, "int32_data")));
+      return out;
+    case DType::kInt16:
+      ONYX_RETURN_IF_ERROR((CopyField<int32_t, int16_t>(p, p.int32_data(), 1, out, "int32_data")));
+      return out;
+    case DType::kInt8:
+      ONYX_RETURN_IF_ERROR((CopyField<int32_t, int8_t>(p, p.int32_data(), 1, out, "int32_data")));
+      return out;
+    case DType::kUInt16:
+    case DType::kFloat16:
+    case DType::kBFloat16:
+      ONYX_RETURN_IF_ERROR((CopyField<int32_t, uint16_t>(p, p.int32_data(), 1, out, "int32_data")));
+      return out;
+    case DType::kUInt8:
+    case DType::kBool:
+    case DType::kFloat8E4M3FN:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ:
+    case DType::kFloat8E8M0:
+      ONYX_RETURN_IF_ERROR((CopyField<int32_t, uint8_t>(p, p.int32_data(), 1, out, "int32_data")));
+      if (t == DType::kBool)
+        for (int64_t i = 0; i < n; ++i) out.data<uint8_t>()[i] = out.data<uint8_t>()[i] != 0;
+      return out;
+    case DType::kInt4:
+    case DType::kUInt4:
+    case DType::kFloat4E2M1:
+    case DType::kInt2:
+    case DType::kUInt2: {
+      // One packed byte per int32 value.
+      std::vector<uint8_t> packed;
+      for (int32_t v : p.int32_data()) packed.push_back(static_cast<uint8_t>(v));
+      if (packed.size() != PackedBytes(t, n))
+        return InvalidModel(TensorLabel(p), " of shape ", ShapeToString(shape), " needs ",
+                            PackedBytes(t, n), " packed values in int32_data, found ",
+                            packed.size());
+      UnpackSubByte(t, packed.data(), packed.size(), n, out.data<uint8_t>());
+      return out;
+    }
+    case DType::kString: {
+      if (p.string_data_size() != n)
+        return InvalidModel(TensorLabel(p), " of shape ", ShapeToString(shape), " needs ", n,
+                            " values in string_data, found ", p.string_data_size());
+      for (int64_t i = 0; i < n; ++i) out.strings()[i] = p.string_data(static_cast<int>(i));
+      return out;
+    }
+    default: break;
+  }
+  return Unsupported(TensorLabel(p), " has data type ", DTypeName(t), " which onyx cannot read");
+}
+
+void TensorToProto(const Tensor& t, const std::string& name, onnx::TensorProto* p) {
+  p->Clear();
+  p->set_name(name);
+  p->set_data_type(static_cast<int32_t>(t.dtype()));
+  for (int64_t d : t.shape()) p->add_dims(d);
+  const int64_t n = t.numel();
+  if (t.dtype() == DType::kString) {
+    for (int64_t i = 0; i < n; ++i) p->add_string_data(t.strings()[i]);
+    return;
+  }
+  if (IsSubByte(t.dtype())) {
+    const int bits = BitsPerElement(t.dtype());
+    const int per_byte = 8 / bits;
+    std::string raw(PackedBytes(t.dtype(), n), '\0');
+    const uint8_t mask = static_cast<uint8_t>((1u << bits) - 1);
+    for (int64_t i = 0; i < n; ++i)
+      raw[i / per_byte] = static_cast<char>(static_cast<uint8_t>(raw[i / per_byte]) |
+                                            ((t.data<uint8_t>()[i] & mask) << ((i % per_byte) * bits)));
+    p->set_raw_data(raw);
+    return;
+  }
+  p->set_raw_data(std::string(static_cast<const char*>(t.raw_data()), t.nbytes()));
+}
+
+TypeInfo TypeFromProto(const onnx::TypeProto& proto) {
+  TypeInfo info;
+  switch (proto.value_case()) {
+    case onnx::TypeProto::kTensorType:
+    case onnx::TypeProto::kSparseTensorType: {
+      const bool sparse = proto.value_case() == onnx::TypeProto::kSparseTensorType;
+      const int32_t elem = sparse ? proto.sparse_tensor_type().elem_type() : proto.tensor_type().elem_type();
+      const bool has_shape = sparse ? proto.sparse_tensor_type().has_shape() : proto.tensor_type().has_shape();
+      const auto& shape = sparse ? proto.sparse_tensor_type().shape() : proto.tensor_type().shape();
+      info.kind = TypeInfo::Kind::kTensor;
+      info.elem = IsKnownDType(elem) ? static_cast<DType>(elem) : DType::kUndefined;
+      info.has_shape = has_shape;
+      for (const auto& d : shape.dim()) {
+        if (d.has_dim_value())
+          info.dims.push_back(Dim::Known(d.dim_value()));
+        else
+          info.dims.push_back(Dim::Symbol(d.dim_param()));
+      }
+      break;
+    }
+    case onnx::TypeProto::kSequenceType:
+      info.kind = TypeInfo::Kind::kSequence;
+      info.inner = std::make_shared<TypeInfo>(TypeFromProto(proto.sequence_type().elem_type()));
+      break;
+    case onnx::TypeProto::kOptionalType:
+      info.kind = TypeInfo::Kind::kOptional;
+      info.inner = std::make_shared<TypeInfo>(TypeFromProto(proto.optional_type().elem_type()));
+      break;
+    case onnx::TypeProto::kMapType:
+      info.kind = TypeInfo::Kind::kMap;
+      info.map_key = static_cast<DType>(proto.map_type().key_type());
+      info.inner = std::make_shared<TypeInfo>(TypeFromProto(proto.map_type().value_type()));
+      break;
+    default: break;
+  }
+  return info;
+}
+
+StatusOr<Value> ValueFromSequenceProto(const onnx::SequenceProto& proto) {
+  if (proto.elem_type() != onnx::SequenceProto::TENSOR && proto.elem_type() != onnx::SequenceProto::UNDEFINED)
+    return Unsupported("sequence '", proto.name(), "' holds non-tensor elements");
+  std::vector<Tensor> items;
+  DType elem = DType::kUndefined;
+  for (const auto& tp : proto.tensor_values()) {
+    ONYX_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(tp, ExternalDataContext{}));
+    elem = t.dtype();
+    items.push_back(std::move(t));
+  }
+  return Value::Sequence(std::move(items), elem);
+}
+
+StatusOr<Value> ValueFromOptionalProto(const onnx::OptionalProto& proto) {
+  switch (proto.elem_type()) {
+    case onnx::OptionalProto::TENSOR:
+      if (proto.has_tensor_value()) {
+        ONYX_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(proto.tensor_value(), ExternalDataContext{}));
+        return Value(std::move(t));
+      }
+      return Value::OptionalNone(TypeInfo::Tensor(DType::kUndefined));
+    case onnx::OptionalProto::SEQUENCE:
+      if (proto.has_sequence_value()) return ValueFromSequenceProto(proto.sequence_value());
+      {
+        TypeInfo seq;
+        seq.kind = TypeInfo::Kind::kSequence;
+        return Value::OptionalNone(seq);
+      }
+    case onnx::OptionalProto::UNDEFINED: return Value::OptionalNone(TypeInfo());
+    default: return Unsupported("optional '", proto.name(), "' holds a type onyx cannot read");
+  }
+}
+
+void ValueToSequenceProto(const Value& v, const std::string& name, onnx::SequenceProto* proto) {
+  proto->Clear();
+  proto->set_name(name);
+  proto->set_elem_type(onnx::SequenceProto::TENSOR);
+  if (!v.is_sequence()) return;
+  for (const Tensor& t : v.sequence()) TensorToProto(t, "", proto->add_tensor_values());
+}
+
+void ValueToOptionalProto(const Value& v, const std::string& name, onnx::OptionalProto* proto) {
+  proto->Clear();
+  proto->set_name(name);
+  if (v.is_tensor()) {
+    proto->set_elem_type(onnx::OptionalProto::TENSOR);
+    TensorToProto(v.tensor(), "", proto->mutable_tensor_value());
+  } else if (v.is_sequence()) {
+    proto->set_elem_type(onnx::OptionalProto::SEQUENCE);
+    ValueToSequenceProto(v, "", proto->mutable_sequence_value());
+  } else {
+    const TypeInfo& t = v.is_optional_none() ? v.none_type() : TypeInfo();
+    proto->set_elem_type(t.kind == TypeInfo::Kind::kSequence ? onnx::OptionalProto::SEQUENCE
+                                                            : onnx::OptionalProto::TENSOR);
+  }
+}
+
+namespace {
+StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return NotFound("cannot open '", path, "'");
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+StatusOr<Value> ReadValueFile(const std::string& path, const TypeInfo& hint) {
+  ONYX_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  const auto kind = hint.kind;
+  if (kind == TypeInfo::Kind::kSequence) {
+    onnx::SequenceProto sp;
+    if (!sp.ParseFromString(bytes)) return InvalidArgument("'", path, "' is not a SequenceProto");
+    return ValueFromSequenceProto(sp);
+  }
+  if (kind == TypeInfo::Kind::kOptional) {
+    onnx::OptionalProto op;
+    if (!op.ParseFromString(bytes)) return InvalidArgument("'", path, "' is not an OptionalProto");
+    return ValueFromOptionalProto(op);
+  }
+  onnx::TensorProto tp;
+  if (!tp.ParseFromString(bytes)) return InvalidArgument("'", path, "' is not a TensorProto");
+  if (kind == TypeInfo::Kind::kUnknown && !tp.has_data_type()) {
+    onnx::SequenceProto sp;
+    if (sp.ParseFromString(bytes) && sp.has_elem_type()) return ValueFromSequenceProto(sp);
+  }
+  ONYX_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(tp, ExternalDataContext{}));
+  return Value(std::move(t));
+}
+
+Status WriteValueFile(const std::string& path, const std::string& name, const Value& v,
+                      const TypeInfo& type) {
+  std::string bytes;
+  if (type.kind == TypeInfo::Kind::kOptional || v.is_optional_none()) {
+    onnx::OptionalProto op;
+    ValueToOptionalProto(v, name, &op);
+    bytes = op.SerializeAsString();
+  } else if (v.is_sequence()) {
+    onnx::SequenceProto sp;
+    ValueToSequenceProto(v, name, &sp);
+    bytes = sp.SerializeAsString();
+  } else {
+    onnx::TensorProto tp;
+    TensorToProto(v.tensor(), name, &tp);
+    bytes = tp.SerializeAsString();
+  }
+  std::ofstream f(path, std::ios::binary);
+  if (!f) return IoError("cannot write '", path, "'");
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!f) return IoError("writing '", path, "' failed");
+  return Status::Ok();
+}
+
+}  // namespace onyx::engine

@@ -1,0 +1,48 @@
+// Conversions between ONNX protobuf messages (TensorProto, SequenceProto, OptionalProto, TypeProto)
+// and onyx values: every initializer encoding in, the canonical encoding out.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "onyx/status.h"
+#include "onyx/tensor.h"
+#include "onyx/value.h"
+
+namespace onnx {
+class TensorProto;
+class TypeProto;
+class SequenceProto;
+class OptionalProto;
+}  // namespace onnx
+
+namespace onyx::engine {
+
+// Where a tensor's external data may be read from: the model's directory (empty = external data
+// is not allowed, e.g. a model loaded from bytes).
+struct ExternalDataContext {
+  std::string model_dir;
+};
+
+// Decodes raw_data (little-endian; sub-byte types packed), the typed repeated fields (float16 and
+// bfloat16 in int32_data, ...), string_data and external data. Sub-byte types are unpacked to one
+// byte per element. Errors name the tensor and say what was expected and found.
+StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, const ExternalDataContext& ext);
+// Encodes as raw_data (strings as string_data), the way onnx.numpy_helper.from_array does.
+void TensorToProto(const Tensor& t, const std::string& name, onnx::TensorProto* proto);
+
+TypeInfo TypeFromProto(const onnx::TypeProto& proto);
+
+StatusOr<Value> ValueFromSequenceProto(const onnx::SequenceProto& proto);
+StatusOr<Value> ValueFromOptionalProto(const onnx::OptionalProto& proto);
+void ValueToSequenceProto(const Value& v, const std::string& name, onnx::SequenceProto* proto);
+void ValueToOptionalProto(const Value& v, const std::string& name, onnx::OptionalProto* proto);
+
+// Reads a .pb file holding a TensorProto, SequenceProto or OptionalProto. `hint` is the expected
+// type (from the graph input); kUnknown means guess: tensor first, then sequence, then optional.
+StatusOr<Value> ReadValueFile(const std::string& path, const TypeInfo& hint);
+// Writes a value as the matching proto; `type` picks OptionalProto for optional-typed outputs.
+Status WriteValueFile(const std::string& path, const std::string& name, const Value& v,
+                      const TypeInfo& type);
+
+}  // namespace onyx::engine

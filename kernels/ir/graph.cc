@@ -1,0 +1,49 @@
+// IR helpers: attribute lookup and node descriptions used in every error message.
+#include "kernels/ir/graph.h"
+
+#include <set>
+
+namespace onyx::ir {
+
+const char* AttrTypeName(AttrType t) {
+  switch (t) {
+    case AttrType::kUndefined: return "undefined";
+    case AttrType::kFloat: return "float";
+    case AttrType::kInt: return "int";
+    case AttrType::kString: return "string";
+    case AttrType::kTensor: return "tensor";
+    case AttrType::kGraph: return "graph";
+    case AttrType::kFloats: return "floats";
+    case AttrType::kInts: return "ints";
+    case AttrType::kStrings: return "strings";
+    case AttrType::kTensors: return "tensors";
+    case AttrType::kGraphs: return "graphs";
+    case AttrType::kSparseTensor: return "sparse_tensor";
+    case AttrType::kSparseTensors: return "sparse_tensors";
+    case AttrType::kTypeProto: return "type_proto";
+    case AttrType::kTypeProtos: return "type_protos";
+  }
+  return "unknown";
+}
+
+const Attribute* Node::attr(const std::string& attr_name) const {
+  for (const Attribute& a : attributes)
+    if (a.name == attr_name) return &a;
+  return nullptr;
+}
+
+std::string Node::Describe() const {
+  std::string s = op_type + " node";
+  if (!name.empty()) s += " '" + name + "'";
+  s += " (#" + std::to_string(index) + ")";
+  return s;
+}
+
+std::vector<std::string> Graph::RequiredInputs() const {
+  std::vector<std::string> out;
+  for (const ValueInfo& v : inputs)
+    if (!initializers.count(v.name)) out.push_back(v.name);
+  return out;
+}
+
+}  // namespace onyx::ir

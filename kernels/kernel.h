@@ -1,0 +1,92 @@
+// The kernel interface: what a kernel sees at run time (KernelContext) and at plan time
+// (InferContext), and the Kernel object a node's OpDef creates once per plan.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/node_view.h"
+#include "onyx/status.h"
+#include "onyx/tensor.h"
+#include "onyx/value.h"
+
+namespace onyx::kernels {
+
+// Run-time view of one node's inputs and outputs. Implemented by the executor.
+class KernelContext {
+ public:
+  virtual ~KernelContext() = default;
+  virtual const NodeView& node() const = 0;
+
+  // Inputs as declared on the node; an omitted optional input ("" or past the end) is absent.
+  virtual int num_inputs() const = 0;
+  virtual bool has_input(int i) const = 0;
+  virtual const Value& input_value(int i) const = 0;
+  const Tensor& input(int i) const { return input_value(i).tensor(); }
+
+  virtual int num_outputs() const = 0;
+  virtual bool has_output(int i) const = 0;
+  // A buffer for output i: the planned arena slot when it fits, else a fresh heap buffer.
+  // Contents are unspecified (not zeroed) when the arena is used.
+  virtual Tensor Output(int i, DType dtype, const Shape& shape) = 0;
+  // Sets output i to a value the kernel built itself (sequences, optionals, heap tensors).
+  // Tensors passed here must own their buffer (never an input's arena memory).
+  virtual void SetOutput(int i, Value value) = 0;
+
+  // Runs the graph attribute `attr` with `inputs` bound to its inputs in order; outer-scope names
+  // resolve to the enclosing frame. Outputs come back owning their buffers.
+  virtual StatusOr<std::vector<Value>> RunSubgraph(const std::string& attr,
+                                                   const std::vector<Value>& inputs) = 0;
+  // Same, for a graph held by the caller (e.g. a Loop body passed through).
+  virtual int intra_op_threads() const = 0;
+};
+
+// A prepared kernel: created at plan time (attributes parsed, weights packed), run many times.
+// Run() may be called from several threads at once; it must not mutate the kernel.
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual Status Run(KernelContext& ctx) const = 0;
+};
+
+using KernelFn = Status (*)(KernelContext& ctx);
+
+// Wraps a stateless function as a Kernel: the reference kernels that parse attributes per run.
+class FunctionKernel : public Kernel {
+ public:
+  explicit FunctionKernel(KernelFn fn) : fn_(fn) {}
+  Status Run(KernelContext& ctx) const override { return fn_(ctx); }
+
+ private:
+  KernelFn fn_;
+};
+
+// Plan-time view for shape and type inference. Implemented by the planner.
+class InferContext {
+ public:
+  virtual ~InferContext() = default;
+  virtual const NodeView& node() const = 0;
+  virtual int num_inputs() const = 0;
+  virtual bool has_input(int i) const = 0;
+  // The input's type; kind kUnknown when nothing is known.
+  virtual const TypeInfo& input_type(int i) const = 0;
+  // The input's value when it is a constant (initializer or folded), else nullptr.
+  virtual const Tensor* input_constant(int i) const = 0;
+  virtual int num_outputs() const = 0;
+  virtual bool has_output(int i) const = 0;
+  virtual void SetOutputType(int i, TypeInfo type) = 0;
+  // Infers the outputs of the graph attribute `attr` given its input types (for If/Loop/Scan).
+  virtual StatusOr<std::vector<TypeInfo>> InferSubgraph(const std::string& attr,
+                                                        const std::vector<TypeInfo>& inputs) = 0;
+};
+
+// Shape-and-type function of an op. Returns an error for inputs the op rejects (naming node and
+// input), kUnsupported for types onyx does not implement.
+using InferFn = Status (*)(InferContext& ctx);
+// Creates the kernel for one node at plan time. `types` are the inferred input types.
+using CreateFn = std::function<StatusOr<std::unique_ptr<Kernel>>(
+    const NodeView& node, const std::vector<TypeInfo>& input_types)>;
+
+}  // namespace onyx::kernels

@@ -1,0 +1,195 @@
+// Shared building blocks for op definitions: broadcasting, axes, element copies, inference helpers.
+#include "kernels/op_helpers.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace onyx::kernels {
+
+Status InferSameAsInput0(InferContext& ctx) {
+  if (ctx.num_outputs() > 0 && ctx.has_input(0)) ctx.SetOutputType(0, ctx.input_type(0));
+  return Status::Ok();
+}
+
+Status InferPassThrough(InferContext& ctx) {
+  for (int i = 0; i < ctx.num_outputs() && i < ctx.num_inputs(); ++i)
+    if (ctx.has_input(i)) ctx.SetOutputType(i, ctx.input_type(i));
+  return Status::Ok();
+}
+
+StatusOr<std::vector<Dim>> BroadcastDims(const std::vector<Dim>& a, const std::vector<Dim>& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  std::vector<Dim> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const Dim* da = i + a.size() >= rank ? &a[i + a.size() - rank] : nullptr;
+    const Dim* db = i + b.size() >= rank ? &b[i + b.size() - rank] : nullptr;
+    if (!da) {
+      out[i] = *db;
+    } else if (!db) {
+      out[i] = *da;
+    } else if (da->known() && db->known()) {
+      if (da->value == db->value || db->value == 1) {
+        out[i] = *da;
+      } else if (da->value == 1) {
+        out[i] = *db;
+      } else {
+        return InvalidModel("cannot broadcast dim ", da->value, " with dim ", db->value,
+                            " at axis ", i);
+      }
+    } else if (da->known() && da->value == 1) {
+      out[i] = *db;
+    } else if (db->known() && db->value == 1) {
+      out[i] = *da;
+    } else if (da->known()) {
+      out[i] = *da;  // the symbol must equal it (or be 1) at run time
+    } else if (db->known()) {
+      out[i] = *db;
+    } else if (da->symbol == db->symbol) {
+      out[i] = *da;
+    } else {
+      out[i] = Dim();  // two different symbols: unknown until run time
+    }
+  }
+  return out;
+}
+
+Status InferBroadcast(InferContext& ctx, const std::vector<int>& inputs, DType out, int output) {
+  if (!ctx.has_output(output)) return Status::Ok();
+  TypeInfo result = TypeInfo::Tensor(out);
+  result.has_shape = true;
+  for (int i : inputs) {
+    if (!ctx.has_input(i)) continue;
+    const TypeInfo& t = ctx.input_type(i);
+    if (!t.has_shape) {
+      result.has_shape = false;
+      break;
+    }
+    auto dims = BroadcastDims(result.dims, t.dims);
+    if (!dims.ok()) {
+      return ctx.node().Invalid("input ", i, " '", ctx.node().node().inputs[i],
+                                "' has shape ", t.ToString(), " which ",
+                                dims.status().message());
+    }
+    result.dims = std::move(dims).value();
+  }
+  if (!result.has_shape) result.dims.clear();
+  ctx.SetOutputType(output, result);
+  return Status::Ok();
+}
+
+namespace {
+std::vector<int> PresentInputs(InferContext& ctx) {
+  std::vector<int> v;
+  for (int i = 0; i < ctx.num_inputs(); ++i)
+    if (ctx.has_input(i)) v.push_back(i);
+  return v;
+}
+}  // namespace
+
+Status InferBroadcastAll(InferContext& ctx) {
+  return InferBroadcast(ctx, PresentInputs(ctx), ctx.input_type(0).elem);
+}
+
+Status InferBroadcastAllBool(InferContext& ctx) {
+  return InferBroadcast(ctx, PresentInputs(ctx), DType::kBool);
+}
+
+Status ExpectInputType(InferContext& ctx, int i, const std::vector<DType>& allowed) {
+  if (!ctx.has_input(i)) return Status::Ok();
+  const TypeInfo& t = ctx.input_type(i);
+  if (t.kind != TypeInfo::Kind::kTensor) return Status::Ok();  // unknown: checked at run time
+  if (std::find(allowed.begin(), allowed.end(), t.elem) != allowed.end()) return Status::Ok();
+  return ctx.node().NotSupported("input ", i, " '", ctx.node().node().inputs[i], "' has type ",
+                                 DTypeName(t.elem), ", which this operator does not support");
+}
+
+bool ConstantInts(InferContext& ctx, int i, std::vector<int64_t>* out) {
+  if (!ctx.has_input(i)) return false;
+  const Tensor* t = ctx.input_constant(i);
+  if (!t || (t->dtype() != DType::kInt64 && t->dtype() != DType::kInt32)) return false;
+  *out = TensorToInts(*t);
+  return true;
+}
+
+StatusOr<Shape> BroadcastShapes(const std::vector<Shape>& shapes) {
+  size_t rank = 0;
+  for (const Shape& s : shapes) rank = std::max(rank, s.size());
+  Shape out(rank, 1);
+  for (const Shape& s : shapes) {
+    for (size_t i = 0; i < s.size(); ++i) {
+      const size_t o = rank - s.size() + i;
+      if (s[i] == out[o] || s[i] == 1) continue;
+      if (out[o] == 1) {
+        out[o] = s[i];
+        continue;
+      }
+      std::string all;
+      for (const Shape& x : shapes) all += ShapeToString(x) + " ";
+      return InvalidArgument("shapes ", all, "cannot be broadcast together (axis ", o, ": ",
+                             out[o], " vs ", s[i], ")");
+    }
+  }
+  return out;
+}
+
+std::vector<int64_t> ContiguousStrides(const Shape& shape) {
+  std::vector<int64_t> st(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) st[i - 1] = st[i] * shape[i];
+  return st;
+}
+
+std::vector<int64_t> BroadcastStrides(const Shape& in, const Shape& out) {
+  std::vector<int64_t> st(out.size(), 0);
+  const std::vector<int64_t> cs = ContiguousStrides(in);
+  const size_t off = out.size() - in.size();
+  for (size_t i = 0; i < in.size(); ++i) st[off + i] = in[i] == 1 ? 0 : cs[i];
+  return st;
+}
+
+StatusOr<int64_t> NormalizeAxis(const NodeView& node, int64_t axis, int64_t rank,
+                                const char* what) {
+  if (axis < -rank || axis >= rank)
+    return node.Invalid(what, " ", axis, " is out of range for rank ", rank, " (expected [",
+                        -rank, ", ", rank, "))");
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::vector<int64_t> TensorToInts(const Tensor& t) {
+  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    switch (t.dtype()) {
+      case DType::kInt64: v[i] = t.data<int64_t>()[i]; break;
+      case DType::kInt32: v[i] = t.data<int32_t>()[i]; break;
+      default: v[i] = static_cast<int64_t>(ElementAsDouble(t, i)); break;
+    }
+  }
+  return v;
+}
+
+std::vector<double> TensorToDoubles(const Tensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v[i] = ElementAsDouble(t, i);
+  return v;
+}
+
+void CopyElements(DType t, const void* src, int64_t src_off, void* dst, int64_t dst_off,
+                  int64_t n) {
+  if (n <= 0) return;
+  if (t == DType::kString) {
+    const std::string* s = static_cast<const std::string*>(src) + src_off;
+    std::string* d = static_cast<std::string*>(dst) + dst_off;
+    for (int64_t i = 0; i < n; ++i) d[i] = s[i];
+    return;
+  }
+  const size_t e = DTypeSize(t);
+  std::memmove(static_cast<char*>(dst) + dst_off * e, static_cast<const char*>(src) + src_off * e,
+               static_cast<size_t>(n) * e);
+}
+
+Tensor MakeInt64Tensor(const std::vector<int64_t>& values) {
+  Tensor t = Tensor::Allocate(DType::kInt64, {static_cast<int64_t>(values.size())});
+  std::copy(values.begin(), values.end(), t.data<int64_t>());
+  return t;
+}
+
+}  // namespace onyx::kernels

@@ -1,0 +1,85 @@
+// Helpers shared by op definitions: shape-inference building blocks, broadcasting, axis handling
+// and element copies that work for every dtype (strings included).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/element_types.h"
+#include "kernels/kernel.h"
+#include "onyx/tensor.h"
+#include "onyx/value.h"
+
+namespace onyx::kernels {
+
+// ---- shape inference helpers ----
+// Output 0 gets input 0's type and shape.
+Status InferSameAsInput0(InferContext& ctx);
+// Every output i gets input i's type (Identity-like).
+Status InferPassThrough(InferContext& ctx);
+// Multidirectional (numpy) broadcast of the given inputs' shapes; element type `out`. Returns an
+// error naming both inputs when two known dims differ and neither is 1.
+Status InferBroadcast(InferContext& ctx, const std::vector<int>& inputs, DType out, int output = 0);
+// Broadcast over all present inputs, output type = input 0's type.
+Status InferBroadcastAll(InferContext& ctx);
+// Broadcast over all present inputs, output type bool (comparisons, logic).
+Status InferBroadcastAllBool(InferContext& ctx);
+// Fails with kInvalidModel naming the input unless input i's dtype is one of `allowed`.
+Status ExpectInputType(InferContext& ctx, int i, const std::vector<DType>& allowed);
+// Reads a constant int tensor input (int32 or int64) as int64 values; false when not constant.
+bool ConstantInts(InferContext& ctx, int i, std::vector<int64_t>* out);
+
+// Broadcasts two dim lists; error message uses the given descriptions.
+StatusOr<std::vector<Dim>> BroadcastDims(const std::vector<Dim>& a, const std::vector<Dim>& b);
+
+// ---- run-time helpers ----
+// Numpy broadcast of concrete shapes; error when incompatible.
+StatusOr<Shape> BroadcastShapes(const std::vector<Shape>& shapes);
+// Strides (in elements) of `in` viewed as broadcast to `out` (0 on broadcast dims).
+std::vector<int64_t> BroadcastStrides(const Shape& in, const Shape& out);
+// Row-major strides of a shape.
+std::vector<int64_t> ContiguousStrides(const Shape& shape);
+// Normalises axis into [0, rank); error naming the attribute/input when out of range.
+StatusOr<int64_t> NormalizeAxis(const NodeView& node, int64_t axis, int64_t rank,
+                                const char* what = "axis");
+// Reads an int32/int64 tensor's values as int64.
+std::vector<int64_t> TensorToInts(const Tensor& t);
+// Reads any numeric tensor's values as double.
+std::vector<double> TensorToDoubles(const Tensor& t);
+// Reads element i of a numeric/bool tensor as double (any dtype but string).
+inline double ElementAsDouble(const Tensor& t, int64_t i) {
+  return LoadAsDouble(t.dtype(), t.raw_data(), i);
+}
+// Copies n elements from src[src_off..] to dst[dst_off..]; both of dtype t (strings deep-copied).
+void CopyElements(DType t, const void* src, int64_t src_off, void* dst, int64_t dst_off,
+                  int64_t n);
+// Makes a 1-D int64 tensor.
+Tensor MakeInt64Tensor(const std::vector<int64_t>& values);
+
+// Calls f(out_index, offsets) for every element of `out_shape`, where offsets[k] is the element
+// offset into input k broadcast by `strides[k]` (from BroadcastStrides). Iterates row-major.
+template <typename F>
+void ForEachBroadcast(const Shape& out_shape, const std::vector<std::vector<int64_t>>& strides,
+                      F&& f) {
+  const int64_t n = ShapeElementCount(out_shape);
+  if (n == 0) return;
+  const size_t rank = out_shape.size();
+  const size_t k = strides.size();
+  std::vector<int64_t> idx(rank, 0);
+  std::vector<int64_t> off(k, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    f(i, off.data());
+    // Odometer increment, updating offsets incrementally.
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < out_shape[d]) {
+        for (size_t j = 0; j < k; ++j) off[j] += strides[j][d];
+        break;
+      }
+      for (size_t j = 0; j < k; ++j) off[j] -= strides[j][d] * (out_shape[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
+}  // namespace onyx::kernels

@@ -1,0 +1,69 @@
+// The operator registry, filled once in a fixed order.
+#include "kernels/op_registry.h"
+
+#include <algorithm>
+
+namespace onyx::kernels {
+
+const OpRegistry& OpRegistry::Global() {
+  static const OpRegistry* registry = [] {
+    auto* r = new OpRegistry();
+    RegisterAllOps(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+OpDef& OpRegistry::Add(const std::string& domain, const std::string& op_type, int64_t since,
+                       int64_t until, InferFn infer, KernelFn reference_fn,
+                       const std::string& impl_name) {
+  OpDef def;
+  def.domain = domain;
+  def.op_type = op_type;
+  def.since = since;
+  def.until = until;
+  def.infer = infer;
+  std::string name = impl_name.empty() ? op_type + "_ref" : impl_name;
+  def.impls.push_back(KernelImpl{
+      name, nullptr,
+      [reference_fn](const NodeView&, const std::vector<TypeInfo>&)
+          -> StatusOr<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new FunctionKernel(reference_fn));
+      }});
+  return AddDef(std::move(def));
+}
+
+OpDef& OpRegistry::AddDef(OpDef def) {
+  auto& list = ops_[{def.domain, def.op_type}];
+  list.push_back(std::make_unique<OpDef>(std::move(def)));
+  return *list.back();
+}
+
+const OpDef* OpRegistry::Find(const std::string& domain, const std::string& op_type,
+                              int64_t opset) const {
+  const std::string d = domain == "ai.onnx" ? "" : domain;
+  auto it = ops_.find({d, op_type});
+  if (it == ops_.end()) return nullptr;
+  for (const auto& def : it->second)
+    if (opset >= def->since && opset <= def->until) return def.get();
+  return nullptr;
+}
+
+std::vector<std::pair<int64_t, int64_t>> OpRegistry::Ranges(const std::string& domain,
+                                                            const std::string& op_type) const {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  auto it = ops_.find({domain == "ai.onnx" ? "" : domain, op_type});
+  if (it == ops_.end()) return out;
+  for (const auto& def : it->second) out.push_back({def->since, def->until});
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<const OpDef*> OpRegistry::All() const {
+  std::vector<const OpDef*> out;
+  for (const auto& [key, list] : ops_)
+    for (const auto& def : list) out.push_back(def.get());
+  return out;
+}
+
+}  // namespace onyx::kernels

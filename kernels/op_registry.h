@@ -1,0 +1,59 @@
+// The operator registry: (domain, op type, opset range) → OpDef with its shape function and its
+// ordered kernel implementations (most specialised first, reference last).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "kernels/kernel.h"
+
+namespace onyx::kernels {
+
+constexpr int64_t kLatestOpset = 1000;
+
+// One implementation of an op. `supports` says why it cannot take a node (empty Status = can).
+struct KernelImpl {
+  std::string name;  // "<op>_<dtype>_<isa>", printed by `onyx plan`
+  std::function<Status(const NodeView&, const std::vector<TypeInfo>&)> supports;  // null = any
+  CreateFn create;
+};
+
+struct OpDef {
+  std::string domain;  // "" for ai.onnx
+  std::string op_type;
+  int64_t since = 1;              // first opset version this definition covers
+  int64_t until = kLatestOpset;   // last opset version it covers (inclusive)
+  InferFn infer = nullptr;        // null: output types unknown until run time
+  std::vector<KernelImpl> impls;  // ordered
+  bool deterministic = true;      // false for random ops: never constant-folded
+};
+
+class OpRegistry {
+ public:
+  // The process-wide registry, filled once by RegisterAllOps() in a fixed order.
+  static const OpRegistry& Global();
+
+  // Adds a definition covering opsets [since, until]. A stateless reference kernel:
+  //   r.Add("", "Relu", 6, kLatestOpset, InferSameAsInput0, ReluRef);
+  OpDef& Add(const std::string& domain, const std::string& op_type, int64_t since, int64_t until,
+             InferFn infer, KernelFn reference_fn, const std::string& impl_name = "");
+  OpDef& AddDef(OpDef def);
+
+  // The definition covering `opset` (the model's import for the domain), or nullptr.
+  const OpDef* Find(const std::string& domain, const std::string& op_type, int64_t opset) const;
+  // Every opset range registered for an op, for error messages ("found opsets 13..21").
+  std::vector<std::pair<int64_t, int64_t>> Ranges(const std::string& domain,
+                                                  const std::string& op_type) const;
+  std::vector<const OpDef*> All() const;
+
+ private:
+  std::map<std::pair<std::string, std::string>, std::vector<std::unique_ptr<OpDef>>> ops_;
+};
+
+// Implemented in kernels/ops/register_all.cc: calls every family's Register function in order.
+void RegisterAllOps(OpRegistry& r);
+
+}  // namespace onyx::kernels

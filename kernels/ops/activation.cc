@@ -1,0 +1,97 @@
+// Activation family: Relu, LeakyRelu, PRelu, Elu, Selu, Celu, Gelu, Sigmoid, HardSigmoid, HardSwish, Softplus, Softsign, Mish, Swish, ThresholdedRelu, Shrink, Tanh.
+#include <initializer_list>
+#include <string>
+
+#include "kernels/op_helpers.h"
+#include "kernels/op_registry.h"
+#include "kernels/reference/activation.h"
+
+namespace onyx::kernels {
+namespace {
+
+constexpr uint32_t Bit(DType t) { return uint32_t{1} << static_cast<int>(t); }
+constexpr uint32_t kFloats =
+    Bit(DType::kFloat) | Bit(DType::kDouble) | Bit(DType::kFloat16) | Bit(DType::kBFloat16);
+constexpr uint32_t kNumeric = kFloats | Bit(DType::kInt8) | Bit(DType::kInt16) |
+                              Bit(DType::kInt32) | Bit(DType::kInt64) | Bit(DType::kUInt8) |
+                              Bit(DType::kUInt16) | Bit(DType::kUInt32) | Bit(DType::kUInt64);
+
+// kUnsupported naming the input when its (known) element type is outside `allowed`.
+Status CheckType(InferContext& ctx, int i, uint32_t allowed) {
+  if (!ctx.has_input(i)) return ctx.node().Invalid("input ", i, " is missing");
+  const TypeInfo& t = ctx.input_type(i);
+  if (!t.is_tensor() || t.elem == DType::kUndefined) return Status::Ok();  // checked at run time
+  if (static_cast<int>(t.elem) <= kMaxDType && (allowed & Bit(t.elem))) return Status::Ok();
+  return ctx.node().NotSupported("input ", i, " '", ctx.node().node().inputs[i], "' has type ",
+                                 DTypeName(t.elem), ", which ", ctx.node().op_type(),
+                                 " does not support");
+}
+
+// Y has X's type and shape.
+template <uint32_t kAllowed>
+Status InferActivation(InferContext& ctx) {
+  ONYX_RETURN_IF_ERROR(CheckType(ctx, 0, kAllowed));
+  return InferSameAsInput0(ctx);
+}
+
+Status InferGelu(InferContext& ctx) {
+  const std::string a = ctx.node().attr_string("approximate", "none");
+  if (a != "none" && a != "tanh")
+    return ctx.node().Invalid("attribute approximate is '", a, "'; expected 'none' or 'tanh'");
+  return InferActivation<kFloats>(ctx);
+}
+
+Status InferCelu(InferContext& ctx) {
+  if (ctx.node().attr_float("alpha", 1.0f) == 0)
+    return ctx.node().Invalid("attribute alpha must not be 0");
+  return InferActivation<kFloats>(ctx);
+}
+
+// PRelu: slope has X's type and broadcasts unidirectionally onto X; Y is X's type and shape.
+Status InferPRelu(InferContext& ctx) {
+  ONYX_RETURN_IF_ERROR(CheckType(ctx, 0, kNumeric));
+  ONYX_RETURN_IF_ERROR(CheckType(ctx, 1, kNumeric));
+  const TypeInfo& x = ctx.input_type(0);
+  const TypeInfo& slope = ctx.input_type(1);
+  if (x.is_tensor() && slope.is_tensor() && x.elem != DType::kUndefined &&
+      slope.elem != DType::kUndefined && x.elem != slope.elem)
+    return ctx.node().Invalid("input 1 'slope' has type ", DTypeName(slope.elem), "; expected ",
+                              DTypeName(x.elem), " to match input 0 'X'");
+  return InferSameAsInput0(ctx);
+}
+
+void AddRanges(OpRegistry& r, const char* op, std::initializer_list<int64_t> sinces, InferFn infer,
+               KernelFn fn) {
+  const int64_t* s = sinces.begin();
+  for (size_t i = 0; i < sinces.size(); ++i) {
+    const int64_t until = i + 1 < sinces.size() ? s[i + 1] - 1 : kLatestOpset;
+    r.Add("", op, s[i], until, infer, fn);
+  }
+}
+
+}  // namespace
+
+void RegisterActivation(OpRegistry& r) {
+  // Relu: opset 14 adds the signed integer types.
+  AddRanges(r, "Relu", {1}, InferActivation<kNumeric>, ref::ReluRef);
+  AddRanges(r, "LeakyRelu", {1}, InferActivation<kFloats>, ref::LeakyReluRef);
+  // PRelu: opset 7 switched to unidirectional numpy broadcasting of slope.
+  AddRanges(r, "PRelu", {1, 7}, InferPRelu, ref::PReluRef);
+  AddRanges(r, "Elu", {1}, InferActivation<kFloats>, ref::EluRef);
+  // Selu: opset 6 changed the default alpha/gamma to more precise constants.
+  AddRanges(r, "Selu", {1, 6}, InferActivation<kFloats>, ref::SeluRef);
+  AddRanges(r, "Celu", {12}, InferCelu, ref::CeluRef);
+  AddRanges(r, "Gelu", {20}, InferGelu, ref::GeluRef);
+  AddRanges(r, "Sigmoid", {1}, InferActivation<kFloats>, ref::SigmoidRef);
+  AddRanges(r, "HardSigmoid", {1}, InferActivation<kFloats>, ref::HardSigmoidRef);
+  AddRanges(r, "HardSwish", {14}, InferActivation<kFloats>, ref::HardSwishRef);
+  AddRanges(r, "Softplus", {1}, InferActivation<kFloats>, ref::SoftplusRef);
+  AddRanges(r, "Softsign", {1}, InferActivation<kFloats>, ref::SoftsignRef);
+  AddRanges(r, "Mish", {18}, InferActivation<kFloats>, ref::MishRef);
+  AddRanges(r, "Swish", {24}, InferActivation<kFloats>, ref::SwishRef);
+  AddRanges(r, "ThresholdedRelu", {10}, InferActivation<kFloats>, ref::ThresholdedReluRef);
+  AddRanges(r, "Shrink", {9}, InferActivation<kNumeric>, ref::ShrinkRef);
+  AddRanges(r, "Tanh", {1}, InferActivation<kFloats>, ref::TanhRef);
+}
+
+}  // namespace onyx::kernels

@@ -1,0 +1,899 @@
+// Attention family: Attention, RotaryEmbedding and other attention-era operators: TensorScatter,
+// BitCast, CausalConvWithState, LinearAttention and FlexAttention (ai.onnx.preview).
+#include "kernels/reference/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kernels/op_helpers.h"
+#include "kernels/op_registry.h"
+
+namespace onyx::kernels {
+namespace {
+
+using reference::AttentionParams;
+
+const std::vector<DType> kFloatTypes = {DType::kFloat, DType::kFloat16, DType::kBFloat16,
+                                        DType::kDouble};
+const std::vector<DType> kHalfOrFloat = {DType::kFloat, DType::kFloat16, DType::kBFloat16};
+
+const std::string& InputName(const NodeView& node, int i) {
+  return node.node().inputs[i];
+}
+
+bool Contains(const std::vector<DType>& set, DType t) {
+  return std::find(set.begin(), set.end(), t) != set.end();
+}
+
+std::string Describe(const NodeView& node, int i) {
+  return StrCat("input ", i, " '", InputName(node, i), "'");
+}
+
+Status CheckDType(const NodeView& node, int i, DType t, const std::vector<DType>& allowed) {
+  if (Contains(allowed, t)) return Status::Ok();
+  return node.NotSupported(Describe(node, i), " has type ", DTypeName(t),
+                           ", which this operator does not support");
+}
+
+// Plan-time type check of input i when its type is known.
+Status CheckInputType(InferContext& ctx, int i, const std::vector<DType>& allowed) {
+  if (!ctx.has_input(i) || !ctx.input_type(i).is_tensor()) return Status::Ok();
+  return CheckDType(ctx.node(), i, ctx.input_type(i).elem, allowed);
+}
+
+// Fails unless inputs i and j (when both known) have the same element type.
+Status CheckSameType(InferContext& ctx, int i, int j) {
+  if (!ctx.has_input(i) || !ctx.has_input(j)) return Status::Ok();
+  const TypeInfo& a = ctx.input_type(i);
+  const TypeInfo& b = ctx.input_type(j);
+  if (!a.is_tensor() || !b.is_tensor() || a.elem == b.elem) return Status::Ok();
+  return ctx.node().Invalid(Describe(ctx.node(), j), " has type ", DTypeName(b.elem),
+                            "; expected the type of ", Describe(ctx.node(), i), " (",
+                            DTypeName(a.elem), ")");
+}
+
+// The concrete shapes of the present inputs when all are static at plan time (null when absent).
+bool StaticShapes(InferContext& ctx, std::vector<Shape>* shapes, std::vector<const Shape*>* ptrs) {
+  shapes->assign(ctx.num_inputs(), Shape());
+  ptrs->assign(ctx.num_inputs(), nullptr);
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) continue;
+    if (!ctx.input_type(i).shape_is_static()) return false;
+    (*shapes)[i] = ctx.input_type(i).static_shape();
+    (*ptrs)[i] = &(*shapes)[i];
+  }
+  return true;
+}
+
+std::vector<const Shape*> RuntimeShapes(KernelContext& ctx) {
+  std::vector<const Shape*> ptrs(ctx.num_inputs(), nullptr);
+  for (int i = 0; i < ctx.num_inputs(); ++i)
+    if (ctx.has_input(i)) ptrs[i] = &ctx.input(i).shape();
+  return ptrs;
+}
+
+const Tensor* OptionalInput(KernelContext& ctx, int i) {
+  return i < ctx.num_inputs() && ctx.has_input(i) ? &ctx.input(i) : nullptr;
+}
+
+TypeInfo TensorType(DType t, const Shape& s) {
+  return TypeInfo::TensorWithShape(t, s);
+}
+
+DType InputElem(InferContext& ctx, int i) {
+  return ctx.has_input(i) && ctx.input_type(i).is_tensor() ? ctx.input_type(i).elem
+                                                           : DType::kUndefined;
+}
+
+// ---- Attention (opsets 23, 24) ----
+
+// Inputs: Q, K, V, attn_mask, past_key, past_value, nonpad_kv_seqlen (24+).
+// Outputs: Y, present_key, present_value, qk_matmul_output.
+struct AttentionPlan {
+  AttentionParams p;
+  Shape y, present_key, present_value, qk;
+};
+
+StatusOr<AttentionPlan> PlanAttention(const NodeView& node, const std::vector<const Shape*>& in,
+                                      DType mask_type) {
+  const auto input = [&](int i) { return i < static_cast<int>(in.size()) ? in[i] : nullptr; };
+  const Shape* q = input(0);
+  const Shape* k = input(1);
+  const Shape* v = input(2);
+  if (!q || !k || !v) return node.Invalid("inputs Q, K and V are required");
+  const size_t rank = q->size();
+  if ((rank != 3 && rank != 4) || k->size() != rank || v->size() != rank) {
+    return node.Invalid("inputs Q ", ShapeToString(*q), ", K ", ShapeToString(*k), " and V ",
+                        ShapeToString(*v), " must all be 3-D or all be 4-D");
+  }
+  AttentionPlan plan;
+  AttentionParams& p = plan.p;
+  p.packed_heads = rank == 3;
+  p.batch = (*q)[0];
+  const int64_t attr_q_heads = node.attr_int("q_num_heads", 0);
+  const int64_t attr_kv_heads = node.attr_int("kv_num_heads", 0);
+  if (p.packed_heads) {
+    if (attr_q_heads <= 0 || attr_kv_heads <= 0) {
+      return node.Invalid(
+          "attributes 'q_num_heads' and 'kv_num_heads' must be positive for 3-D "
+          "inputs, got ",
+          attr_q_heads, " and ", attr_kv_heads);
+    }
+    p.q_heads = attr_q_heads;
+    p.kv_heads = attr_kv_heads;
+    if ((*q)[2] % p.q_heads != 0 || (*k)[2] % p.kv_heads != 0 || (*v)[2] % p.kv_heads != 0) {
+      return node.Invalid("hidden sizes Q ", ShapeToString(*q), ", K ", ShapeToString(*k), ", V ",
+                          ShapeToString(*v), " are not divisible by q_num_heads ", p.q_heads,
+                          " / kv_num_heads ", p.kv_heads);
+    }
+    p.q_len = (*q)[1];
+    p.kv_len = (*k)[1];
+    p.head_size = (*q)[2] / p.q_heads;
+    p.v_head_size = (*v)[2] / p.kv_heads;
+    if ((*k)[2] / p.kv_heads != p.head_size) {
+      return node.Invalid("input K ", ShapeToString(*k), " has head size ", (*k)[2] / p.kv_heads,
+                          "; expected Q's head size ", p.head_size);
+    }
+    if ((*v)[1] != p.kv_len) {
+      return node.Invalid("inputs K ", ShapeToString(*k), " and V ", ShapeToString(*v),
+                          " have different sequence lengths");
+    }
+  } else {
+    p.q_heads = (*q)[1];
+    p.kv_heads = (*k)[1];
+    p.q_len = (*q)[2];
+    p.kv_len = (*k)[2];
+    p.head_size = (*q)[3];
+    p.v_head_size = (*v)[3];
+    if ((attr_q_heads > 0 && attr_q_heads != p.q_heads) ||
+        (attr_kv_heads > 0 && attr_kv_heads != p.kv_heads)) {
+      return node.Invalid("attributes 'q_num_heads' ", attr_q_heads, " / 'kv_num_heads' ",
+                          attr_kv_heads, " disagree with Q ", ShapeToString(*q), " and K ",
+                          ShapeToString(*k));
+    }
+    if ((*v)[1] != p.kv_heads || (*v)[2] != p.kv_len || (*k)[3] != p.head_size) {
+      return node.Invalid("inputs Q ", ShapeToString(*q), ", K ", ShapeToString(*k), " and V ",
+                          ShapeToString(*v), " disagree: expected K [B, kv_heads, S, ", p.head_size,
+                          "] and V [B, kv_heads, S, Dv]");
+    }
+  }
+  if ((*k)[0] != p.batch || (*v)[0] != p.batch) {
+    return node.Invalid("inputs Q ", ShapeToString(*q), ", K ", ShapeToString(*k), " and V ",
+                        ShapeToString(*v), " have different batch sizes");
+  }
+  if (p.kv_heads <= 0 || p.q_heads % p.kv_heads != 0) {
+    return node.Invalid("the number of query heads (", p.q_heads,
+                        ") must be a multiple of the number of key/value heads (", p.kv_heads, ")");
+  }
+  // KV cache concatenated in front of K and V.
+  const Shape* past_key = input(4);
+  const Shape* past_value = input(5);
+  if ((past_key == nullptr) != (past_value == nullptr))
+    return node.Invalid("inputs past_key and past_value must be given together");
+  if (past_key) {
+    p.past_len = past_key->size() == 4 ? (*past_key)[2] : -1;
+    const Shape want_k = {p.batch, p.kv_heads, p.past_len, p.head_size};
+    const Shape want_v = {p.batch, p.kv_heads, p.past_len, p.v_head_size};
+    if (*past_key != want_k || *past_value != want_v) {
+      return node.Invalid("inputs past_key ", ShapeToString(*past_key), " and past_value ",
+                          ShapeToString(*past_value), " must be [B, kv_heads, P, head_size] ",
+                          "and [B, kv_heads, P, v_head_size] = ", ShapeToString(want_k), " and ",
+                          ShapeToString(want_v));
+    }
+  }
+  const int64_t total = p.total_len();
+  if (const Shape* mask = input(3)) {
+    const Shape target = {p.batch, p.q_heads, p.q_len, total};
+    bool ok = !mask->empty() && mask->size() <= 4 && mask->back() <= total;
+    for (size_t r = 0; ok && r + 1 < mask->size(); ++r) {
+      const int64_t d = (*mask)[r];
+      const int64_t want = target[4 - mask->size() + r];
+      ok = d == 1 || d == want;
+    }
+    if (!ok) {
+      return node.Invalid(Describe(node, 3), " has shape ", ShapeToString(*mask),
+                          "; expected a shape broadcastable to ", ShapeToString(target),
+                          " whose last dim is at most ", total);
+    }
+  }
+  if (const Shape* nonpad = input(6)) {
+    if (*nonpad != Shape{p.batch})
+      return node.Invalid(Describe(node, 6), " has shape ", ShapeToString(*nonpad), "; expected [",
+                          p.batch, "]");
+  }
+  // Attributes.
+  const ir::Attribute* scale = node.node().attr("scale");
+  p.scale = scale ? static_cast<double>(node.attr_float("scale", 1.0f))
+                  : 1.0 / std::sqrt(static_cast<double>(p.head_size));
+  p.softcap = node.attr_float("softcap", 0.0f);
+  p.causal = node.attr_int("is_causal", 0) != 0;
+  p.qk_output_mode = static_cast<int>(node.attr_int("qk_matmul_output_mode", 0));
+  if (p.qk_output_mode < 0 || p.qk_output_mode > 3) {
+    return node.Invalid("attribute 'qk_matmul_output_mode' must be in [0, 3], got ",
+                        p.qk_output_mode);
+  }
+  if (node.has_attr("softmax_precision")) {
+    const DType t = static_cast<DType>(node.attr_int("softmax_precision", 0));
+    if (!Contains(kFloatTypes, t)) {
+      return node.Invalid(
+          "attribute 'softmax_precision' must be float, float16, bfloat16 or "
+          "double, got ",
+          node.attr_int("softmax_precision", 0));
+    }
+    p.softmax_type = t;
+  }
+  (void)mask_type;
+  plan.y = p.packed_heads ? Shape{p.batch, p.q_len, p.q_heads * p.v_head_size}
+                          : Shape{p.batch, p.q_heads, p.q_len, p.v_head_size};
+  plan.present_key = {p.batch, p.kv_heads, total, p.head_size};
+  plan.present_value = {p.batch, p.kv_heads, total, p.v_head_size};
+  plan.qk = {p.batch, p.q_heads, p.q_len, total};
+  return plan;
+}
+
+const std::vector<DType> kMaskTypes = {
+    DType::kBool,  DType::kFloat,  DType::kFloat16, DType::kBFloat16, DType::kDouble,
+    DType::kUInt8, DType::kUInt16, DType::kUInt32,  DType::kUInt64,   DType::kInt8,
+    DType::kInt16, DType::kInt32,  DType::kInt64};
+
+Status InferAttention(InferContext& ctx) {
+  const NodeView& node = ctx.node();
+  for (int i : {0, 1, 2, 4, 5}) ONYX_RETURN_IF_ERROR(CheckInputType(ctx, i, kFloatTypes));
+  ONYX_RETURN_IF_ERROR(CheckSameType(ctx, 0, 1));
+  ONYX_RETURN_IF_ERROR(CheckSameType(ctx, 1, 4));
+  ONYX_RETURN_IF_ERROR(CheckSameType(ctx, 2, 5));
+  ONYX_RETURN_IF_ERROR(CheckInputType(ctx, 3, kMaskTypes));
+  if (ctx.num_inputs() > 6) {
+    if (node.opset() < 24 && ctx.has_input(6))
+      return node.Invalid("input 6 (nonpad_kv_seqlen) needs opset 24, the model uses ",
+                          node.opset());
+    ONYX_RETURN_IF_ERROR(CheckInputType(ctx, 6, {DType::kInt64}));
+  }
+  const DType t1 = InputElem(ctx, 0);
+  const DType t2 = InputElem(ctx, 2);
+  std::vector<Shape> shapes;
+  std::vector<const Shape*> ptrs;
+  if (StaticShapes(ctx, &shapes, &ptrs)) {
+    ONYX_ASSIGN_OR_RETURN(const AttentionPlan plan, PlanAttention(node, ptrs, InputElem(ctx, 3)));
+    ctx.SetOutputType(0, TensorType(t1, plan.y));
+    if (ctx.has_output(1)) ctx.SetOutputType(1, TensorType(t1, plan.present_key));
+    if (ctx.has_output(2)) ctx.SetOutputType(2, TensorType(t2, plan.present_value));
+    if (ctx.has_output(3)) ctx.SetOutputType(3, TensorType(t1, plan.qk));
+    return Status::Ok();
+  }
+  // Symbolic shapes: the rank is known, the sizes are checked at run time.
+  const TypeInfo& q = ctx.input_type(0);
+  const int64_t rank = q.rank();
+  const auto ranked = [](DType t, int64_t r, const std::vector<Dim>& known) {
+    TypeInfo ti = TypeInfo::Tensor(t);
+    if (r < 0) return ti;
+    ti.has_shape = true;
+    ti.dims.assign(static_cast<size_t>(r), Dim());
+    for (size_t i = 0; i < known.size() && i < ti.dims.size(); ++i) ti.dims[i] = known[i];
+    return ti;
+  };
+  std::vector<Dim> y_dims;
+  if (q.has_shape)
+    y_dims = rank == 4 ? std::vector<Dim>{q.dims[0], q.dims[1], q.dims[2]}
+                       : std::vector<Dim>{q.dims[0], q.dims[1]};
+  ctx.SetOutputType(0, ranked(t1, rank, y_dims));
+  const std::vector<Dim> batch = q.has_shape ? std::vector<Dim>{q.dims[0]} : std::vector<Dim>{};
+  if (ctx.has_output(1)) ctx.SetOutputType(1, ranked(t1, 4, batch));
+  if (ctx.has_output(2)) ctx.SetOutputType(2, ranked(t2, 4, batch));
+  if (ctx.has_output(3)) ctx.SetOutputType(3, ranked(t1, 4, batch));
+  return Status::Ok();
+}
+
+Status AttentionKernel(KernelContext& ctx) {
+  const NodeView& node = ctx.node();
+  const Tensor& q = ctx.input(0);
+  const Tensor& k = ctx.input(1);
+  const Tensor& v = ctx.input(2);
+  ONYX_RETURN_IF_ERROR(CheckDType(node, 0, q.dtype(), kFloatTypes));
+  ONYX_RETURN_IF_ERROR(CheckDType(node, 2, v.dtype(), kFloatTypes));
+  if (k.dtype() != q.dtype()) return node.Fail(Describe(node, 1), " must have Q's type");
+  const Tensor* mask = OptionalInput(ctx, 3);
+  const Tensor* past_key = OptionalInput(ctx, 4);
+  const Tensor* past_value = OptionalInput(ctx, 5);
+  const Tensor* nonpad = node.opset() >= 24 ? OptionalInput(ctx, 6) : nullptr;
+  if (mask) ONYX_RETURN_IF_ERROR(CheckDType(node, 3, mask->dtype(), kMaskTypes));
+  if (past_key && past_key->dtype() != q.dtype())
+    return node.Fail(Describe(node, 4), " must have Q's type");
+  if (past_value && past_value->dtype() != v.dtype())
+    return node.Fail(Describe(node, 5), " must have V's type");
+  std::vector<const Shape*> shapes = RuntimeShapes(ctx);
+  if (!nonpad && shapes.size() > 6) shapes[6] = nullptr;
+  ONYX_ASSIGN_OR_RETURN(const AttentionPlan plan,
+                        PlanAttention(node, shapes, mask ? mask->dtype() : DType::kUndefined));
+  const int64_t* nonpad_data = nullptr;
+  if (nonpad) {
+    if (nonpad->dtype() != DType::kInt64)
+      return node.Fail(Describe(node, 6), " has type ", DTypeName(nonpad->dtype()),
+                       "; expected int64");
+    nonpad_data = nonpad->data<int64_t>();
+    for (int64_t b = 0; b < nonpad->numel(); ++b) {
+      if (nonpad_data[b] < 0 || nonpad_data[b] > plan.p.total_len()) {
+        return node.Fail(Describe(node, 6), " [", b, "] = ", nonpad_data[b], " is outside [0, ",
+                         plan.p.total_len(), "]");
+      }
+    }
+  }
+  Tensor y = ctx.Output(0, q.dtype(), plan.y);
+  Tensor present_key, present_value, qk;
+  if (ctx.has_output(1)) present_key = ctx.Output(1, q.dtype(), plan.present_key);
+  if (ctx.has_output(2)) present_value = ctx.Output(2, v.dtype(), plan.present_value);
+  if (ctx.has_output(3)) qk = ctx.Output(3, q.dtype(), plan.qk);
+  reference::Attention(plan.p, q, k, v, mask, past_key, past_value, nonpad_data, &y,
+                       ctx.has_output(1) ? &present_key : nullptr,
+                       ctx.has_output(2) ? &present_value : nullptr,
+                       ctx.has_output(3) ? &qk : nullptr);
+  return Status::Ok();
+}
+
+// ---- RotaryEmbedding (opset 23) ----
+// Inputs: X, cos_cache, sin_cache, position_ids (optional).
+
+StatusOr<reference::RotaryParams> PlanRotary(const NodeView& node,
+                                             const std::vector<const Shape*>& in) {
+  const Shape& x = *in[0];
+  const Shape& cos = *in[1];
+  const Shape& sin = *in[2];
+  const Shape* pos = in.size() > 3 ? in[3] : nullptr;
+  reference::RotaryParams p;
+  if (x.size() == 4) {
+    p.batch = x[0];
+    p.num_heads = x[1];
+    p.seq_len = x[2];
+    p.head_size = x[3];
+  } else if (x.size() == 3) {
+    const int64_t heads = node.attr_int("num_heads", 0);
+    if (heads <= 0 || x[2] % heads != 0) {
+      return node.Invalid("a 3-D input 0 ", ShapeToString(x),
+                          " needs attribute 'num_heads' > 0 dividing its last dim, got ", heads);
+    }
+    p.packed_heads = true;
+    p.batch = x[0];
+    p.seq_len = x[1];
+    p.num_heads = heads;
+    p.head_size = x[2] / heads;
+  } else {
+    return node.Invalid(Describe(node, 0), " has shape ", ShapeToString(x),
+                        "; expected [B, H, S, D] or [B, S, H*D]");
+  }
+  p.rotary_dim = node.attr_int("rotary_embedding_dim", 0);
+  if (p.rotary_dim == 0) p.rotary_dim = p.head_size;
+  if (p.rotary_dim < 0 || p.rotary_dim > p.head_size || p.rotary_dim % 2 != 0) {
+    return node.Invalid("attribute 'rotary_embedding_dim' = ", p.rotary_dim,
+                        " must be even and at most the head size ", p.head_size);
+  }
+  p.interleaved = node.attr_int("interleaved", 0) != 0;
+  const int64_t half = p.rotary_dim / 2;
+  Shape want;
+  if (pos) {
+    if (*pos != Shape{p.batch, p.seq_len}) {
+      return node.Invalid(Describe(node, 3), " has shape ", ShapeToString(*pos), "; expected [",
+                          p.batch, ",", p.seq_len, "]");
+    }
+    if (cos.size() != 2 || cos[1] != half)
+      return node.Invalid(Describe(node, 1), " has shape ", ShapeToString(cos),
+                          "; expected [max_position, ", half, "]");
+    want = cos;
+  } else {
+    want = {p.batch, p.seq_len, half};
+    if (cos != want)
+      return node.Invalid(Describe(node, 1), " has shape ", ShapeToString(cos), "; expected ",
+                          ShapeToString(want), " (no position_ids)");
+  }
+  if (sin != want) {
+    return node.Invalid(Describe(node, 2), " has shape ", ShapeToString(sin),
+                        "; expected the shape of ", Describe(node, 1), " ", ShapeToString(want));
+  }
+  return p;
+}
+
+Status InferRotaryEmbedding(InferContext& ctx) {
+  for (int i = 0; i < 3; ++i) ONYX_RETURN_IF_ERROR(CheckInputType(ctx, i, kHalfOrFloat));
+  ONYX_RETURN_IF_ERROR(CheckSameType(ctx, 0, 1));
+  ONYX_RETURN_IF_ERROR(CheckSameType(ctx, 0, 2));
+  ONYX_RETURN_IF_ERROR(CheckInputType(ctx, 3, {DType::kInt64}));
+  std::vector<Shape> shapes;
+  std::vector<const Shape*> ptrs;
+  if (StaticShapes(ctx, &shapes, &ptrs))
+    ONYX_RETURN_IF_ERROR(PlanRotary(ctx.node(), ptrs).status());
+  return InferSameAsInput0(ctx);
+}
+
+Status RotaryEmbeddingKernel(KernelContext& ctx) {
+  const NodeView& node = ctx.node();
+  const Tensor& x = ctx.input(0);
+  ONYX_RETURN_IF_ERROR(CheckDType(node, 0, x.dtype(), kHalfOrFloat));
+  for (int i : {1, 2}) {
+    if (ctx.input(i).dtype() != x.dtype())
+      return node.Fail(Describe(node, i), " must have the type of input 0");
+  }
+  ONYX_ASSIGN_OR_RETURN(const reference::RotaryParams p, PlanRotary(node, RuntimeShapes(ctx)));
+  const Tensor* pos = OptionalInput(ctx, 3);
+  const int64_t* ids = nullptr;
+  if (pos) {
+    if (pos->dtype() != DType::kInt64)
+      return node.Fail(Describe(node, 3), " has type ", DTypeName(pos->dtype()),
+                       "; expected int64");
+    ids = pos->data<int64_t>();
+    const int64_t max_pos = ctx.input(1).dim(0);
+    for (int64_t i = 0; i < pos->numel(); ++i) {
+      if (ids[i] < 0 || ids[i] >= max_pos) {
+        return node.Fail(Describe(node, 3), " holds position ", ids[i], ", outside [0, ", max_pos,
+                         ") (the rows of the cos/sin caches)");
+      }
+    }
+  }
+  Tensor y = ctx.Output(0, x.dtype(), x.shape());
+  reference::RotaryEmbedding(p, x, ctx.input(1), ctx.input(2), ids, &y);
+  return Status::Ok();
+}
+
+// ---- TensorScatter (opset 24) ----
+// Inputs: past_cache, update, write_indices (optional).
+
+StatusOr<int64_t> PlanTensorScatter(const NodeView& node, const Shape& past, const Shape& update,
+                                    const Shape* indices) {
+  const int64_t rank = static_cast<int64_t>(past.size());
+  ONYX_ASSIGN_OR_RETURN(const int64_t axis,
+                        NormalizeAxis(node, node.attr_int("axis", -2), rank, "attribute 'axis'"));
+  if (axis == 0) return node.Invalid("attribute 'axis' must not be the batch axis 0");
+  bool ok = update.size() == past.size();
+  for (int64_t d = 0; ok && d < rank; ++d)
+    ok = d == axis ? update[d] <= past[d] : update[d] == past[d];
+  if (!ok) {
+    return node.Invalid(Describe(node, 1), " has shape ", ShapeToString(update),
+                        "; expected the shape of ", Describe(node, 0), " ", ShapeToString(past),
+                        " except for a dim ", axis, " of at most ", past[axis]);
+  }
+  if (indices && *indices != Shape{past[0]}) {
+    return node.Invalid(Describe(node, 2), " has shape ", ShapeToString(*indices), "; expected [",
+                        past[0], "]");
+  }
+  return axis;
+}
+
+StatusOr<bool> ScatterIsCircular(const NodeView& node) {
+  const std::string mode = node.attr_string("mode", "linear");
+  if (mode != "linear" && mode != "circular")
+    return node.Invalid("attribute 'mode' must be 'linear' or 'circular', got '", mode, "'");
+  return mode == "circular";
+}
+
+Status InferTensorScatter(InferContext& ctx) {
+  ONYX_RETURN_IF_ERROR(ScatterIsCircular(ctx.node()).status());
+  ONYX_RETURN_IF_ERROR(CheckSameType(ctx, 0, 1));
+  ONYX_RETURN_IF_ERROR(CheckInputType(ctx, 2, {DType::kInt64}));
+  std::vector<Shape> shapes;
+  std::vector<const Shape*> ptrs;
+  if (StaticShapes(ctx, &shapes, &ptrs)) {
+    ONYX_RETURN_IF_ERROR(
+        PlanTensorScatter(ctx.node(), shapes[0], shapes[1], ptrs.size() > 2 ? ptrs[2] : nullptr)
+            .status());
+  }
+  return InferSameAsInput0(ctx);
+}
+
+Status TensorScatterKernel(KernelContext& ctx) {
+  const NodeView& node = ctx.node();
+  const Tensor& past = ctx.input(0);
+  const Tensor& update = ctx.input(1);
+  const Tensor* indices = OptionalInput(ctx, 2);
+  if (update.dtype() != past.dtype())
+    return node.Fail(Describe(node, 1), " must have the type of input 0");
+  ONYX_ASSIGN_OR_RETURN(const bool circular, ScatterIsCircular(node));
+  ONYX_ASSIGN_OR_RETURN(
+      const int64_t axis,
+      PlanTensorScatter(node, past.shape(), update.shape(), indices ? &indices->shape() : nullptr));
+  const int64_t* w = nullptr;
+  if (indices) {
+    if (indices->dtype() != DType::kInt64)
+      return node.Fail(Describe(node, 2), " has type ", DTypeName(indices->dtype()),
+                       "; expected int64");
+    w = indices->data<int64_t>();
+    // Linear mode writes [w, w + len) and must stay inside the cache.
+    for (int64_t b = 0; !circular && b < indices->numel(); ++b) {
+      if (w[b] < 0 || w[b] + update.dim(axis) > past.dim(axis)) {
+        return node.Fail(Describe(node, 2), " [", b, "] = ", w[b], " writes ", update.dim(axis),
+                         " entries past the end of axis ", axis, " (size ", past.dim(axis),
+                         ") in linear mode");
+      }
+    }
+  }
+  Tensor present = ctx.Output(0, past.dtype(), past.shape());
+  reference::TensorScatter(past, update, w, axis, circular, &present);
+  return Status::Ok();
+}
+
+// ---- BitCast (opset 26) ----
+
+StatusOr<DType> BitCastTarget(const NodeView& node, DType from) {
+  ONYX_ASSIGN_OR_RETURN(const int64_t to, node.RequiredInt("to"));
+  if (!IsKnownDType(static_cast<int32_t>(to)) || to == 0)
+    return node.Invalid("attribute 'to' = ", to, " is not a data type");
+  const DType t = static_cast<DType>(to);
+  if (t == DType::kString) return node.Invalid("attribute 'to' must not be string");
+  if (from == DType::kString)
+    return node.NotSupported(Describe(node, 0),
+                             " is a string tensor; BitCast needs fixed-width data");
+  if (from != DType::kUndefined && reference::BitWidth(from) != reference::BitWidth(t)) {
+    return node.Invalid(Describe(node, 0), " has type ", DTypeName(from), " (",
+                        reference::BitWidth(from), " bits) but attribute 'to' is ", DTypeName(t),
+                        " (", reference::BitWidth(t), " bits); the widths must match");
+  }
+  return t;
+}
+
+Status InferBitCast(InferContext& ctx) {
+  const TypeInfo& x = ctx.input_type(0);
+  ONYX_ASSIGN_OR_RETURN(const DType to,
+                        BitCastTarget(ctx.node(), x.is_tensor() ? x.elem : DType::kUndefined));
+  TypeInfo y = x;
+  y.kind = TypeInfo::Kind::kTensor;
+  y.elem = to;
+  ctx.SetOutputType(0, y);
+  return Status::Ok();
+}
+
+Status BitCastKernel(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  ONYX_ASSIGN_OR_RETURN(const DType to, BitCastTarget(ctx.node(), x.dtype()));
+  Tensor y = ctx.Output(0, to, x.shape());
+  reference::BitCast(x, &y);
+  return Status::Ok();
+}
+
+// ---- CausalConvWithState (opset 27) ----
+// Inputs: input [B, C, L], weight [C, 1, K], bias [C], past_state [B, C, K-1].
+// Outputs: output [B, C, L], present_state [B, C, K-1].
+
+Status PlanCausalConv(const NodeView& node, const std::vector<const Shape*>& in) {
+  const Shape& x = *in[0];
+  const Shape& w = *in[1];
+  if (x.size() != 3)
+    return node.Invalid(Describe(node, 0), " has shape ", ShapeToString(x), "; expected [B, C, L]");
+  if (w.size() != 3 || w[0] != x[1] || w[1] != 1 || w[2] < 1) {
+    return node.Invalid(Describe(node, 1), " has shape ", ShapeToString(w), "; expected [", x[1],
+                        ", 1, K] with K >= 1");
+  }
+  if (in.size() > 2 && in[2] && *in[2] != Shape{x[1]})
+    return node.Invalid(Describe(node, 2), " has shape ", ShapeToString(*in[2]), "; expected [",
+                        x[1], "]");
+  if (in.size() > 3 && in[3] && *in[3] != Shape{x[0], x[1], w[2] - 1}) {
+    return node.Invalid(Describe(node, 3), " has shape ", ShapeToString(*in[3]), "; expected [",
+                        x[0], ",", x[1], ",", w[2] - 1, "]");
+  }
+  return Status::Ok();
+}
+
+StatusOr<bool> CausalConvSilu(const NodeView& node) {
+  const std::string act = node.attr_string("activation", "none");
+  if (act != "none" && act != "silu" && act != "swish")
+    return node.Invalid("attribute 'activation' must be 'none', 'silu' or 'swish', got '", act,
+                        "'");
+  return act != "none";
+}
+
+Status InferCausalConv(InferContext& ctx) {
+  ONYX_RETURN_IF_ERROR(CausalConvSilu(ctx.node()).status());
+  for (int i = 0; i < 4; ++i) ONYX_RETURN_IF_ERROR(CheckInputType(ctx, i, kHalfOrFloat));
+  for (int i = 1; i < 4; ++i) ONYX_RETURN_IF_ERROR(CheckSameType(ctx, 0, i));
+  const DType t = InputElem(ctx, 0);
+  std::vector<Shape> shapes;
+  std::vector<const Shape*> ptrs;
+  if (StaticShapes(ctx, &shapes, &ptrs)) {
+    ONYX_RETURN_IF_ERROR(PlanCausalConv(ctx.node(), ptrs));
+    const Shape& x = shapes[0];
+    ctx.SetOutputType(0, TensorType(t, x));
+    if (ctx.num_outputs() > 1) ctx.SetOutputType(1, TensorType(t, {x[0], x[1], shapes[1][2] - 1}));
+    return Status::Ok();
+  }
+  ONYX_RETURN_IF_ERROR(InferSameAsInput0(ctx));
+  if (ctx.num_outputs() > 1) {
+    TypeInfo state = TypeInfo::Tensor(t);
+    const TypeInfo& x = ctx.input_type(0);
+    const TypeInfo& w = ctx.input_type(1);
+    if (x.has_shape && x.rank() == 3) {
+      state.has_shape = true;
+      state.dims = {x.dims[0], x.dims[1], Dim()};
+      if (w.has_shape && w.rank() == 3 && w.dims[2].known())
+        state.dims[2] = Dim::Known(w.dims[2].value - 1);
+    }
+    ctx.SetOutputType(1, state);
+  }
+  return Status::Ok();
+}
+
+Status CausalConvKernel(KernelContext& ctx) {
+  const NodeView& node = ctx.node();
+  const Tensor& x = ctx.input(0);
+  ONYX_RETURN_IF_ERROR(CheckDType(node, 0, x.dtype(), kHalfOrFloat));
+  for (int i = 1; i < ctx.num_inputs(); ++i) {
+    if (ctx.has_input(i) && ctx.input(i).dtype() != x.dtype())
+      return node.Fail(Describe(node, i), " must have the type of input 0");
+  }
+  ONYX_ASSIGN_OR_RETURN(const bool silu, CausalConvSilu(node));
+  ONYX_RETURN_IF_ERROR(PlanCausalConv(node, RuntimeShapes(ctx)));
+  const Tensor& w = ctx.input(1);
+  Tensor y = ctx.Output(0, x.dtype(), x.shape());
+  const Shape state_shape = {x.dim(0), x.dim(1), w.dim(2) - 1};
+  Tensor state = ctx.num_outputs() > 1 && ctx.has_output(1)
+                     ? ctx.Output(1, x.dtype(), state_shape)
+                     : Tensor::Allocate(x.dtype(), state_shape);
+  reference::CausalConvWithState(x, w, OptionalInput(ctx, 2), OptionalInput(ctx, 3), silu, &y,
+                                 &state);
+  return Status::Ok();
+}
+
+// ---- LinearAttention (opset 27) ----
+// Inputs: query, key, value, past_state, decay, beta. Outputs: output, present_state.
+
+StatusOr<reference::LinearAttentionParams> PlanLinearAttention(
+    const NodeView& node, const std::vector<const Shape*>& in) {
+  const auto input = [&](int i) { return i < static_cast<int>(in.size()) ? in[i] : nullptr; };
+  reference::LinearAttentionParams p;
+  const std::string rule = node.attr_string("update_rule", "gated_delta");
+  if (rule != "linear" && rule != "gated" && rule != "delta" && rule != "gated_delta") {
+    return node.Invalid(
+        "attribute 'update_rule' must be linear, gated, delta or gated_delta, "
+        "got '",
+        rule, "'");
+  }
+  p.gated = rule == "gated" || rule == "gated_delta";
+  p.delta = rule == "delta" || rule == "gated_delta";
+  ONYX_ASSIGN_OR_RETURN(p.q_heads, node.RequiredInt("q_num_heads"));
+  ONYX_ASSIGN_OR_RETURN(p.kv_heads, node.RequiredInt("kv_num_heads"));
+  if (p.q_heads <= 0 || p.kv_heads <= 0 || p.q_heads % p.kv_heads != 0) {
+    return node.Invalid("attribute 'q_num_heads' (", p.q_heads,
+                        ") must be a positive multiple of 'kv_num_heads' (", p.kv_heads, ")");
+  }
+  const Shape* q = input(0);
+  const Shape* k = input(1);
+  const Shape* v = input(2);
+  if (!q || !k || !v) return node.Invalid("inputs query, key and value are required");
+  if (q->size() != 3 || k->size() != 3 || v->size() != 3) {
+    return node.Invalid("query ", ShapeToString(*q), ", key ", ShapeToString(*k), " and value ",
+                        ShapeToString(*v), " must be [B, T, H*D]");
+  }
+  p.batch = (*q)[0];
+  p.seq_len = (*q)[1];
+  if ((*q)[2] % p.q_heads != 0 || (*v)[2] % p.kv_heads != 0)
+    return node.Invalid("query ", ShapeToString(*q), " / value ", ShapeToString(*v),
+                        " hidden sizes are not divisible by the head counts");
+  p.key_size = (*q)[2] / p.q_heads;
+  p.value_size = (*v)[2] / p.kv_heads;
+  const Shape want_k = {p.batch, p.seq_len, p.kv_heads * p.key_size};
+  if (*k != want_k || (*v)[0] != p.batch || (*v)[1] != p.seq_len) {
+    return node.Invalid("key ", ShapeToString(*k), " / value ", ShapeToString(*v),
+                        " disagree with query ", ShapeToString(*q), ": expected key ",
+                        ShapeToString(want_k));
+  }
+  const Shape* past = input(3);
+  if (past && *past != Shape{p.batch, p.kv_heads, p.key_size, p.value_size}) {
+    return node.Invalid(Describe(node, 3), " has shape ", ShapeToString(*past), "; expected [",
+                        p.batch, ",", p.kv_heads, ",", p.key_size, ",", p.value_size, "]");
+  }
+  const Shape* decay = input(4);
+  if (p.gated != (decay != nullptr)) {
+    return node.Invalid("update_rule '", rule, "' ", p.gated ? "requires" : "forbids",
+                        " input 4 (decay)");
+  }
+  if (decay) {
+    const bool per_head = *decay == Shape{p.batch, p.seq_len, p.kv_heads};
+    if (!per_head && *decay != Shape{p.batch, p.seq_len, p.kv_heads * p.key_size}) {
+      return node.Invalid(Describe(node, 4), " has shape ", ShapeToString(*decay),
+                          "; expected [B, T, kv_heads] or [B, T, kv_heads * d_k]");
+    }
+    p.per_head_decay = per_head;
+  }
+  const Shape* beta = input(5);
+  if (p.delta != (beta != nullptr)) {
+    return node.Invalid("update_rule '", rule, "' ", p.delta ? "requires" : "forbids",
+                        " input 5 (beta)");
+  }
+  if (beta) {
+    const bool per_head = *beta == Shape{p.batch, p.seq_len, p.kv_heads};
+    if (!per_head && *beta != Shape{p.batch, p.seq_len, 1}) {
+      return node.Invalid(Describe(node, 5), " has shape ", ShapeToString(*beta),
+                          "; expected [B, T, kv_heads] or [B, T, 1]");
+    }
+    p.per_head_beta = per_head;
+  }
+  const double scale = node.attr_float("scale", 0.0f);
+  p.scale = scale != 0 ? scale : 1.0 / std::sqrt(static_cast<double>(p.key_size));
+  return p;
+}
+
+Status InferLinearAttention(InferContext& ctx) {
+  for (int i = 0; i < 6; ++i) ONYX_RETURN_IF_ERROR(CheckInputType(ctx, i, kHalfOrFloat));
+  for (int i : {1, 2, 4, 5}) ONYX_RETURN_IF_ERROR(CheckSameType(ctx, 0, i));
+  const DType t = InputElem(ctx, 0);
+  // present_state takes past_state's type, or query's when there is no past state.
+  const DType s = ctx.has_input(3) ? InputElem(ctx, 3) : t;
+  std::vector<Shape> shapes;
+  std::vector<const Shape*> ptrs;
+  if (StaticShapes(ctx, &shapes, &ptrs)) {
+    ONYX_ASSIGN_OR_RETURN(const auto p, PlanLinearAttention(ctx.node(), ptrs));
+    ctx.SetOutputType(0, TensorType(t, {p.batch, p.seq_len, p.q_heads * p.value_size}));
+    if (ctx.num_outputs() > 1)
+      ctx.SetOutputType(1, TensorType(s, {p.batch, p.kv_heads, p.key_size, p.value_size}));
+    return Status::Ok();
+  }
+  TypeInfo out = TypeInfo::Tensor(t);
+  const TypeInfo& q = ctx.input_type(0);
+  if (q.has_shape && q.rank() == 3) {
+    out.has_shape = true;
+    out.dims = {q.dims[0], q.dims[1], Dim()};
+  }
+  ctx.SetOutputType(0, out);
+  if (ctx.num_outputs() > 1) ctx.SetOutputType(1, TypeInfo::Tensor(s));
+  return Status::Ok();
+}
+
+Status LinearAttentionKernel(KernelContext& ctx) {
+  const NodeView& node = ctx.node();
+  const Tensor& q = ctx.input(0);
+  ONYX_RETURN_IF_ERROR(CheckDType(node, 0, q.dtype(), kHalfOrFloat));
+  for (int i : {1, 2, 4, 5}) {
+    const Tensor* t = OptionalInput(ctx, i);
+    if (t && t->dtype() != q.dtype())
+      return node.Fail(Describe(node, i), " must have the type of input 0");
+  }
+  const Tensor* past = OptionalInput(ctx, 3);
+  if (past) ONYX_RETURN_IF_ERROR(CheckDType(node, 3, past->dtype(), kHalfOrFloat));
+  ONYX_ASSIGN_OR_RETURN(const auto p, PlanLinearAttention(node, RuntimeShapes(ctx)));
+  Tensor out = ctx.Output(0, q.dtype(), {p.batch, p.seq_len, p.q_heads * p.value_size});
+  const Shape state_shape = {p.batch, p.kv_heads, p.key_size, p.value_size};
+  const DType s = past ? past->dtype() : q.dtype();
+  Tensor state = ctx.num_outputs() > 1 && ctx.has_output(1) ? ctx.Output(1, s, state_shape)
+                                                            : Tensor::Allocate(s, state_shape);
+  reference::LinearAttention(p, q, ctx.input(1), ctx.input(2), past, OptionalInput(ctx, 4),
+                             OptionalInput(ctx, 5), &out, &state);
+  return Status::Ok();
+}
+
+// ---- FlexAttention (ai.onnx.preview 1) ----
+// Inputs Q [B, Hq, L, E], K [B, Hkv, S, E], V [B, Hkv, S, Ev]; output Y [B, Hq, L, Ev]. The
+// optional score_mod / prob_mod graphs rewrite the scores before and the probabilities after the
+// softmax.
+
+StatusOr<reference::FlexAttentionParams> PlanFlexAttention(const NodeView& node,
+                                                           const std::vector<const Shape*>& in,
+                                                           DType q_type) {
+  const Shape& q = *in[0];
+  const Shape& k = *in[1];
+  const Shape& v = *in[2];
+  if (q.size() != 4 || k.size() != 4 || v.size() != 4) {
+    return node.Invalid("inputs Q ", ShapeToString(q), ", K ", ShapeToString(k), " and V ",
+                        ShapeToString(v), " must be 4-D");
+  }
+  reference::FlexAttentionParams p;
+  p.batch = q[0];
+  p.q_heads = q[1];
+  p.q_len = q[2];
+  p.head_size = q[3];
+  p.kv_heads = k[1];
+  p.kv_len = k[2];
+  p.v_head_size = v[3];
+  if (k[0] != p.batch || v[0] != p.batch || v[1] != p.kv_heads || v[2] != p.kv_len ||
+      k[3] != p.head_size) {
+    return node.Invalid("inputs Q ", ShapeToString(q), ", K ", ShapeToString(k), " and V ",
+                        ShapeToString(v), " disagree: expected K [B, Hkv, S, ", p.head_size,
+                        "] and V [B, Hkv, S, Ev]");
+  }
+  if (p.kv_heads <= 0 || p.q_heads % p.kv_heads != 0) {
+    return node.Invalid("the number of query heads (", p.q_heads,
+                        ") must be a multiple of the number of key/value heads (", p.kv_heads, ")");
+  }
+  p.scale = node.has_attr("scale") ? static_cast<double>(node.attr_float("scale", 1.0f))
+                                   : 1.0 / std::sqrt(static_cast<double>(p.head_size));
+  // Softmax runs in float32 unless the inputs are double or softmax_precision says otherwise.
+  p.compute = q_type == DType::kDouble ? DType::kDouble : DType::kFloat;
+  if (node.has_attr("softmax_precision")) {
+    const DType t = static_cast<DType>(node.attr_int("softmax_precision", 0));
+    if (!Contains(kFloatTypes, t)) {
+      return node.Invalid(
+          "attribute 'softmax_precision' must be float, float16, bfloat16 or "
+          "double, got ",
+          node.attr_int("softmax_precision", 0));
+    }
+    p.compute = t;
+  }
+  return p;
+}
+
+Status InferFlexAttention(InferContext& ctx) {
+  const NodeView& node = ctx.node();
+  for (int i = 0; i < 3; ++i) ONYX_RETURN_IF_ERROR(CheckInputType(ctx, i, kFloatTypes));
+  ONYX_RETURN_IF_ERROR(CheckSameType(ctx, 0, 1));
+  ONYX_RETURN_IF_ERROR(CheckSameType(ctx, 0, 2));
+  const DType t = InputElem(ctx, 0);
+  std::vector<Shape> shapes;
+  std::vector<const Shape*> ptrs;
+  if (StaticShapes(ctx, &shapes, &ptrs) && t != DType::kUndefined) {
+    ONYX_ASSIGN_OR_RETURN(const auto p, PlanFlexAttention(node, ptrs, t));
+    const Shape scores = {p.batch, p.q_heads, p.q_len, p.kv_len};
+    for (const char* attr : {"score_mod", "prob_mod"}) {
+      if (!node.attr_graph(attr)) continue;
+      ONYX_ASSIGN_OR_RETURN(const std::vector<TypeInfo> outs,
+                            ctx.InferSubgraph(attr, {TensorType(p.compute, scores)}));
+      if (outs.size() != 1) {
+        return node.Invalid("attribute '", attr, "' must have exactly one output, has ",
+                            outs.size());
+      }
+    }
+    ctx.SetOutputType(0, TensorType(t, {p.batch, p.q_heads, p.q_len, p.v_head_size}));
+    return Status::Ok();
+  }
+  TypeInfo y = TypeInfo::Tensor(t);
+  const TypeInfo& q = ctx.input_type(0);
+  if (q.has_shape && q.rank() == 4) {
+    y.has_shape = true;
+    y.dims = {q.dims[0], q.dims[1], q.dims[2], Dim()};
+  }
+  ctx.SetOutputType(0, y);
+  return Status::Ok();
+}
+
+// Runs the modifier graph `attr` on `x` and returns its output, which must keep x's shape and
+// element type.
+StatusOr<Tensor> RunModifier(KernelContext& ctx, const char* attr, const Tensor& x) {
+  const NodeView& node = ctx.node();
+  ONYX_ASSIGN_OR_RETURN(const std::vector<Value> outs, ctx.RunSubgraph(attr, {Value(x)}));
+  if (outs.size() != 1 || !outs[0].is_tensor())
+    return node.Fail("attribute '", attr, "' must produce exactly one tensor");
+  const Tensor& out = outs[0].tensor();
+  if (out.shape() != x.shape() || out.dtype() != x.dtype()) {
+    return node.Fail("attribute '", attr, "' produced ", DTypeName(out.dtype()),
+                     ShapeToString(out.shape()), "; expected ", DTypeName(x.dtype()),
+                     ShapeToString(x.shape()));
+  }
+  return out;
+}
+
+Status FlexAttentionKernel(KernelContext& ctx) {
+  const NodeView& node = ctx.node();
+  const Tensor& q = ctx.input(0);
+  const Tensor& k = ctx.input(1);
+  const Tensor& v = ctx.input(2);
+  ONYX_RETURN_IF_ERROR(CheckDType(node, 0, q.dtype(), kFloatTypes));
+  if (k.dtype() != q.dtype() || v.dtype() != q.dtype())
+    return node.Fail("inputs Q, K and V must share one type");
+  ONYX_ASSIGN_OR_RETURN(const auto p, PlanFlexAttention(node, RuntimeShapes(ctx), q.dtype()));
+  const Shape scores_shape = {p.batch, p.q_heads, p.q_len, p.kv_len};
+  Tensor scores = Tensor::Allocate(p.compute, scores_shape);
+  reference::FlexAttentionScores(p, q, k, &scores);
+  if (node.attr_graph("score_mod")) {
+    ONYX_ASSIGN_OR_RETURN(scores, RunModifier(ctx, "score_mod", scores));
+    scores = scores.Clone();  // the softmax below works in place
+  }
+  reference::SoftmaxRows(&scores, p.batch * p.q_heads * p.q_len, p.kv_len);
+  if (node.attr_graph("prob_mod")) {
+    ONYX_ASSIGN_OR_RETURN(scores, RunModifier(ctx, "prob_mod", scores));
+  }
+  Tensor y = ctx.Output(0, q.dtype(), {p.batch, p.q_heads, p.q_len, p.v_head_size});
+  reference::FlexAttentionOutput(p, scores, v, &y);
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterAttention(OpRegistry& r) {
+  // Opset 24 added input 6 (nonpad_kv_seqlen) and lets attn_mask combine with is_causal.
+  r.Add("", "Attention", 23, 23, InferAttention, AttentionKernel);
+  r.Add("", "Attention", 24, kLatestOpset, InferAttention, AttentionKernel);
+  r.Add("", "RotaryEmbedding", 23, kLatestOpset, InferRotaryEmbedding, RotaryEmbeddingKernel);
+  r.Add("", "TensorScatter", 24, kLatestOpset, InferTensorScatter, TensorScatterKernel);
+  r.Add("", "BitCast", 26, kLatestOpset, InferBitCast, BitCastKernel);
+  r.Add("", "CausalConvWithState", 27, kLatestOpset, InferCausalConv, CausalConvKernel);
+  r.Add("", "LinearAttention", 27, kLatestOpset, InferLinearAttention, LinearAttentionKernel);
+  r.Add("ai.onnx.preview", "FlexAttention", 1, kLatestOpset, InferFlexAttention,
+        FlexAttentionKernel);
+}
+
+}  // namespace onyx::kernels

@@ -1,0 +1,272 @@
+// Elementwise family: unary math, binary arithmetic with broadcasting, comparison, logic, bitwise, Where, Clip, Cast/CastLike, Sum/Mean/Max/Min.
+#include <cctype>
+#include <initializer_list>
+#include <string>
+
+#include "kernels/op_helpers.h"
+#include "kernels/op_registry.h"
+#include "kernels/reference/elementwise.h"
+
+namespace onyx::kernels {
+namespace {
+
+// ---- type sets as bit masks over DType ----
+constexpr uint32_t Bit(DType t) { return uint32_t{1} << static_cast<int>(t); }
+constexpr uint32_t kFloats =
+    Bit(DType::kFloat) | Bit(DType::kDouble) | Bit(DType::kFloat16) | Bit(DType::kBFloat16);
+constexpr uint32_t kUnsigned =
+    Bit(DType::kUInt8) | Bit(DType::kUInt16) | Bit(DType::kUInt32) | Bit(DType::kUInt64);
+constexpr uint32_t kSigned =
+    Bit(DType::kInt8) | Bit(DType::kInt16) | Bit(DType::kInt32) | Bit(DType::kInt64);
+constexpr uint32_t kInts = kSigned | kUnsigned;
+constexpr uint32_t kNumeric = kFloats | kInts;
+constexpr uint32_t kBool = Bit(DType::kBool);
+constexpr uint32_t kString = Bit(DType::kString);
+// Cast handles every type onyx stores except complex.
+constexpr uint32_t kCastable =
+    kNumeric | kBool | kString | Bit(DType::kFloat8E4M3FN) | Bit(DType::kFloat8E4M3FNUZ) |
+    Bit(DType::kFloat8E5M2) | Bit(DType::kFloat8E5M2FNUZ) | Bit(DType::kFloat8E8M0) |
+    Bit(DType::kFloat4E2M1) | Bit(DType::kInt4) | Bit(DType::kUInt4) | Bit(DType::kInt2) |
+    Bit(DType::kUInt2);
+
+const std::string& InputName(InferContext& ctx, int i) { return ctx.node().node().inputs[i]; }
+
+// kUnsupported naming the input when its (known) element type is outside `allowed`.
+Status CheckType(InferContext& ctx, int i, uint32_t allowed) {
+  if (!ctx.has_input(i)) return Status::Ok();
+  const TypeInfo& t = ctx.input_type(i);
+  if (!t.is_tensor() || t.elem == DType::kUndefined) return Status::Ok();  // checked at run time
+  if (static_cast<int>(t.elem) <= kMaxDType && (allowed & Bit(t.elem))) return Status::Ok();
+  return ctx.node().NotSupported("input ", i, " '", InputName(ctx, i), "' has type ",
+                                 DTypeName(t.elem), ", which ", ctx.node().op_type(),
+                                 " does not support");
+}
+
+// kInvalidModel when inputs i and j both have known, different element types.
+Status CheckSameType(InferContext& ctx, int i, int j) {
+  if (!ctx.has_input(i) || !ctx.has_input(j)) return Status::Ok();
+  const TypeInfo& a = ctx.input_type(i);
+  const TypeInfo& b = ctx.input_type(j);
+  if (!a.is_tensor() || !b.is_tensor() || a.elem == DType::kUndefined ||
+      b.elem == DType::kUndefined || a.elem == b.elem)
+    return Status::Ok();
+  return ctx.node().Invalid("input ", j, " '", InputName(ctx, j), "' has type ",
+                            DTypeName(b.elem), "; expected ", DTypeName(a.elem),
+                            " to match input ", i, " '", InputName(ctx, i), "'");
+}
+
+// Input 0's type and shape with element type `elem` (kUndefined: keep input 0's).
+void SetLikeInput0(InferContext& ctx, DType elem) {
+  if (!ctx.has_output(0) || !ctx.has_input(0)) return;
+  TypeInfo t = ctx.input_type(0);
+  if (elem != DType::kUndefined) {
+    if (t.kind == TypeInfo::Kind::kUnknown) t.kind = TypeInfo::Kind::kTensor;
+    t.elem = elem;
+  }
+  ctx.SetOutputType(0, t);
+}
+
+template <uint32_t kAllowed>
+Status InferUnary(InferContext& ctx) {
+  ONYX_RETURN_IF_ERROR(CheckType(ctx, 0, kAllowed));
+  SetLikeInput0(ctx, DType::kUndefined);
+  return Status::Ok();
+}
+
+template <uint32_t kAllowed>
+Status InferPredicate(InferContext& ctx) {
+  ONYX_RETURN_IF_ERROR(CheckType(ctx, 0, kAllowed));
+  SetLikeInput0(ctx, DType::kBool);
+  return Status::Ok();
+}
+
+// Two inputs of one type from kAllowed; bool output when kBoolOut. Before opset 7 the legacy
+// broadcast makes the output take input 0's shape.
+template <uint32_t kAllowed, bool kBoolOut>
+Status InferBinary(InferContext& ctx) {
+  ONYX_RETURN_IF_ERROR(CheckType(ctx, 0, kAllowed));
+  ONYX_RETURN_IF_ERROR(CheckType(ctx, 1, kAllowed));
+  ONYX_RETURN_IF_ERROR(CheckSameType(ctx, 0, 1));
+  if (ctx.node().opset() < 7) {
+    SetLikeInput0(ctx, kBoolOut ? DType::kBool : DType::kUndefined);
+    return Status::Ok();
+  }
+  return InferBroadcast(ctx, {0, 1}, kBoolOut ? DType::kBool : ctx.input_type(0).elem);
+}
+
+Status InferPow(InferContext& ctx) {
+  ONYX_RETURN_IF_ERROR(CheckType(ctx, 0, kNumeric));
+  ONYX_RETURN_IF_ERROR(CheckType(ctx, 1, kNumeric));
+  if (ctx.node().opset() < 12) ONYX_RETURN_IF_ERROR(CheckSameType(ctx, 0, 1));
+  if (ctx.node().opset() < 7) {
+    SetLikeInput0(ctx, DType::kUndefined);
+    return Status::Ok();
+  }
+  return InferBroadcast(ctx, {0, 1}, ctx.input_type(0).elem);
+}
+
+// Sum/Mean/Max/Min: every input of input 0's type, broadcast together.
+template <uint32_t kAllowed>
+Status InferVariadic(InferContext& ctx) {
+  if (ctx.num_inputs() < 1) return ctx.node().Invalid("expected at least one input");
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) return ctx.node().Invalid("input ", i, " is missing");
+    ONYX_RETURN_IF_ERROR(CheckType(ctx, i, kAllowed));
+    ONYX_RETURN_IF_ERROR(CheckSameType(ctx, 0, i));
+  }
+  return InferBroadcastAll(ctx);
+}
+
+Status InferWhere(InferContext& ctx) {
+  for (int i = 0; i < 3; ++i)
+    if (!ctx.has_input(i)) return ctx.node().Invalid("input ", i, " is missing");
+  ONYX_RETURN_IF_ERROR(CheckType(ctx, 0, kBool));
+  ONYX_RETURN_IF_ERROR(CheckType(ctx, 1, kCastable));
+  ONYX_RETURN_IF_ERROR(CheckSameType(ctx, 1, 2));
+  return InferBroadcast(ctx, {0, 1, 2}, ctx.input_type(1).elem);
+}
+
+Status InferClip(InferContext& ctx) {
+  ONYX_RETURN_IF_ERROR(CheckType(ctx, 0, kNumeric));
+  for (int i = 1; i <= 2 && i < ctx.num_inputs(); ++i) {
+    ONYX_RETURN_IF_ERROR(CheckSameType(ctx, 0, i));
+    if (!ctx.has_input(i)) continue;
+    const TypeInfo& t = ctx.input_type(i);
+    const bool scalar = t.has_shape && (t.dims.empty() || (t.dims.size() == 1 && t.dims[0].known() &&
+                                                           t.dims[0].value == 1));
+    if (t.has_shape && !scalar)
+      return ctx.node().Invalid("input ", i, " '", InputName(ctx, i), "' has type ",
+                                t.ToString(), "; expected a scalar");
+  }
+  SetLikeInput0(ctx, DType::kUndefined);
+  return Status::Ok();
+}
+
+// Cast's target type: the int attribute `to`, or (opset < 6) its upper-case name as a string.
+StatusOr<DType> CastTarget(const NodeView& node) {
+  const ir::Attribute* a = node.node().attr("to");
+  if (!a) return node.Invalid("attribute 'to' is missing");
+  DType to = DType::kUndefined;
+  if (a->type == ir::AttrType::kString) {
+    std::string lower;
+    for (char c : a->s) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    to = DTypeFromName(lower);
+  } else if (IsKnownDType(static_cast<int32_t>(a->i))) {
+    to = static_cast<DType>(a->i);
+  }
+  if (to == DType::kUndefined || !(kCastable & Bit(to)))
+    return node.NotSupported("attribute 'to' names type ",
+                             a->type == ir::AttrType::kString ? a->s : std::to_string(a->i),
+                             ", which Cast does not support");
+  return to;
+}
+
+Status InferCast(InferContext& ctx) {
+  ONYX_RETURN_IF_ERROR(CheckType(ctx, 0, kCastable));
+  ONYX_ASSIGN_OR_RETURN(DType to, CastTarget(ctx.node()));
+  SetLikeInput0(ctx, to);
+  return Status::Ok();
+}
+
+Status InferCastLike(InferContext& ctx) {
+  ONYX_RETURN_IF_ERROR(CheckType(ctx, 0, kCastable));
+  ONYX_RETURN_IF_ERROR(CheckType(ctx, 1, kCastable));
+  if (!ctx.has_input(1)) return ctx.node().Invalid("input 1 'target_type' is missing");
+  const TypeInfo& target = ctx.input_type(1);
+  if (target.is_tensor() && target.elem != DType::kUndefined) {
+    SetLikeInput0(ctx, target.elem);
+  } else if (ctx.has_output(0)) {
+    ctx.SetOutputType(0, TypeInfo());  // unknown until run time
+  }
+  return Status::Ok();
+}
+
+Status InferBitShift(InferContext& ctx) {
+  const std::string dir = ctx.node().attr_string("direction", "");
+  if (dir != "LEFT" && dir != "RIGHT")
+    return ctx.node().Invalid("attribute direction is '", dir, "'; expected LEFT or RIGHT");
+  return InferBinary<kUnsigned, false>(ctx);
+}
+
+Status InferIsInf(InferContext& ctx) { return InferPredicate<kFloats>(ctx); }
+
+// Registers one definition per semantic range: `sinces` are the opsets where the behaviour
+// changed (the kernel branches on the node's opset inside a range-specific reading of attrs).
+void AddRanges(OpRegistry& r, const char* op, std::initializer_list<int64_t> sinces, InferFn infer,
+               KernelFn fn) {
+  const int64_t* s = sinces.begin();
+  for (size_t i = 0; i < sinces.size(); ++i) {
+    const int64_t until = i + 1 < sinces.size() ? s[i + 1] - 1 : kLatestOpset;
+    r.Add("", op, s[i], until, infer, fn);
+  }
+}
+
+}  // namespace
+
+void RegisterElementwise(OpRegistry& r) {
+  // Hot in light models first.
+  AddRanges(r, "Add", {1, 7}, InferBinary<kNumeric, false>, ref::AddRef);
+  AddRanges(r, "Mul", {1, 7}, InferBinary<kNumeric, false>, ref::MulRef);
+  AddRanges(r, "Sum", {1, 8}, InferVariadic<kNumeric>, ref::SumRef);
+  AddRanges(r, "Clip", {1, 11}, InferClip, ref::ClipRef);
+
+  // Arithmetic (opset < 7: legacy broadcast attributes).
+  AddRanges(r, "Sub", {1, 7}, InferBinary<kNumeric, false>, ref::SubRef);
+  AddRanges(r, "Div", {1, 7}, InferBinary<kNumeric, false>, ref::DivRef);
+  AddRanges(r, "Pow", {1, 7, 12}, InferPow, ref::PowRef);  // 12: exponent type may differ
+  AddRanges(r, "Mod", {10}, InferBinary<kNumeric, false>, ref::ModRef);
+  AddRanges(r, "BitShift", {11}, InferBitShift, ref::BitShiftRef);
+  AddRanges(r, "BitwiseAnd", {18}, InferBinary<kInts, false>, ref::BitwiseAndRef);
+  AddRanges(r, "BitwiseOr", {18}, InferBinary<kInts, false>, ref::BitwiseOrRef);
+  AddRanges(r, "BitwiseXor", {18}, InferBinary<kInts, false>, ref::BitwiseXorRef);
+  AddRanges(r, "And", {1, 7}, InferBinary<kBool, true>, ref::AndRef);
+  AddRanges(r, "Or", {1, 7}, InferBinary<kBool, true>, ref::OrRef);
+  AddRanges(r, "Xor", {1, 7}, InferBinary<kBool, true>, ref::XorRef);
+  // Comparisons: bool output; Equal takes strings from opset 19.
+  AddRanges(r, "Equal", {1, 7, 19}, InferBinary<kNumeric | kBool | kString, true>, ref::EqualRef);
+  AddRanges(r, "Greater", {1, 7}, InferBinary<kNumeric | kBool, true>, ref::GreaterRef);
+  AddRanges(r, "Less", {1, 7}, InferBinary<kNumeric | kBool, true>, ref::LessRef);
+  AddRanges(r, "GreaterOrEqual", {12}, InferBinary<kNumeric | kBool, true>,
+            ref::GreaterOrEqualRef);
+  AddRanges(r, "LessOrEqual", {12}, InferBinary<kNumeric | kBool, true>, ref::LessOrEqualRef);
+
+  // Variadic (multidirectional broadcasting from opset 8) and selection.
+  AddRanges(r, "Max", {1, 8}, InferVariadic<kNumeric>, ref::MaxRef);
+  AddRanges(r, "Min", {1, 8}, InferVariadic<kNumeric>, ref::MinRef);
+  AddRanges(r, "Mean", {1, 8}, InferVariadic<kFloats>, ref::MeanRef);
+  AddRanges(r, "Where", {9}, InferWhere, ref::WhereRef);
+
+  // Conversion: `to` is a type-name string before opset 6; saturate from 19; round_mode from 24.
+  AddRanges(r, "Cast", {1, 6, 19, 24}, InferCast, ref::CastRef);
+  AddRanges(r, "CastLike", {15, 19, 24}, InferCastLike, ref::CastLikeRef);
+
+  // Unary math.
+  AddRanges(r, "Abs", {1}, InferUnary<kNumeric>, ref::AbsRef);
+  AddRanges(r, "Neg", {1}, InferUnary<kNumeric>, ref::NegRef);
+  AddRanges(r, "Sign", {9}, InferUnary<kNumeric>, ref::SignRef);
+  AddRanges(r, "Reciprocal", {1}, InferUnary<kFloats>, ref::ReciprocalRef);
+  AddRanges(r, "Floor", {1}, InferUnary<kFloats>, ref::FloorRef);
+  AddRanges(r, "Ceil", {1}, InferUnary<kFloats>, ref::CeilRef);
+  AddRanges(r, "Round", {11}, InferUnary<kFloats>, ref::RoundRef);
+  AddRanges(r, "Sqrt", {1}, InferUnary<kFloats>, ref::SqrtRef);
+  AddRanges(r, "Exp", {1}, InferUnary<kFloats>, ref::ExpRef);
+  AddRanges(r, "Log", {1}, InferUnary<kFloats>, ref::LogRef);
+  AddRanges(r, "Sin", {7}, InferUnary<kFloats>, ref::SinRef);
+  AddRanges(r, "Cos", {7}, InferUnary<kFloats>, ref::CosRef);
+  AddRanges(r, "Tan", {7}, InferUnary<kFloats>, ref::TanRef);
+  AddRanges(r, "Asin", {7}, InferUnary<kFloats>, ref::AsinRef);
+  AddRanges(r, "Acos", {7}, InferUnary<kFloats>, ref::AcosRef);
+  AddRanges(r, "Atan", {7}, InferUnary<kFloats>, ref::AtanRef);
+  AddRanges(r, "Sinh", {9}, InferUnary<kFloats>, ref::SinhRef);
+  AddRanges(r, "Cosh", {9}, InferUnary<kFloats>, ref::CoshRef);
+  AddRanges(r, "Asinh", {9}, InferUnary<kFloats>, ref::AsinhRef);
+  AddRanges(r, "Acosh", {9}, InferUnary<kFloats>, ref::AcoshRef);
+  AddRanges(r, "Atanh", {9}, InferUnary<kFloats>, ref::AtanhRef);
+  AddRanges(r, "Erf", {9}, InferUnary<kNumeric>, ref::ErfRef);
+  AddRanges(r, "IsNaN", {9}, InferPredicate<kFloats>, ref::IsNaNRef);
+  AddRanges(r, "IsInf", {10}, InferIsInf, ref::IsInfRef);
+  AddRanges(r, "Not", {1}, InferUnary<kBool>, ref::NotRef);
+  AddRanges(r, "BitwiseNot", {18}, InferUnary<kInts>, ref::BitwiseNotRef);
+}
+
+}  // namespace onyx::kernels

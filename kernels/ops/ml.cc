@@ -1,0 +1,535 @@
+// Ml family: ai.onnx.ml operators the node tests contain (ArrayFeatureExtractor, Binarizer,
+// LabelEncoder, TreeEnsemble).
+#include "kernels/reference/ml.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/op_helpers.h"
+#include "kernels/op_registry.h"
+
+namespace onyx::kernels {
+namespace {
+
+using reference::LabelEncoderTable;
+using reference::TreeEnsembleModel;
+
+const char kMl[] = "ai.onnx.ml";
+
+const std::string& InputName(const NodeView& node, int i) {
+  return node.node().inputs[i];
+}
+
+bool Contains(const std::vector<DType>& set, DType t) {
+  return std::find(set.begin(), set.end(), t) != set.end();
+}
+
+Status CheckType(const NodeView& node, int i, DType t, const std::vector<DType>& allowed) {
+  if (Contains(allowed, t)) return Status::Ok();
+  return node.NotSupported("input ", i, " '", InputName(node, i), "' has type ", DTypeName(t),
+                           ", which this operator does not support");
+}
+
+TypeInfo SameShape(const TypeInfo& like, DType elem) {
+  TypeInfo t = TypeInfo::Tensor(elem);
+  if (like.is_tensor() && like.has_shape) {
+    t.has_shape = true;
+    t.dims = like.dims;
+  }
+  return t;
+}
+
+void AddPrepared(OpRegistry& r, const std::string& op_type, int64_t since, int64_t until,
+                 InferFn infer, CreateFn create) {
+  OpDef def;
+  def.domain = kMl;
+  def.op_type = op_type;
+  def.since = since;
+  def.until = until;
+  def.infer = infer;
+  def.impls.push_back(KernelImpl{op_type + "_ref", nullptr, std::move(create)});
+  r.AddDef(std::move(def));
+}
+
+// ---- ArrayFeatureExtractor (ai.onnx.ml 1) ----
+
+const std::vector<DType> kFeatureTypes = {DType::kFloat, DType::kDouble, DType::kInt64,
+                                          DType::kInt32, DType::kString};
+
+Status InferArrayFeatureExtractor(InferContext& ctx) {
+  const NodeView& node = ctx.node();
+  const TypeInfo& x = ctx.input_type(0);
+  const TypeInfo& y = ctx.input_type(1);
+  if (!x.is_tensor()) return Status::Ok();
+  ONYX_RETURN_IF_ERROR(CheckType(node, 0, x.elem, kFeatureTypes));
+  if (y.is_tensor()) ONYX_RETURN_IF_ERROR(CheckType(node, 1, y.elem, {DType::kInt64}));
+  TypeInfo z = TypeInfo::Tensor(x.elem);
+  if (x.has_shape) {
+    if (x.rank() == 0)
+      return node.Invalid("input 0 '", InputName(node, 0), "' is a scalar; expected rank >= 1");
+    Dim k;
+    if (y.shape_is_static()) k = Dim::Known(ShapeElementCount(y.static_shape()));
+    z.has_shape = true;
+    // A 1-D input gives a [1, k] matrix, as ONNX Runtime does.
+    if (x.rank() == 1) {
+      z.dims = {Dim::Known(1), k};
+    } else {
+      z.dims.assign(x.dims.begin(), x.dims.end() - 1);
+      z.dims.push_back(k);
+    }
+  }
+  ctx.SetOutputType(0, z);
+  return Status::Ok();
+}
+
+Status ArrayFeatureExtractorKernel(KernelContext& ctx) {
+  const NodeView& node = ctx.node();
+  const Tensor& x = ctx.input(0);
+  const Tensor& y = ctx.input(1);
+  ONYX_RETURN_IF_ERROR(CheckType(node, 0, x.dtype(), kFeatureTypes));
+  ONYX_RETURN_IF_ERROR(CheckType(node, 1, y.dtype(), {DType::kInt64}));
+  if (x.rank() == 0)
+    return node.Fail("input 0 '", InputName(node, 0), "' is a scalar; expected rank >= 1");
+  const int64_t n = x.shape().back();
+  const int64_t* idx = y.data<int64_t>();
+  for (int64_t j = 0; j < y.numel(); ++j) {
+    if (idx[j] < 0 || idx[j] >= n) {
+      return node.Fail("input 1 '", InputName(node, 1), "' holds index ", idx[j], ", outside [0, ",
+                       n, ") (the last dim of input 0 ", ShapeToString(x.shape()), ")");
+    }
+  }
+  Shape z_shape;
+  if (x.rank() == 1) {
+    z_shape = {1, y.numel()};
+  } else {
+    z_shape.assign(x.shape().begin(), x.shape().end() - 1);
+    z_shape.push_back(y.numel());
+  }
+  Tensor z = ctx.Output(0, x.dtype(), z_shape);
+  int64_t outer = 1;
+  for (int64_t d = 0; d + 1 < x.rank(); ++d) outer *= x.dim(d);
+  reference::ArrayFeatureExtract(x, outer, n, idx, y.numel(), &z);
+  return Status::Ok();
+}
+
+// ---- Binarizer (ai.onnx.ml 1) ----
+
+const std::vector<DType> kBinarizerTypes = {DType::kFloat, DType::kDouble, DType::kInt64,
+                                            DType::kInt32};
+
+Status InferBinarizer(InferContext& ctx) {
+  const TypeInfo& x = ctx.input_type(0);
+  if (x.is_tensor()) ONYX_RETURN_IF_ERROR(CheckType(ctx.node(), 0, x.elem, kBinarizerTypes));
+  return InferSameAsInput0(ctx);
+}
+
+Status BinarizerKernel(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  ONYX_RETURN_IF_ERROR(CheckType(ctx.node(), 0, x.dtype(), kBinarizerTypes));
+  Tensor y = ctx.Output(0, x.dtype(), x.shape());
+  reference::Binarize(x, ctx.node().attr_float("threshold", 0.0f), &y);
+  return Status::Ok();
+}
+
+// ---- LabelEncoder (ai.onnx.ml 1, 2, 4) ----
+
+const std::vector<DType> kLabelTypes = {DType::kString, DType::kInt64, DType::kFloat,
+                                        DType::kInt32,  DType::kInt16, DType::kDouble};
+
+Tensor StringList(const std::vector<std::string>& v) {
+  Tensor t = Tensor::Allocate(DType::kString, {static_cast<int64_t>(v.size())});
+  std::copy(v.begin(), v.end(), t.strings());
+  return t;
+}
+
+Tensor FloatList(const std::vector<float>& v) {
+  Tensor t = Tensor::Allocate(DType::kFloat, {static_cast<int64_t>(v.size())});
+  std::copy(v.begin(), v.end(), t.data<float>());
+  return t;
+}
+
+// Adds keys (a 1-D tensor of any supported type) to the table, key i -> value position i.
+// A repeated key keeps its last position (opset 4 rule).
+void AddKeys(const Tensor& keys, LabelEncoderTable* table) {
+  table->key_type = keys.dtype();
+  for (int64_t i = 0; i < keys.numel(); ++i) {
+    switch (keys.dtype()) {
+      case DType::kString:
+        table->string_keys[keys.strings()[i]] = i;
+        break;
+      case DType::kInt64:
+        table->int_keys[keys.data<int64_t>()[i]] = i;
+        break;
+      case DType::kInt32:
+        table->int_keys[keys.data<int32_t>()[i]] = i;
+        break;
+      case DType::kInt16:
+        table->int_keys[keys.data<int16_t>()[i]] = i;
+        break;
+      default: {  // float, double
+        const double v = ElementAsDouble(keys, i);
+        if (std::isnan(v)) {
+          table->nan_index = i;
+        } else {
+          table->float_keys[v] = i;
+        }
+        break;
+      }
+    }
+  }
+}
+
+// Opset 1: classes_strings maps strings to their index (default_int64 when missing) or indices
+// back to strings (default_string when out of range); the input type picks the direction.
+StatusOr<LabelEncoderTable> BuildLabelEncoderV1(const NodeView& node, DType input) {
+  const std::vector<std::string> classes = node.attr_strings("classes_strings");
+  LabelEncoderTable table;
+  if (input == DType::kString) {
+    for (int64_t i = static_cast<int64_t>(classes.size()); i-- > 0;)
+      table.string_keys[classes[i]] = i;  // the first occurrence wins
+    table.key_type = DType::kString;
+    std::vector<int64_t> idx(classes.size());
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int64_t>(i);
+    table.values = MakeInt64Tensor(idx);
+    table.default_value = MakeInt64Tensor({node.attr_int("default_int64", -1)});
+    return table;
+  }
+  if (input == DType::kInt64) {
+    table.key_type = DType::kInt64;
+    for (size_t i = 0; i < classes.size(); ++i) table.int_keys[static_cast<int64_t>(i)] = i;
+    table.values = StringList(classes);
+    table.default_value = StringList({node.attr_string("default_string", "_Unused")});
+    return table;
+  }
+  return node.NotSupported("input 0 '", InputName(node, 0), "' has type ", DTypeName(input),
+                           "; opset 1 expects string or int64");
+}
+
+StatusOr<LabelEncoderTable> BuildLabelEncoder(const NodeView& node, DType input) {
+  if (node.opset() < 2) return BuildLabelEncoderV1(node, input);
+  const bool tensors = node.opset() >= 4;  // keys_tensor / values_tensor / default_tensor
+  // Exactly one keys_* and one values_* attribute; count them all to report duplicates.
+  Tensor keys;
+  int key_attrs = 0;
+  Tensor values;
+  int value_attrs = 0;
+  const auto take = [](Tensor t, Tensor* dst, int* count) {
+    *dst = std::move(t);
+    ++*count;
+  };
+  if (node.has_attr("keys_strings"))
+    take(StringList(node.attr_strings("keys_strings")), &keys, &key_attrs);
+  if (node.has_attr("keys_int64s"))
+    take(MakeInt64Tensor(node.attr_ints("keys_int64s")), &keys, &key_attrs);
+  if (node.has_attr("keys_floats"))
+    take(FloatList(node.attr_floats("keys_floats")), &keys, &key_attrs);
+  if (tensors && node.attr_tensor("keys_tensor"))
+    take(*node.attr_tensor("keys_tensor"), &keys, &key_attrs);
+  if (node.has_attr("values_strings"))
+    take(StringList(node.attr_strings("values_strings")), &values, &value_attrs);
+  if (node.has_attr("values_int64s"))
+    take(MakeInt64Tensor(node.attr_ints("values_int64s")), &values, &value_attrs);
+  if (node.has_attr("values_floats"))
+    take(FloatList(node.attr_floats("values_floats")), &values, &value_attrs);
+  if (tensors && node.attr_tensor("values_tensor"))
+    take(node.attr_tensor("values_tensor")->Clone(), &values, &value_attrs);
+  if (key_attrs != 1 || value_attrs != 1)
+    return node.Invalid("exactly one 'keys_*' and one 'values_*' attribute must be set");
+  if (!Contains(kLabelTypes, keys.dtype()))
+    return node.NotSupported("keys of type ", DTypeName(keys.dtype()), " are not supported");
+  if (!Contains(kLabelTypes, values.dtype()))
+    return node.NotSupported("values of type ", DTypeName(values.dtype()), " are not supported");
+  if (keys.numel() != values.numel()) {
+    return node.Invalid("the keys (", keys.numel(), ") and values (", values.numel(),
+                        ") attributes have different lengths");
+  }
+  if (input != DType::kUndefined && input != keys.dtype()) {
+    return node.Invalid("input 0 '", InputName(node, 0), "' has type ", DTypeName(input),
+                        " but the keys are ", DTypeName(keys.dtype()));
+  }
+  LabelEncoderTable table;
+  AddKeys(keys, &table);
+  table.values = values.Reshaped({values.numel()});
+  const DType out = values.dtype();
+  if (const Tensor* def = tensors ? node.attr_tensor("default_tensor") : nullptr) {
+    if (def->dtype() != out || def->numel() != 1) {
+      return node.Invalid("attribute 'default_tensor' must hold one ", DTypeName(out),
+                          " (the values' type), got ", DTypeName(def->dtype()),
+                          ShapeToString(def->shape()));
+    }
+    table.default_value = def->Clone().Reshaped({1});
+  } else if (out == DType::kString) {
+    table.default_value = StringList({node.attr_string("default_string", "_Unused")});
+  } else {
+    // Integral values default to default_int64 (-1), floating ones to default_float (-0.0).
+    const bool floating = out == DType::kFloat || out == DType::kDouble;
+    table.default_value = Tensor::Allocate(out, {1});
+    StoreFromDouble(out, table.default_value.raw_data(), 0,
+                    floating ? static_cast<double>(node.attr_float("default_float", -0.0f))
+                             : static_cast<double>(node.attr_int("default_int64", -1)));
+  }
+  return table;
+}
+
+Status InferLabelEncoder(InferContext& ctx) {
+  const TypeInfo& x = ctx.input_type(0);
+  const DType in = x.is_tensor() ? x.elem : DType::kUndefined;
+  if (in != DType::kUndefined) ONYX_RETURN_IF_ERROR(CheckType(ctx.node(), 0, in, kLabelTypes));
+  if (in == DType::kUndefined && ctx.node().opset() < 2) return Status::Ok();
+  ONYX_ASSIGN_OR_RETURN(const LabelEncoderTable table, BuildLabelEncoder(ctx.node(), in));
+  ctx.SetOutputType(0, SameShape(x, table.values.dtype()));
+  return Status::Ok();
+}
+
+class LabelEncoderKernel : public Kernel {
+ public:
+  explicit LabelEncoderKernel(std::shared_ptr<const LabelEncoderTable> table)
+      : table_(std::move(table)) {}
+  Status Run(KernelContext& ctx) const override {
+    const NodeView& node = ctx.node();
+    const Tensor& x = ctx.input(0);
+    std::shared_ptr<const LabelEncoderTable> table = table_;
+    if (!table || x.dtype() != table->key_type) {
+      // Built now when the input type was unknown at plan time (opset 1 needs it).
+      ONYX_ASSIGN_OR_RETURN(LabelEncoderTable t, BuildLabelEncoder(node, x.dtype()));
+      table = std::make_shared<const LabelEncoderTable>(std::move(t));
+    }
+    Tensor y = ctx.Output(0, table->values.dtype(), x.shape());
+    reference::LabelEncode(*table, x, &y);
+    return Status::Ok();
+  }
+
+ private:
+  std::shared_ptr<const LabelEncoderTable> table_;
+};
+
+StatusOr<std::unique_ptr<Kernel>> CreateLabelEncoder(const NodeView& node,
+                                                     const std::vector<TypeInfo>& types) {
+  const DType in = !types.empty() && types[0].is_tensor() ? types[0].elem : DType::kUndefined;
+  std::shared_ptr<const LabelEncoderTable> table;
+  if (in != DType::kUndefined) {
+    ONYX_ASSIGN_OR_RETURN(LabelEncoderTable t, BuildLabelEncoder(node, in));
+    table = std::make_shared<const LabelEncoderTable>(std::move(t));
+  }
+  return std::unique_ptr<Kernel>(new LabelEncoderKernel(std::move(table)));
+}
+
+// ---- TreeEnsemble (ai.onnx.ml 5) ----
+
+const std::vector<DType> kTreeTypes = {DType::kFloat, DType::kDouble, DType::kFloat16};
+
+StatusOr<std::vector<int64_t>> IntsOfLength(const NodeView& node, const char* name, size_t n) {
+  ONYX_ASSIGN_OR_RETURN(std::vector<int64_t> v, node.RequiredInts(name));
+  if (v.size() != n)
+    return node.Invalid("attribute '", name, "' has ", v.size(), " entries; expected ", n);
+  return v;
+}
+
+StatusOr<std::vector<double>> TensorAttr(const NodeView& node, const char* name) {
+  const Tensor* t = node.attr_tensor(name);
+  if (!t) return node.Invalid("required attribute '", name, "' is missing");
+  if (t->dtype() == DType::kString)
+    return node.Invalid("attribute '", name, "' must be a numeric tensor");
+  return TensorToDoubles(*t);
+}
+
+// Fails when following the interior-node links from any node can come back to it.
+Status CheckAcyclic(const NodeView& node, const TreeEnsembleModel& m) {
+  enum : uint8_t { kNew, kOnPath, kDone };
+  std::vector<uint8_t> state(m.nodes.size(), kNew);
+  std::vector<std::pair<int64_t, int>> stack;  // node, next child to visit (0 true, 1 false)
+  for (size_t start = 0; start < m.nodes.size(); ++start) {
+    if (state[start] != kNew) continue;
+    stack.push_back({static_cast<int64_t>(start), 0});
+    state[start] = kOnPath;
+    while (!stack.empty()) {
+      auto& [id, child] = stack.back();
+      if (child == 2) {
+        state[id] = kDone;
+        stack.pop_back();
+        continue;
+      }
+      const TreeEnsembleModel::Node& n = m.nodes[id];
+      const bool leaf = child == 0 ? n.true_is_leaf : n.false_is_leaf;
+      const int64_t next = child == 0 ? n.true_id : n.false_id;
+      ++child;
+      if (leaf || state[next] == kDone) continue;
+      if (state[next] == kOnPath)
+        return node.Invalid("the tree nodes form a cycle through node ", next);
+      state[next] = kOnPath;
+      stack.push_back({next, 0});
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<TreeEnsembleModel> ParseTreeEnsemble(const NodeView& node) {
+  TreeEnsembleModel m;
+  ONYX_ASSIGN_OR_RETURN(const std::vector<int64_t> features, node.RequiredInts("nodes_featureids"));
+  const size_t n = features.size();
+  if (n == 0) return node.Invalid("attribute 'nodes_featureids' is empty");
+  ONYX_ASSIGN_OR_RETURN(const auto true_ids, IntsOfLength(node, "nodes_truenodeids", n));
+  ONYX_ASSIGN_OR_RETURN(const auto false_ids, IntsOfLength(node, "nodes_falsenodeids", n));
+  ONYX_ASSIGN_OR_RETURN(const auto true_leafs, IntsOfLength(node, "nodes_trueleafs", n));
+  ONYX_ASSIGN_OR_RETURN(const auto false_leafs, IntsOfLength(node, "nodes_falseleafs", n));
+  ONYX_ASSIGN_OR_RETURN(const std::vector<double> modes, TensorAttr(node, "nodes_modes"));
+  if (modes.size() != n)
+    return node.Invalid("attribute 'nodes_modes' has ", modes.size(), " entries; expected ", n);
+  std::vector<double> splits;
+  if (node.attr_tensor("nodes_splits")) {
+    ONYX_ASSIGN_OR_RETURN(splits, TensorAttr(node, "nodes_splits"));
+    if (splits.size() != n)
+      return node.Invalid("attribute 'nodes_splits' has ", splits.size(), " entries; expected ", n);
+  }
+  std::vector<int64_t> missing = node.attr_ints("nodes_missing_value_tracks_true");
+  if (!missing.empty() && missing.size() != n) {
+    return node.Invalid("attribute 'nodes_missing_value_tracks_true' has ", missing.size(),
+                        " entries; expected ", n);
+  }
+  std::vector<double> members;
+  if (node.attr_tensor("membership_values")) {
+    ONYX_ASSIGN_OR_RETURN(members, TensorAttr(node, "membership_values"));
+  }
+  size_t member_pos = 0;  // sets are listed in node order, each ended by a NaN
+
+  ONYX_ASSIGN_OR_RETURN(m.leaf_targets, node.RequiredInts("leaf_targetids"));
+  ONYX_ASSIGN_OR_RETURN(m.leaf_weights, TensorAttr(node, "leaf_weights"));
+  const size_t leaves = m.leaf_targets.size();
+  if (m.leaf_weights.size() != leaves) {
+    return node.Invalid("attribute 'leaf_weights' has ", m.leaf_weights.size(),
+                        " entries; expected ", leaves, " (as 'leaf_targetids')");
+  }
+  ONYX_ASSIGN_OR_RETURN(m.n_targets, node.RequiredInt("n_targets"));
+  if (m.n_targets < 1) return node.Invalid("attribute 'n_targets' must be >= 1, got ", m.n_targets);
+  for (int64_t t : m.leaf_targets) {
+    if (t < 0 || t >= m.n_targets)
+      return node.Invalid("attribute 'leaf_targetids' has ", t, ", outside [0, ", m.n_targets, ")");
+  }
+  ONYX_ASSIGN_OR_RETURN(m.roots, node.RequiredInts("tree_roots"));
+  for (int64_t r : m.roots) {
+    if (r < 0 || r >= static_cast<int64_t>(n))
+      return node.Invalid("attribute 'tree_roots' has ", r, ", outside [0, ", n, ")");
+  }
+  const int64_t aggregate = node.attr_int("aggregate_function", 1);
+  if (aggregate < 0 || aggregate > 3)
+    return node.Invalid("attribute 'aggregate_function' must be in [0, 3], got ", aggregate);
+  m.aggregate = static_cast<TreeEnsembleModel::Aggregate>(aggregate);
+  const int64_t post = node.attr_int("post_transform", 0);
+  if (post < 0 || post > 4)
+    return node.Invalid("attribute 'post_transform' must be in [0, 4], got ", post);
+  m.post_transform = static_cast<TreeEnsembleModel::PostTransform>(post);
+
+  m.nodes.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    TreeEnsembleModel::Node& t = m.nodes[i];
+    const double mode = modes[i];
+    if (!(mode >= 0 && mode <= 6) || mode != std::floor(mode))
+      return node.Invalid("attribute 'nodes_modes' [", i, "] = ", mode, " is not in [0, 6]");
+    t.mode = static_cast<TreeEnsembleModel::Mode>(static_cast<int>(mode));
+    if (features[i] < 0)
+      return node.Invalid("attribute 'nodes_featureids' [", i, "] = ", features[i], " is negative");
+    t.feature = features[i];
+    m.max_feature = std::max(m.max_feature, t.feature);
+    t.missing_tracks_true = !missing.empty() && missing[i] != 0;
+    if (t.mode == TreeEnsembleModel::Mode::kMember) {
+      if (member_pos >= members.size()) {
+        return node.Invalid("attribute 'membership_values' has no set for node ", i,
+                            " (mode BRANCH_MEMBER)");
+      }
+      while (member_pos < members.size() && !std::isnan(members[member_pos]))
+        t.members.push_back(members[member_pos++]);
+      ++member_pos;  // the NaN that ends the set
+    } else {
+      if (splits.empty()) return node.Invalid("required attribute 'nodes_splits' is missing");
+      t.split = splits[i];
+    }
+    t.true_is_leaf = true_leafs[i] != 0;
+    t.false_is_leaf = false_leafs[i] != 0;
+    t.true_id = true_ids[i];
+    t.false_id = false_ids[i];
+    for (int side = 0; side < 2; ++side) {
+      const bool leaf = side == 0 ? t.true_is_leaf : t.false_is_leaf;
+      const int64_t id = side == 0 ? t.true_id : t.false_id;
+      const int64_t limit = static_cast<int64_t>(leaf ? leaves : n);
+      if (id < 0 || id >= limit) {
+        return node.Invalid("attribute '", side == 0 ? "nodes_truenodeids" : "nodes_falsenodeids",
+                            "' [", i, "] = ", id, " is outside [0, ", limit, ") (",
+                            leaf ? "leaves" : "nodes", ")");
+      }
+    }
+  }
+  ONYX_RETURN_IF_ERROR(CheckAcyclic(node, m));
+  return m;
+}
+
+Status InferTreeEnsemble(InferContext& ctx) {
+  const NodeView& node = ctx.node();
+  ONYX_ASSIGN_OR_RETURN(const TreeEnsembleModel m, ParseTreeEnsemble(node));
+  const TypeInfo& x = ctx.input_type(0);
+  if (!x.is_tensor()) return Status::Ok();
+  ONYX_RETURN_IF_ERROR(CheckType(node, 0, x.elem, kTreeTypes));
+  TypeInfo y = TypeInfo::Tensor(x.elem);
+  if (x.has_shape) {
+    if (x.rank() != 2) {
+      return node.Invalid("input 0 '", InputName(node, 0), "' has shape ", x.ToString(),
+                          "; expected [N, F]");
+    }
+    if (x.dims[1].known() && x.dims[1].value <= m.max_feature) {
+      return node.Invalid("input 0 '", InputName(node, 0), "' has ", x.dims[1].value,
+                          " features but the trees read feature ", m.max_feature);
+    }
+    y.has_shape = true;
+    y.dims = {x.dims[0], Dim::Known(m.n_targets)};
+  }
+  ctx.SetOutputType(0, y);
+  return Status::Ok();
+}
+
+class TreeEnsembleKernel : public Kernel {
+ public:
+  explicit TreeEnsembleKernel(TreeEnsembleModel model) : model_(std::move(model)) {}
+  Status Run(KernelContext& ctx) const override {
+    const NodeView& node = ctx.node();
+    const Tensor& x = ctx.input(0);
+    ONYX_RETURN_IF_ERROR(CheckType(node, 0, x.dtype(), kTreeTypes));
+    if (x.rank() != 2) {
+      return node.Fail("input 0 '", InputName(node, 0), "' has shape ", ShapeToString(x.shape()),
+                       "; expected [N, F]");
+    }
+    if (x.dim(1) <= model_.max_feature) {
+      return node.Fail("input 0 '", InputName(node, 0), "' has ", x.dim(1),
+                       " features but the trees read feature ", model_.max_feature);
+    }
+    Tensor y = ctx.Output(0, x.dtype(), {x.dim(0), model_.n_targets});
+    reference::TreeEnsemblePredict(model_, x, &y);
+    return Status::Ok();
+  }
+
+ private:
+  TreeEnsembleModel model_;
+};
+
+StatusOr<std::unique_ptr<Kernel>> CreateTreeEnsemble(const NodeView& node,
+                                                     const std::vector<TypeInfo>&) {
+  ONYX_ASSIGN_OR_RETURN(TreeEnsembleModel m, ParseTreeEnsemble(node));
+  return std::unique_ptr<Kernel>(new TreeEnsembleKernel(std::move(m)));
+}
+
+}  // namespace
+
+void RegisterMl(OpRegistry& r) {
+  r.Add(kMl, "ArrayFeatureExtractor", 1, kLatestOpset, InferArrayFeatureExtractor,
+        ArrayFeatureExtractorKernel);
+  r.Add(kMl, "Binarizer", 1, kLatestOpset, InferBinarizer, BinarizerKernel);
+  // Opset 1 converts with classes_strings; 2 introduced keys_*/values_*; 4 added the *_tensor
+  // attributes and more key/value types. One parser handles all three.
+  AddPrepared(r, "LabelEncoder", 1, 1, InferLabelEncoder, CreateLabelEncoder);
+  AddPrepared(r, "LabelEncoder", 2, 3, InferLabelEncoder, CreateLabelEncoder);
+  AddPrepared(r, "LabelEncoder", 4, kLatestOpset, InferLabelEncoder, CreateLabelEncoder);
+  AddPrepared(r, "TreeEnsemble", 5, kLatestOpset, InferTreeEnsemble, CreateTreeEnsemble);
+}
+
+}  // namespace onyx::kernels

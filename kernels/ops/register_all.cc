@@ -1,0 +1,47 @@
+// Every op family's registration, called once in this fixed order (an explicit list, not static
+// initialisers: linkers drop those from static libraries, and the order stays deterministic).
+#include "kernels/op_registry.h"
+
+namespace onyx::kernels {
+
+void RegisterElementwise(OpRegistry& r);
+void RegisterActivation(OpRegistry& r);
+void RegisterReduction(OpRegistry& r);
+void RegisterTensorShape(OpRegistry& r);
+void RegisterIndexing(OpRegistry& r);
+void RegisterConvPool(OpRegistry& r);
+void RegisterNormalization(OpRegistry& r);
+void RegisterMatmul(OpRegistry& r);
+void RegisterRecurrent(OpRegistry& r);
+void RegisterControlFlow(OpRegistry& r);
+void RegisterSequence(OpRegistry& r);
+void RegisterImageSignal(OpRegistry& r);
+void RegisterQuantization(OpRegistry& r);
+void RegisterText(OpRegistry& r);
+void RegisterRandom(OpRegistry& r);
+void RegisterAttention(OpRegistry& r);
+void RegisterMl(OpRegistry& r);
+void RegisterTraining(OpRegistry& r);
+
+void RegisterAllOps(OpRegistry& r) {
+  RegisterElementwise(r);
+  RegisterActivation(r);
+  RegisterReduction(r);
+  RegisterTensorShape(r);
+  RegisterIndexing(r);
+  RegisterConvPool(r);
+  RegisterNormalization(r);
+  RegisterMatmul(r);
+  RegisterRecurrent(r);
+  RegisterControlFlow(r);
+  RegisterSequence(r);
+  RegisterImageSignal(r);
+  RegisterQuantization(r);
+  RegisterText(r);
+  RegisterRandom(r);
+  RegisterAttention(r);
+  RegisterMl(r);
+  RegisterTraining(r);
+}
+
+}  // namespace onyx::kernels

@@ -1,0 +1,250 @@
+// Reference kernels for Attention and FlexAttention, plus the float helpers of attention.h.
+#include "kernels/reference/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "kernels/element_types.h"
+#include "kernels/op_helpers.h"
+
+namespace onyx::kernels::reference {
+
+std::vector<double> LoadFloats(const Tensor& t) {
+  std::vector<double> out(static_cast<size_t>(t.numel()));
+  const bool ok = VisitFloat(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* src = t.data<T>();
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<double>(src[i]);
+  });
+  if (!ok)
+    for (size_t i = 0; i < out.size(); ++i) out[i] = ElementAsDouble(t, static_cast<int64_t>(i));
+  return out;
+}
+
+void StoreFloats(const double* src, Tensor* t) {
+  const int64_t n = t->numel();
+  const bool ok = VisitFloat(t->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* dst = t->data<T>();
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_same_v<T, double>) {
+        dst[i] = src[i];
+      } else {
+        dst[i] = T(static_cast<float>(src[i]));
+      }
+    }
+  });
+  if (!ok)
+    for (int64_t i = 0; i < n; ++i) StoreFromDouble(t->dtype(), t->raw_data(), i, src[i]);
+}
+
+double RoundTo(DType t, double v) {
+  switch (t) {
+    case DType::kFloat:
+      return static_cast<float>(v);
+    case DType::kFloat16:
+      return static_cast<float>(float16_t(static_cast<float>(v)));
+    case DType::kBFloat16:
+      return static_cast<float>(bfloat16_t(static_cast<float>(v)));
+    default:
+      return v;
+  }
+}
+
+namespace {
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+// Numerically stable softmax of s[0..n) in place; all -inf gives NaN (0/0) like numpy.
+void Softmax(double* s, int64_t n) {
+  double mx = kNegInf;
+  for (int64_t j = 0; j < n; ++j) mx = std::max(mx, s[j]);
+  double sum = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    s[j] = std::exp(s[j] - mx);
+    sum += s[j];
+  }
+  for (int64_t j = 0; j < n; ++j) s[j] /= sum;
+}
+
+// The mask as additive values broadcast against [B, Hq, Lq, M]: strides per leading dim (0 when
+// broadcast) and its last dim M.
+struct MaskView {
+  std::vector<double> values;
+  int64_t stride[3] = {0, 0, 0};
+  int64_t last = 0;
+};
+
+MaskView ViewMask(const Tensor& mask) {
+  MaskView m;
+  if (mask.dtype() == DType::kBool) {
+    m.values.resize(static_cast<size_t>(mask.numel()));
+    for (int64_t i = 0; i < mask.numel(); ++i) m.values[i] = mask.data<bool>()[i] ? 0.0 : kNegInf;
+  } else if (IsFloatingPoint(mask.dtype())) {
+    m.values = LoadFloats(mask);
+  } else {
+    m.values = TensorToDoubles(mask);
+  }
+  // Right-align the mask's dims with [B, Hq, Lq, M].
+  int64_t dims[4] = {1, 1, 1, 1};
+  const int64_t rank = mask.rank();
+  for (int64_t r = 0; r < rank; ++r) dims[4 - rank + r] = mask.dim(r);
+  m.last = dims[3];
+  int64_t stride = dims[3];
+  for (int d = 2; d >= 0; --d) {
+    m.stride[d] = dims[d] == 1 ? 0 : stride;
+    stride *= dims[d];
+  }
+  return m;
+}
+
+}  // namespace
+
+void Attention(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v,
+               const Tensor* mask, const Tensor* past_key, const Tensor* past_value,
+               const int64_t* nonpad, Tensor* y, Tensor* present_key, Tensor* present_value,
+               Tensor* qk_out) {
+  const int64_t B = p.batch, Hq = p.q_heads, Hkv = p.kv_heads, Lq = p.q_len, Lk = p.kv_len;
+  const int64_t P = p.past_len, T = p.total_len(), D = p.head_size, Dv = p.v_head_size;
+  const int64_t group = Hq / Hkv;
+  const std::vector<double> qd = LoadFloats(q);
+
+  // present K/V: [B, Hkv, T, D] = past rows, then the new rows (unpacked from [B, L, H*D]).
+  const auto concat = [&](const Tensor& fresh, const Tensor* past, int64_t dim) {
+    const std::vector<double> nd = LoadFloats(fresh);
+    const std::vector<double> pd = past ? LoadFloats(*past) : std::vector<double>();
+    std::vector<double> out(static_cast<size_t>(B * Hkv * T * dim));
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t g = 0; g < Hkv; ++g) {
+        for (int64_t j = 0; j < T; ++j) {
+          const double* src;
+          if (j < P) {
+            src = &pd[((b * Hkv + g) * P + j) * dim];
+          } else if (p.packed_heads) {
+            src = &nd[((b * Lk + (j - P)) * Hkv + g) * dim];
+          } else {
+            src = &nd[((b * Hkv + g) * Lk + (j - P)) * dim];
+          }
+          std::copy(src, src + dim, &out[((b * Hkv + g) * T + j) * dim]);
+        }
+      }
+    }
+    return out;
+  };
+  const std::vector<double> kc = concat(k, past_key, D);
+  const std::vector<double> vc = concat(v, past_value, Dv);
+  if (present_key) StoreFloats(kc.data(), present_key);
+  if (present_value) StoreFloats(vc.data(), present_value);
+
+  MaskView m;
+  if (mask) m = ViewMask(*mask);
+  std::vector<double> yd(static_cast<size_t>(B * Hq * Lq * Dv));
+  std::vector<double> qk(qk_out ? static_cast<size_t>(B * Hq * Lq * T) : 0);
+  std::vector<double> s(static_cast<size_t>(T));
+  const bool round_softmax = p.softmax_type != DType::kUndefined;
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t h = 0; h < Hq; ++h) {
+      const int64_t g = h / group;  // GQA: consecutive query heads share a kv head
+      const double* kh = &kc[(b * Hkv + g) * T * D];
+      const double* vh = &vc[(b * Hkv + g) * T * Dv];
+      for (int64_t i = 0; i < Lq; ++i) {
+        const double* qr =
+            p.packed_heads ? &qd[((b * Lq + i) * Hq + h) * D] : &qd[((b * Hq + h) * Lq + i) * D];
+        double* qk_row = qk_out ? &qk[((b * Hq + h) * Lq + i) * T] : nullptr;
+        for (int64_t j = 0; j < T; ++j) {
+          double dot = 0;
+          for (int64_t d = 0; d < D; ++d) dot += qr[d] * kh[j * D + d];
+          s[j] = dot * p.scale;
+        }
+        if (qk_row && p.qk_output_mode == 0) std::copy(s.begin(), s.end(), qk_row);
+        // Softcap comes before the mask so that -inf stays -inf.
+        if (p.softcap > 0)
+          for (double& e : s) e = p.softcap * std::tanh(e / p.softcap);
+        if (qk_row && p.qk_output_mode == 1) std::copy(s.begin(), s.end(), qk_row);
+        const int64_t mask_row = b * m.stride[0] + h * m.stride[1] + i * m.stride[2];
+        for (int64_t j = 0; j < T; ++j) {
+          if (mask) s[j] += j < m.last ? m.values[mask_row + j] : kNegInf;
+          if (p.causal && j > i + P) s[j] = kNegInf;
+          if (nonpad && j >= nonpad[b]) s[j] = kNegInf;
+        }
+        if (qk_row && p.qk_output_mode == 2) std::copy(s.begin(), s.end(), qk_row);
+        if (round_softmax)
+          for (double& e : s) e = RoundTo(p.softmax_type, e);
+        Softmax(s.data(), T);
+        if (round_softmax)
+          for (double& e : s) e = RoundTo(p.softmax_type, e);
+        if (qk_row && p.qk_output_mode == 3) std::copy(s.begin(), s.end(), qk_row);
+        double* yr =
+            p.packed_heads ? &yd[((b * Lq + i) * Hq + h) * Dv] : &yd[((b * Hq + h) * Lq + i) * Dv];
+        std::fill(yr, yr + Dv, 0.0);
+        for (int64_t j = 0; j < T; ++j) {
+          const double w = s[j];
+          for (int64_t d = 0; d < Dv; ++d) yr[d] += w * vh[j * Dv + d];
+        }
+      }
+    }
+  }
+  StoreFloats(yd.data(), y);
+  if (qk_out) StoreFloats(qk.data(), qk_out);
+}
+
+void FlexAttentionScores(const FlexAttentionParams& p, const Tensor& q, const Tensor& k,
+                         Tensor* scores) {
+  const DType t = q.dtype();
+  const int64_t L = p.q_len, S = p.kv_len, E = p.head_size, group = p.q_heads / p.kv_heads;
+  // The ONNX reference scales both inputs by sqrt(scale), taken in float32 and rounded to Q's type.
+  const double sqrt_scale = RoundTo(t, std::sqrt(static_cast<float>(p.scale)));
+  std::vector<double> qd = LoadFloats(q);
+  std::vector<double> kd = LoadFloats(k);
+  for (double& e : qd) e = RoundTo(t, e * sqrt_scale);
+  for (double& e : kd) e = RoundTo(t, e * sqrt_scale);
+  std::vector<double> out(static_cast<size_t>(p.batch * p.q_heads * L * S));
+  for (int64_t b = 0; b < p.batch; ++b) {
+    for (int64_t h = 0; h < p.q_heads; ++h) {
+      const double* kh = &kd[(b * p.kv_heads + h / group) * S * E];
+      for (int64_t i = 0; i < L; ++i) {
+        const double* qr = &qd[((b * p.q_heads + h) * L + i) * E];
+        double* row = &out[((b * p.q_heads + h) * L + i) * S];
+        for (int64_t j = 0; j < S; ++j) {
+          double dot = 0;
+          for (int64_t e = 0; e < E; ++e) dot += qr[e] * kh[j * E + e];
+          row[j] = RoundTo(t, dot);  // the matmul's result type, then the softmax type
+        }
+      }
+    }
+  }
+  StoreFloats(out.data(), scores);
+}
+
+void SoftmaxRows(Tensor* x, int64_t rows, int64_t n) {
+  std::vector<double> d = LoadFloats(*x);
+  for (int64_t r = 0; r < rows; ++r) Softmax(&d[r * n], n);
+  StoreFloats(d.data(), x);
+}
+
+void FlexAttentionOutput(const FlexAttentionParams& p, const Tensor& probs, const Tensor& v,
+                         Tensor* y) {
+  const DType c = probs.dtype();
+  const int64_t L = p.q_len, S = p.kv_len, Ev = p.v_head_size, group = p.q_heads / p.kv_heads;
+  const std::vector<double> pd = LoadFloats(probs);
+  std::vector<double> vd = LoadFloats(v);
+  for (double& e : vd) e = RoundTo(c, e);  // V is cast to the softmax type first
+  std::vector<double> out(static_cast<size_t>(p.batch * p.q_heads * L * Ev));
+  for (int64_t b = 0; b < p.batch; ++b) {
+    for (int64_t h = 0; h < p.q_heads; ++h) {
+      const double* vh = &vd[(b * p.kv_heads + h / group) * S * Ev];
+      for (int64_t i = 0; i < L; ++i) {
+        const double* pr = &pd[((b * p.q_heads + h) * L + i) * S];
+        double* yr = &out[((b * p.q_heads + h) * L + i) * Ev];
+        for (int64_t j = 0; j < S; ++j)
+          for (int64_t e = 0; e < Ev; ++e) yr[e] += pr[j] * vh[j * Ev + e];
+        for (int64_t e = 0; e < Ev; ++e) yr[e] = RoundTo(c, yr[e]);
+      }
+    }
+  }
+  StoreFloats(out.data(), y);
+}
+
+}  // namespace onyx::kernels::reference

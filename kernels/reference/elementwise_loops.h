@@ -1,0 +1,174 @@
+// Loop skeletons shared by the elementwise and activation kernels: a compute-type mapping for the
+// 16-bit floats, a parallel-for for large arrays, and multidirectional (numpy) broadcasting that
+// collapses the shapes into an outer odometer over contiguous inner runs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/element_types.h"
+#include "onyx/tensor.h"
+
+namespace onyx::kernels::ref {
+
+// Type the arithmetic runs in: float for float16/bfloat16 (no C++ arithmetic), T otherwise.
+template <typename T>
+using ComputeT =
+    std::conditional_t<std::is_same_v<T, float16_t> || std::is_same_v<T, bfloat16_t>, float, T>;
+
+template <typename T>
+constexpr bool kIsFloat = std::is_floating_point_v<ComputeT<T>>;
+
+// Reads an element as its compute type; a reference (no copy) when no conversion is needed, so
+// string elements are not copied.
+template <typename T>
+inline decltype(auto) Load(const T& x) {
+  if constexpr (std::is_same_v<T, ComputeT<T>>) {
+    return (x);
+  } else {
+    return static_cast<ComputeT<T>>(x);
+  }
+}
+
+// Runs body(begin, end) over [0, n), split across threads when n is large and threads != 1.
+// `threads` is the session's intra-op thread count (<= 0: library default).
+void ParallelFor(int64_t n, int threads, const std::function<void(int64_t, int64_t)>& body);
+
+// Runs below this many elements stay on the calling thread.
+constexpr int64_t kParallelMinElements = int64_t{1} << 16;
+
+// dst[i] = f(src[i]) for i in [0, n); f takes and returns the compute type.
+template <typename T, typename R, typename F>
+void MapUnary(const T* src, R* dst, int64_t n, int threads, F f) {
+  auto body = [&](int64_t begin, int64_t end) {
+    const F fn = f;  // a local copy: captured parameters stay in registers, the loop vectorises
+    for (int64_t i = begin; i < end; ++i) dst[i] = static_cast<R>(fn(Load(src[i])));
+  };
+  if (n < kParallelMinElements || threads == 1) {
+    body(0, n);
+  } else {
+    ParallelFor(n, threads, body);
+  }
+}
+
+// A broadcast of k inputs to one output shape, collapsed: size-1 output dims are dropped and
+// adjacent dims merged when every input walks them contiguously (or not at all). What is left is an
+// outer odometer over `outer_shape` and an inner run of `inner` elements in which input j advances
+// by inner_stride[j] (0 = broadcast, 1 = contiguous).
+struct BroadcastPlan {
+  int64_t total = 0;                             // output element count
+  int64_t inner = 1;                             // length of one inner run
+  std::vector<int64_t> outer_shape;              // collapsed outer dims, outermost first
+  std::vector<std::vector<int64_t>> outer_strides;  // [input][dim], elements
+  std::vector<int64_t> inner_stride;             // [input], 0 or 1
+  int64_t runs() const { return inner == 0 ? 0 : total / inner; }
+};
+
+BroadcastPlan MakeBroadcastPlan(const std::vector<Shape>& inputs, const Shape& out);
+
+// Calls f(out_offset, in_offsets, len) for runs [run_begin, run_end) of the plan; in_offsets[j]
+// is the element offset of input j at the start of the run.
+template <typename F>
+void ForEachRun(const BroadcastPlan& p, int64_t run_begin, int64_t run_end, F&& f) {
+  const size_t k = p.inner_stride.size();
+  const size_t rank = p.outer_shape.size();
+  std::vector<int64_t> idx(rank, 0);
+  std::vector<int64_t> off(k, 0);
+  // Position the odometer at run_begin.
+  int64_t r = run_begin;
+  for (size_t d = rank; d-- > 0;) {
+    idx[d] = r % p.outer_shape[d];
+    r /= p.outer_shape[d];
+    for (size_t j = 0; j < k; ++j) off[j] += idx[d] * p.outer_strides[j][d];
+  }
+  for (int64_t run = run_begin; run < run_end; ++run) {
+    f(run * p.inner, off.data(), p.inner);
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < p.outer_shape[d]) {
+        for (size_t j = 0; j < k; ++j) off[j] += p.outer_strides[j][d];
+        break;
+      }
+      for (size_t j = 0; j < k; ++j) off[j] -= p.outer_strides[j][d] * (p.outer_shape[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
+// Runs f over every run of the plan, in parallel chunks of runs when the output is large.
+template <typename F>
+void ForEachRunParallel(const BroadcastPlan& p, int threads, F&& f) {
+  const int64_t runs = p.runs();
+  if (runs == 0) return;
+  if (p.total < kParallelMinElements || threads == 1 || runs == 1) {
+    ForEachRun(p, 0, runs, f);
+    return;
+  }
+  ParallelFor(runs, threads, [&](int64_t b, int64_t e) { ForEachRun(p, b, e, f); });
+}
+
+// dst[i] = op(a[ia], b[ib]) over the broadcast of a's and b's shapes to `out`. op takes the
+// compute types of A and B; its result is cast to R. Fast paths: equal shapes, a scalar operand,
+// then contiguous/broadcast inner runs (all vectorisable).
+template <typename A, typename B, typename R, typename Op>
+void BinaryBroadcast(const A* a, const Shape& a_shape, const B* b, const Shape& b_shape, R* dst,
+                     const Shape& out, int threads, Op op) {
+  using CA = ComputeT<A>;
+  using CB = ComputeT<B>;
+  const int64_t n = ShapeElementCount(out);
+  if (n == 0) return;
+  const int64_t na = ShapeElementCount(a_shape);
+  const int64_t nb = ShapeElementCount(b_shape);
+  const bool parallel = n >= kParallelMinElements && threads != 1;
+  auto run_flat = [&](auto&& body) {
+    if (parallel) {
+      ParallelFor(n, threads, body);
+    } else {
+      body(0, n);
+    }
+  };
+  if (na == n && nb == n) {  // same element count as the output: same shape after broadcasting
+    run_flat([&](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i)
+        dst[i] = static_cast<R>(op(Load(a[i]), Load(b[i])));
+    });
+    return;
+  }
+  if (nb == 1 && na == n) {
+    const CB bv = Load(b[0]);
+    run_flat([&](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i) dst[i] = static_cast<R>(op(Load(a[i]), bv));
+    });
+    return;
+  }
+  if (na == 1 && nb == n) {
+    const CA av = Load(a[0]);
+    run_flat([&](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i) dst[i] = static_cast<R>(op(av, Load(b[i])));
+    });
+    return;
+  }
+  const BroadcastPlan plan = MakeBroadcastPlan({a_shape, b_shape}, out);
+  const int64_t sa = plan.inner_stride[0], sb = plan.inner_stride[1];
+  ForEachRunParallel(plan, threads, [&](int64_t o, const int64_t* off, int64_t len) {
+    const A* pa = a + off[0];
+    const B* pb = b + off[1];
+    R* pd = dst + o;
+    if (sa == 1 && sb == 1) {
+      for (int64_t i = 0; i < len; ++i)
+        pd[i] = static_cast<R>(op(Load(pa[i]), Load(pb[i])));
+    } else if (sa == 1) {
+      const CB bv = Load(pb[0]);
+      for (int64_t i = 0; i < len; ++i) pd[i] = static_cast<R>(op(Load(pa[i]), bv));
+    } else if (sb == 1) {
+      const CA av = Load(pa[0]);
+      for (int64_t i = 0; i < len; ++i) pd[i] = static_cast<R>(op(av, Load(pb[i])));
+    } else {
+      const R v = static_cast<R>(op(Load(pa[0]), Load(pb[0])));
+      for (int64_t i = 0; i < len; ++i) pd[i] = v;
+    }
+  });
+}
+
+}  // namespace onyx::kernels::ref

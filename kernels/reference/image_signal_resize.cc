@@ -1,0 +1,283 @@
+// Reference Resize (and Upsample): per-axis coordinate transforms and interpolation taps.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/element_types.h"
+#include "kernels/op_helpers.h"
+#include "kernels/reference/image_signal.h"
+
+namespace onyx::kernels::reference {
+
+void StoreSaturated(DType t, void* dst, int64_t i, double v) {
+  double lo = 0, hi = 0;
+  switch (t) {
+    case DType::kInt8:
+      lo = -128, hi = 127;
+      break;
+    case DType::kUInt8:
+      lo = 0, hi = 255;
+      break;
+    case DType::kInt16:
+      lo = -32768, hi = 32767;
+      break;
+    case DType::kUInt16:
+      lo = 0, hi = 65535;
+      break;
+    case DType::kInt32:
+      lo = -2147483648.0, hi = 2147483647.0;
+      break;
+    case DType::kUInt32:
+      lo = 0, hi = 4294967295.0;
+      break;
+    case DType::kInt64:
+      lo = -9223372036854775808.0, hi = 9223372036854775807.0;
+      break;
+    case DType::kUInt64:
+      lo = 0, hi = 18446744073709551615.0;
+      break;
+    default:
+      StoreFromDouble(t, dst, i, v);
+      return;
+  }
+  double r = std::isnan(v) ? 0.0 : std::nearbyint(v);
+  StoreFromDouble(t, dst, i, std::clamp(r, lo, hi));
+}
+
+namespace {
+
+// The interpolation of one axis: for each output position, `taps` input indices (already clamped
+// into range) and their weights, or a flag that the position lies outside the crop box.
+struct AxisTaps {
+  int64_t taps = 1;
+  std::vector<int64_t> index;  // [out, taps]
+  std::vector<double> weight;  // [out, taps]
+  std::vector<char> outside;   // [out]: tf_crop_and_resize extrapolation
+};
+
+// Keys cubic convolution kernel with parameter a, at distance x.
+double CubicKernel(double x, double a) {
+  x = std::fabs(x);
+  if (x <= 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
+  if (x < 2) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+  return 0;
+}
+
+// Source coordinate of output index `y` along one axis (the ONNX coordinate_transformation_mode
+// formulas). `output_width` is scale * in and may be fractional (onnx.reference uses it, not the
+// integer size, in align_corners and tf_crop_and_resize).
+double SourceCoordinate(const ResizeParams& p, double y, double scale, int64_t in, int64_t out_int,
+                        double roi_start, double roi_end) {
+  const double output_width = scale * static_cast<double>(in);
+  switch (p.coordinate_mode) {
+    case ResizeCoordinateMode::kHalfPixel:
+      return (y + 0.5) / scale - 0.5;
+    case ResizeCoordinateMode::kHalfPixelSymmetric: {
+      const double adjustment = static_cast<double>(out_int) / output_width;
+      const double center = static_cast<double>(in) / 2;
+      const double offset = center * (1 - adjustment);
+      return offset + (y + 0.5) / scale - 0.5;
+    }
+    case ResizeCoordinateMode::kPytorchHalfPixel:
+      return out_int > 1 ? (y + 0.5) / scale - 0.5 : 0.0;
+    case ResizeCoordinateMode::kAlignCorners:
+      return output_width == 1 ? 0.0 : y * static_cast<double>(in - 1) / (output_width - 1);
+    case ResizeCoordinateMode::kAsymmetric:
+      return y / scale;
+    case ResizeCoordinateMode::kTfCropAndResize: {
+      const double span = static_cast<double>(in - 1);
+      const double x = output_width == 1 ? (roi_end - roi_start) * span / 2
+                                         : y * (roi_end - roi_start) * span / (output_width - 1);
+      return x + roi_start * span;
+    }
+    case ResizeCoordinateMode::kTfHalfPixelForNn:
+      return (y + 0.5) / scale;
+  }
+  return y;
+}
+
+int64_t NearestIndex(const ResizeParams& p, double x, double scale) {
+  const double fl = std::floor(x);
+  if (x == fl) return static_cast<int64_t>(x);
+  const double frac = x - fl;
+  switch (p.nearest_mode) {
+    case ResizeNearestMode::kRoundPreferFloor:
+      return static_cast<int64_t>(frac <= 0.5 ? fl : fl + 1);
+    case ResizeNearestMode::kRoundPreferCeil:
+      return static_cast<int64_t>(frac < 0.5 ? fl : fl + 1);
+    case ResizeNearestMode::kFloor:
+      return static_cast<int64_t>(fl);
+    case ResizeNearestMode::kCeil:
+      return static_cast<int64_t>(fl + 1);
+    case ResizeNearestMode::kSimple:
+      return static_cast<int64_t>(scale < 1 ? std::ceil(x) : std::trunc(x));
+  }
+  return static_cast<int64_t>(fl);
+}
+
+AxisTaps ComputeTaps(const ResizeParams& p, int64_t in, int64_t out, double scale, double roi_start,
+                     double roi_end) {
+  AxisTaps t;
+  t.outside.assign(static_cast<size_t>(out), 0);
+  const bool crop = p.coordinate_mode == ResizeCoordinateMode::kTfCropAndResize;
+  if (p.mode == ResizeMode::kNearest) {
+    t.taps = 1;
+    t.index.resize(static_cast<size_t>(out));
+    t.weight.assign(static_cast<size_t>(out), 1.0);
+    for (int64_t y = 0; y < out; ++y) {
+      const double x =
+          SourceCoordinate(p, static_cast<double>(y), scale, in, out, roi_start, roi_end);
+      if (crop && (x < 0 || x > static_cast<double>(in - 1))) t.outside[y] = 1;
+      t.index[y] = std::clamp<int64_t>(NearestIndex(p, x, scale), 0, in - 1);
+    }
+    return t;
+  }
+  // Linear and cubic: weights at offsets [start, start + taps) from `base`, where base is the
+  // pixel left of x (an integer x counts as ratio 1 from the pixel before it, as in
+  // onnx.reference). Antialiasing stretches the kernel by 1/scale when downscaling.
+  const double s = p.antialias ? std::min(scale, 1.0) : 1.0;
+  const double support = p.mode == ResizeMode::kLinear ? 1.0 : 2.0;
+  const int64_t start = static_cast<int64_t>(std::floor(-support / s)) + 1;
+  t.taps = 2 - 2 * start;
+  t.index.resize(static_cast<size_t>(out * t.taps));
+  t.weight.resize(static_cast<size_t>(out * t.taps));
+  for (int64_t y = 0; y < out; ++y) {
+    const double x =
+        SourceCoordinate(p, static_cast<double>(y), scale, in, out, roi_start, roi_end);
+    if (crop && (x < 0 || x > static_cast<double>(in - 1))) t.outside[y] = 1;
+    const double fl = std::floor(x);
+    const double ratio = x == fl ? 1.0 : x - fl;
+    const int64_t base = static_cast<int64_t>(x == fl ? fl - 1 : fl);
+    double* w = t.weight.data() + y * t.taps;
+    int64_t* idx = t.index.data() + y * t.taps;
+    double sum = 0;
+    for (int64_t k = 0; k < t.taps; ++k) {
+      const double d = static_cast<double>(start + k) - ratio;  // signed distance to x
+      if (p.mode == ResizeMode::kLinear) {
+        w[k] = std::max(0.0, 1.0 - std::fabs(d * s));
+      } else {
+        w[k] = CubicKernel(d * s, p.cubic_coeff_a);
+      }
+      idx[k] = base + start + k;
+      sum += w[k];
+    }
+    // Antialiased kernels are normalised to sum 1 (the plain ones already do, up to rounding).
+    if (p.antialias && sum != 0)
+      for (int64_t k = 0; k < t.taps; ++k) w[k] /= sum;
+    if (p.exclude_outside) {
+      double kept = 0;
+      for (int64_t k = 0; k < t.taps; ++k) {
+        if (idx[k] < 0 || idx[k] >= in) w[k] = 0;
+        kept += w[k];
+      }
+      if (kept != 0)
+        for (int64_t k = 0; k < t.taps; ++k) w[k] /= kept;
+    }
+    // Outside indices read the edge (edge padding).
+    for (int64_t k = 0; k < t.taps; ++k) idx[k] = std::clamp<int64_t>(idx[k], 0, in - 1);
+  }
+  return t;
+}
+
+bool IsIdentityAxis(const ResizeParams& p, int64_t axis, int64_t in) {
+  const bool roi_default =
+      p.coordinate_mode != ResizeCoordinateMode::kTfCropAndResize ||
+      (std::fabs(p.roi_start[axis]) < 1e-9 && std::fabs(p.roi_end[axis] - 1.0) < 1e-9);
+  return std::fabs(p.scales[axis] - 1.0) < 1e-9 && p.output_shape[axis] == in && roi_default;
+}
+
+// Nearest: one gather pass over the output for every dtype (strings included).
+void ResizeNearest(const Tensor& x, const ResizeParams& p, const std::vector<AxisTaps>& taps,
+                   Tensor& y) {
+  const int64_t rank = x.rank();
+  const int64_t n = y.numel();
+  if (n == 0) return;
+  const std::vector<int64_t> in_strides = ContiguousStrides(x.shape());
+  const DType dt = x.dtype();
+  const size_t elem = DTypeSize(dt);
+  std::vector<int64_t> pos(static_cast<size_t>(rank), 0);
+  const char* src = static_cast<const char*>(x.raw_data());
+  char* dst = static_cast<char*>(y.raw_data());
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t off = 0;
+    bool outside = false;
+    for (int64_t d = 0; d < rank; ++d) {
+      off += taps[d].index[pos[d]] * in_strides[d];
+      outside = outside || taps[d].outside[pos[d]];
+    }
+    if (dt == DType::kString) {
+      y.strings()[i] = outside ? std::string() : x.strings()[off];
+    } else if (outside) {
+      StoreSaturated(dt, dst, i, p.extrapolation_value);
+    } else {
+      std::copy(src + off * elem, src + (off + 1) * elem, dst + i * elem);
+    }
+    for (int64_t d = rank; d-- > 0;) {
+      if (++pos[d] < p.output_shape[d]) break;
+      pos[d] = 0;
+    }
+  }
+}
+
+// Linear/cubic along one axis of a double buffer: [outer, in, inner] -> [outer, out, inner].
+std::vector<double> InterpolateAxis(const std::vector<double>& src, int64_t outer, int64_t in,
+                                    int64_t inner, int64_t out, const AxisTaps& t,
+                                    double extrapolation_value) {
+  std::vector<double> dst(static_cast<size_t>(outer * out * inner), 0.0);
+  for (int64_t o = 0; o < outer; ++o) {
+    const double* s = src.data() + o * in * inner;
+    for (int64_t yo = 0; yo < out; ++yo) {
+      double* d = dst.data() + (o * out + yo) * inner;
+      if (t.outside[yo]) {
+        std::fill(d, d + inner, extrapolation_value);
+        continue;
+      }
+      for (int64_t k = 0; k < t.taps; ++k) {
+        const double w = t.weight[yo * t.taps + k];
+        if (w == 0) continue;
+        const double* row = s + t.index[yo * t.taps + k] * inner;
+        for (int64_t i = 0; i < inner; ++i) d[i] += w * row[i];
+      }
+    }
+  }
+  return dst;
+}
+
+}  // namespace
+
+void Resize(const Tensor& x, const ResizeParams& p, Tensor& y) {
+  const int64_t rank = x.rank();
+  std::vector<AxisTaps> taps(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d) {
+    taps[d] =
+        ComputeTaps(p, x.dim(d), p.output_shape[d], p.scales[d], p.roi_start[d], p.roi_end[d]);
+  }
+  if (p.mode == ResizeMode::kNearest) {
+    // Identity axes map each index to itself already (every mode maps y to y at scale 1).
+    for (int64_t d = 0; d < rank; ++d) {
+      if (!IsIdentityAxis(p, d, x.dim(d))) continue;
+      for (int64_t i = 0; i < x.dim(d); ++i) taps[d].index[i] = i;
+      std::fill(taps[d].outside.begin(), taps[d].outside.end(), 0);
+    }
+    ResizeNearest(x, p, taps, y);
+    return;
+  }
+  if (y.numel() == 0) return;
+  std::vector<double> buf(static_cast<size_t>(x.numel()));
+  for (int64_t i = 0; i < x.numel(); ++i) buf[i] = LoadAsDouble(x.dtype(), x.raw_data(), i);
+  Shape cur = x.shape();
+  for (int64_t d = 0; d < rank; ++d) {
+    if (IsIdentityAxis(p, d, x.dim(d))) continue;
+    int64_t outer = 1, inner = 1;
+    for (int64_t k = 0; k < d; ++k) outer *= cur[k];
+    for (int64_t k = d + 1; k < rank; ++k) inner *= cur[k];
+    buf = InterpolateAxis(buf, outer, cur[d], inner, p.output_shape[d], taps[d],
+                          p.extrapolation_value);
+    cur[d] = p.output_shape[d];
+  }
+  for (int64_t i = 0; i < y.numel(); ++i) StoreSaturated(y.dtype(), y.raw_data(), i, buf[i]);
+}
+
+}  // namespace onyx::kernels::reference

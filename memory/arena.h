@@ -1,0 +1,44 @@
+// Arena: one 64-byte-aligned block per plan execution; intermediates live at planned offsets.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace onyx::memory {
+
+class Arena {
+ public:
+  explicit Arena(size_t bytes);
+  ~Arena();
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+
+  uint8_t* base() { return base_; }
+  size_t size() const { return size_; }
+  // Debug builds fill the arena with a pattern so reads of unwritten bytes show up as garbage.
+  void Poison();
+
+ private:
+  uint8_t* base_ = nullptr;
+  size_t size_ = 0;
+};
+
+// A pool of arenas of one size, so concurrent runs of one plan each get their own block and a
+// steady stream of runs allocates nothing.
+class ArenaPool {
+ public:
+  explicit ArenaPool(size_t bytes) : bytes_(bytes) {}
+  std::unique_ptr<Arena> Acquire();
+  void Release(std::unique_ptr<Arena> arena);
+  size_t bytes() const { return bytes_; }
+
+ private:
+  size_t bytes_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Arena>> free_;
+};
+
+}  // namespace onyx::memory

@@ -1,0 +1,29 @@
+// Status helpers and the internal-invariant failure handler.
+#include <cstdio>
+#include <cstdlib>
+
+#include "onyx/status.h"
+
+namespace onyx {
+
+const char* ErrorCodeName(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kOk: return "ok";
+    case ErrorCode::kInvalidArgument: return "invalid argument";
+    case ErrorCode::kInvalidModel: return "invalid model";
+    case ErrorCode::kUnsupported: return "unsupported";
+    case ErrorCode::kNotFound: return "not found";
+    case ErrorCode::kIo: return "i/o error";
+    case ErrorCode::kRuntime: return "runtime error";
+  }
+  return "unknown";
+}
+
+namespace internal {
+void CheckFailed(const char* cond, const char* file, int line) {
+  std::fprintf(stderr, "onyx internal error: check '%s' failed at %s:%d\n", cond, file, line);
+  std::abort();
+}
+}  // namespace internal
+
+}  // namespace onyx

@@ -1,0 +1,55 @@
+// TypeInfo: static value types (tensor with symbolic shape, sequence, optional) and their printing.
+#include <sstream>
+
+#include "onyx/value.h"
+
+namespace onyx {
+
+TypeInfo TypeInfo::TensorWithShape(DType t, const Shape& s) {
+  TypeInfo i = Tensor(t);
+  i.has_shape = true;
+  for (int64_t d : s) i.dims.push_back(Dim::Known(d));
+  return i;
+}
+
+bool TypeInfo::shape_is_static() const {
+  if (kind != Kind::kTensor || !has_shape) return false;
+  for (const Dim& d : dims)
+    if (!d.known()) return false;
+  return true;
+}
+
+Shape TypeInfo::static_shape() const {
+  Shape s;
+  for (const Dim& d : dims) s.push_back(d.value);
+  return s;
+}
+
+std::string TypeInfo::ToString() const {
+  std::ostringstream os;
+  switch (kind) {
+    case Kind::kUnknown: return "?";
+    case Kind::kTensor:
+      os << DTypeName(elem);
+      if (has_shape) {
+        os << "[";
+        for (size_t i = 0; i < dims.size(); ++i) {
+          if (i) os << ",";
+          if (dims[i].known())
+            os << dims[i].value;
+          else
+            os << (dims[i].symbol.empty() ? "?" : dims[i].symbol);
+        }
+        os << "]";
+      } else {
+        os << "[...]";
+      }
+      return os.str();
+    case Kind::kSequence: return "seq(" + (inner ? inner->ToString() : "?") + ")";
+    case Kind::kOptional: return "optional(" + (inner ? inner->ToString() : "?") + ")";
+    case Kind::kMap: return std::string("map(") + DTypeName(map_key) + "," + (inner ? inner->ToString() : "?") + ")";
+  }
+  return "?";
+}
+
+}  // namespace onyx

@@ -1,0 +1,32 @@
+// Arena planning: liveness intervals → 64-byte-aligned offsets in one block, greedy by size.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "planner/execution_plan.h"
+
+namespace onyx::planner {
+
+struct Interval {
+  int first;     // first step the value is live (inclusive)
+  int last;      // last step the value is live (inclusive)
+  size_t bytes;  // size, already aligned
+};
+
+struct ArenaLayout {
+  std::vector<size_t> offsets;  // one per interval
+  size_t arena_bytes = 0;
+  size_t no_reuse_bytes = 0;
+  size_t max_live_bytes = 0;
+};
+
+// Places every interval so that no two whose lifetimes overlap share a byte. Largest first; each
+// goes to the lowest offset that fits among the already placed ones it overlaps in time.
+// Deterministic: ties break by first step, then by input order.
+ArenaLayout PlanArena(const std::vector<Interval>& intervals);
+
+// Assigns offsets to the plan's kArena slots from their liveness and fills the statistics.
+void PlanArenaForPlan(ExecutionPlan& plan);
+
+}  // namespace onyx::planner

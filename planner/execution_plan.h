@@ -1,0 +1,69 @@
+// ExecutionPlan: everything decided before a run — the steps in schedule order with their kernels,
+// each value's storage (input, constant, arena offset, heap) and the arena statistics.
+#pragma once
+
+#include <climits>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/ir/graph.h"
+#include "kernels/kernel.h"
+#include "kernels/op_registry.h"
+#include "onyx/value.h"
+
+namespace onyx::planner {
+
+enum class Storage {
+  kInput,     // bound from a feed (or an IR < 4 initializer default)
+  kConstant,  // initializer or folded value, held by the plan
+  kArena,     // planned offset in the run's arena
+  kHeap,      // allocated by the kernel at run time (dynamic shape, strings, sequences, outputs)
+  kOuter,     // read from an enclosing graph's frame (subgraphs)
+};
+const char* StorageName(Storage s);
+
+struct ValueSlot {
+  std::string name;
+  TypeInfo type;  // inferred (or declared) type
+  Storage storage = Storage::kHeap;
+  size_t offset = 0;   // arena offset in bytes (kArena)
+  size_t bytes = 0;    // planned size in bytes, 64-byte aligned (kArena)
+  int def_step = -1;   // producing step; -1 when defined before the first step
+  int last_step = -1;  // last step reading it; INT_MAX when it is a graph output
+  bool is_graph_output = false;
+};
+
+struct PlanStep {
+  const ir::Node* node = nullptr;
+  const kernels::OpDef* op = nullptr;
+  std::string impl_name;
+  std::unique_ptr<kernels::Kernel> kernel;
+  std::vector<int> inputs;    // slot ids; -1 for an omitted optional input
+  std::vector<int> outputs;   // slot ids; -1 for an omitted optional output
+  std::vector<int> implicit;  // slots read by the node's subgraphs
+  std::vector<int> release;   // heap slots whose last reader is this step
+};
+
+struct ExecutionPlan {
+  const ir::Graph* graph = nullptr;
+  std::vector<ValueSlot> slots;
+  std::map<std::string, int> slot_of;
+  std::map<int, Value> constants;  // kConstant slots
+  std::vector<PlanStep> steps;
+  std::vector<int> input_slots;   // in graph-input order
+  std::vector<int> output_slots;  // in graph-output order
+  std::vector<std::string> outer_names;  // names read from enclosing scopes
+  size_t arena_bytes = 0;           // size of the planned arena
+  size_t arena_bytes_no_reuse = 0;  // sum of all arena values' sizes
+  size_t arena_bytes_max_live = 0;  // max over steps of bytes live at once (lower bound)
+  int folded_nodes = 0;             // nodes removed by constant folding
+
+  // Human-readable schedule with each value's storage, offset and size (`onyx plan`).
+  std::string Print() const;
+  // JSON object with nodes, schedule, arena_bytes, no_reuse_bytes, max_live_bytes, values.
+  std::string ToJson() const;
+};
+
+}  // namespace onyx::planner

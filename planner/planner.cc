@@ -1,0 +1,381 @@
+// BuildPlan: inference + folding in schedule order, storage choice, kernels, liveness, arena.
+#include "planner/planner.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "planner/arena_plan.h"
+#include "planner/constant_folding.h"
+#include "planner/liveness.h"
+#include "planner/schedule.h"
+#include "planner/shape_inference.h"
+
+namespace onyx::planner {
+namespace {
+
+using kernels::OpRegistry;
+
+bool ArenaEligible(const TypeInfo& t) {
+  return t.is_tensor() && t.shape_is_static() && t.elem != DType::kString &&
+         t.elem != DType::kUndefined && DTypeSize(t.elem) > 0;
+}
+
+TypeInfo TypeOfValue(const Value& v) {
+  if (v.is_tensor()) return TypeInfo::TensorWithShape(v.tensor().dtype(), v.tensor().shape());
+  if (v.is_sequence()) {
+    TypeInfo t;
+    t.kind = TypeInfo::Kind::kSequence;
+    t.inner = std::make_shared<TypeInfo>(TypeInfo::Tensor(v.sequence_elem_type()));
+    return t;
+  }
+  if (v.is_optional_none()) {
+    TypeInfo t;
+    t.kind = TypeInfo::Kind::kOptional;
+    t.inner = std::make_shared<TypeInfo>(v.none_type());
+    return t;
+  }
+  return TypeInfo();
+}
+
+std::string UnsupportedMessage(const ir::Node& n) {
+  const auto ranges = OpRegistry::Global().Ranges(n.domain, n.op_type);
+  const std::string domain = n.domain.empty() ? "ai.onnx" : n.domain;
+  std::ostringstream os;
+  os << n.Describe() << " uses " << n.op_type << " from opset " << n.opset << " of domain '"
+     << domain << "': ";
+  if (ranges.empty()) {
+    os << "onyx does not implement this operator";
+  } else {
+    os << "no kernel registered for this opset (found opsets ";
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      os << (i ? ", " : "") << ranges[i].first << "..";
+      if (ranges[i].second < kernels::kLatestOpset) os << ranges[i].second;
+    }
+    os << ")";
+  }
+  return os.str();
+}
+
+void CollectUnsupported(const ir::Graph& g, std::vector<std::string>& out) {
+  for (const auto& n : g.nodes) {
+    if (!OpRegistry::Global().Find(n.domain, n.op_type, n.opset)) out.push_back(UnsupportedMessage(n));
+    for (const auto& a : n.attributes) {
+      if (a.g) CollectUnsupported(*a.g, out);
+      for (const auto& sg : a.graphs) CollectUnsupported(*sg, out);
+    }
+  }
+}
+
+class PlanBuilder {
+ public:
+  PlanBuilder(const ir::Graph& g, const PlanOptions& opts) : g_(g), opts_(opts) {
+    plan_ = std::make_unique<ExecutionPlan>();
+    plan_->graph = &g;
+  }
+
+  int Slot(const std::string& name) {
+    auto it = plan_->slot_of.find(name);
+    if (it != plan_->slot_of.end()) return it->second;
+    const int id = static_cast<int>(plan_->slots.size());
+    ValueSlot s;
+    s.name = name;
+    plan_->slots.push_back(s);
+    plan_->slot_of[name] = id;
+    return id;
+  }
+
+  StatusOr<std::unique_ptr<ExecutionPlan>> Build(const std::map<std::string, TypeInfo>& input_types,
+                                                 const std::map<std::string, TypeInfo>& outer_types) {
+    // Graph inputs: fed, defaulted by an initializer (IR < 4), or declared.
+    for (const auto& in : g_.inputs) {
+      const int id = Slot(in.name);
+      ValueSlot& s = plan_->slots[id];
+      auto fed = input_types.find(in.name);
+      auto init = g_.initializers.find(in.name);
+      if (fed != input_types.end()) {
+        s.storage = Storage::kInput;
+        s.type = fed->second;
+      } else if (init != g_.initializers.end()) {
+        s.storage = Storage::kConstant;
+        s.type = TypeOfValue(Value(init->second));
+        plan_->constants[id] = Value(init->second);
+      } else {
+        s.storage = Storage::kInput;
+        s.type = in.type;
+      }
+      plan_->input_slots.push_back(id);
+    }
+    for (const auto& [name, t] : g_.initializers) {
+      if (plan_->slot_of.count(name)) continue;
+      const int id = Slot(name);
+      plan_->slots[id].storage = Storage::kConstant;
+      plan_->slots[id].type = TypeOfValue(Value(t));
+      plan_->constants[id] = Value(t);
+    }
+    ONYX_ASSIGN_OR_RETURN(std::vector<int> order, KahnSchedule(g_));
+    std::set<std::string> produced;
+    for (const auto& n : g_.nodes)
+      for (const auto& o : n.outputs)
+        if (!o.empty()) produced.insert(o);
+    auto resolve = [&](const std::string& name) -> int {
+      if (name.empty()) return -1;
+      auto it = plan_->slot_of.find(name);
+      if (it != plan_->slot_of.end()) return it->second;
+      const int id = Slot(name);
+      if (!produced.count(name)) {  // from an enclosing scope
+        plan_->slots[id].storage = Storage::kOuter;
+        auto ot = outer_types.find(name);
+        if (ot != outer_types.end()) plan_->slots[id].type = ot->second;
+        plan_->outer_names.push_back(name);
+      }
+      return id;
+    };
+
+    for (int ni : order) {
+      const ir::Node& node = g_.nodes[ni];
+      const kernels::OpDef* op = OpRegistry::Global().Find(node.domain, node.op_type, node.opset);
+      if (!op) return Unsupported(UnsupportedMessage(node));
+      std::vector<int> in_ids, implicit_ids;
+      std::vector<TypeInfo> in_types;
+      std::vector<const Tensor*> in_consts;
+      std::vector<const Value*> in_values;
+      for (const auto& name : node.inputs) {
+        const int id = resolve(name);
+        in_ids.push_back(id);
+        in_types.push_back(id >= 0 ? plan_->slots[id].type : TypeInfo());
+        const Value* cv = nullptr;
+        if (id >= 0) {
+          auto c = plan_->constants.find(id);
+          if (c != plan_->constants.end()) cv = &c->second;
+        }
+        in_values.push_back(cv);
+        in_consts.push_back(cv && cv->is_tensor() ? &cv->tensor() : nullptr);
+      }
+      for (const auto& name : node.implicit_inputs) implicit_ids.push_back(resolve(name));
+
+      std::vector<TypeInfo> out_types;
+      SubgraphInferFn sub = [&](const ir::Graph& sg, const std::vector<TypeInfo>& inputs)
+          -> StatusOr<std::vector<TypeInfo>> { return InferSubgraph(sg, inputs); };
+      ONYX_RETURN_IF_ERROR(InferNode(node, *op, in_types, in_consts, sub, &out_types));
+
+      std::vector<int> out_ids;
+      for (size_t k = 0; k < node.outputs.size(); ++k) {
+        const int id = node.outputs[k].empty() ? -1 : Slot(node.outputs[k]);
+        out_ids.push_back(id);
+        if (id < 0) continue;
+        auto declared = g_.value_info.find(node.outputs[k]);
+        const TypeInfo* decl = declared != g_.value_info.end() ? &declared->second : nullptr;
+        for (const auto& o : g_.outputs)
+          if (o.name == node.outputs[k] && o.type.kind != TypeInfo::Kind::kUnknown) decl = &o.type;
+        plan_->slots[id].type = MergeDeclared(out_types[k], decl);
+        plan_->slots[id].storage = Storage::kHeap;
+      }
+
+      if (opts_.optimization != OptLevel::kNone && TryFold(node, *op, in_values, in_types, out_ids))
+        continue;
+      PlanStep step;
+      step.node = &node;
+      step.op = op;
+      step.inputs = std::move(in_ids);
+      step.outputs = std::move(out_ids);
+      step.implicit = std::move(implicit_ids);
+      plan_->steps.push_back(std::move(step));
+    }
+    for (const auto& o : g_.outputs) plan_->output_slots.push_back(resolve(o.name));
+    if (opts_.infer_only) return std::move(plan_);
+
+    for (int o : plan_->output_slots) plan_->slots[o].is_graph_output = true;
+    for (PlanStep& st : plan_->steps)
+      for (int o : st.outputs)
+        if (o >= 0 && opts_.use_arena && !plan_->slots[o].is_graph_output &&
+            ArenaEligible(plan_->slots[o].type))
+          plan_->slots[o].storage = Storage::kArena;
+    ComputeLiveness(*plan_);
+    PlanArenaForPlan(*plan_);
+    ONYX_RETURN_IF_ERROR(CreateKernels());
+    return std::move(plan_);
+  }
+
+ private:
+  bool TryFold(const ir::Node& node, const kernels::OpDef& op,
+               const std::vector<const Value*>& in_values, const std::vector<TypeInfo>& in_types,
+               const std::vector<int>& out_ids) {
+    if (node.domain.empty() && (node.op_type == "Shape" || node.op_type == "Size") &&
+        !in_types.empty() && out_ids.size() == 1 && out_ids[0] >= 0) {
+      if (auto t = FoldShapeOp(node, in_types[0])) {
+        SetConstant(out_ids[0], Value(*t));
+        ++plan_->folded_nodes;
+        return true;
+      }
+    }
+    if (!CanFold(node, op, in_values)) return false;
+    auto outs = FoldNode(node, op, in_values, in_types);
+    if (!outs.ok()) return false;  // left to run time, where the error names the step
+    for (size_t k = 0; k < out_ids.size(); ++k)
+      if (out_ids[k] >= 0) {
+        if (k >= outs->size() || !(*outs)[k].defined()) return false;
+      }
+    for (size_t k = 0; k < out_ids.size(); ++k)
+      if (out_ids[k] >= 0) SetConstant(out_ids[k], (*outs)[k]);
+    ++plan_->folded_nodes;
+    return true;
+  }
+
+  void SetConstant(int id, Value v) {
+    plan_->slots[id].storage = Storage::kConstant;
+    plan_->slots[id].type = TypeOfValue(v);
+    plan_->constants[id] = std::move(v);
+  }
+
+  StatusOr<std::vector<TypeInfo>> InferSubgraph(const ir::Graph& sg, const std::vector<TypeInfo>& inputs) {
+    std::map<std::string, TypeInfo> in_types, outer;
+    for (size_t i = 0; i < sg.inputs.size(); ++i)
+      in_types[sg.inputs[i].name] = i < inputs.size() && inputs[i].kind != TypeInfo::Kind::kUnknown
+                                         ? inputs[i]
+                                         : sg.inputs[i].type;
+    for (const auto& s : plan_->slots) outer[s.name] = s.type;
+    PlanOptions o = opts_;
+    o.infer_only = true;
+    o.use_arena = false;
+    ONYX_ASSIGN_OR_RETURN(auto sub, BuildPlan(sg, in_types, outer, o));
+    std::vector<TypeInfo> out;
+    for (int id : sub->output_slots) out.push_back(sub->slots[id].type);
+    return out;
+  }
+
+  Status CreateKernels() {
+    for (PlanStep& st : plan_->steps) {
+      kernels::NodeView view(*st.node);
+      std::vector<TypeInfo> types;
+      for (int id : st.inputs) types.push_back(id >= 0 ? plan_->slots[id].type : TypeInfo());
+      std::string rejections;
+      for (const kernels::KernelImpl& impl : st.op->impls) {
+        if (impl.supports) {
+          Status s = impl.supports(view, types);
+          if (!s.ok()) {
+            rejections += " " + impl.name + ": " + s.message() + ";";
+            continue;
+          }
+        }
+        auto k = impl.create(view, types);
+        if (!k.ok()) {
+          const Status& s = k.status();
+          if (s.message().find(st.node->Describe()) == std::string::npos)
+            return s.WithContext(st.node->Describe() + ": ");
+          return s;
+        }
+        st.kernel = std::move(k).value();
+        st.impl_name = impl.name;
+        break;
+      }
+      if (!st.kernel)
+        return view.NotSupported("no kernel accepts this node:", rejections);
+    }
+    return Status::Ok();
+  }
+
+  const ir::Graph& g_;
+  PlanOptions opts_;
+  std::unique_ptr<ExecutionPlan> plan_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<ExecutionPlan>> BuildPlan(const ir::Graph& graph,
+                                                   const std::map<std::string, TypeInfo>& input_types,
+                                                   const std::map<std::string, TypeInfo>& outer_types,
+                                                   const PlanOptions& options) {
+  PlanBuilder b(graph, options);
+  return b.Build(input_types, outer_types);
+}
+
+Status CheckOperatorsSupported(const ir::Graph& graph) {
+  std::vector<std::string> missing;
+  CollectUnsupported(graph, missing);
+  if (missing.empty()) return Status::Ok();
+  std::string msg = missing.size() == 1 ? missing[0] : StrCat(missing.size(), " nodes cannot run:");
+  if (missing.size() > 1)
+    for (const auto& m : missing) msg += "\n  " + m;
+  return Unsupported(msg);
+}
+
+const char* StorageName(Storage s) {
+  switch (s) {
+    case Storage::kInput: return "input";
+    case Storage::kConstant: return "constant";
+    case Storage::kArena: return "arena";
+    case Storage::kHeap: return "heap";
+    case Storage::kOuter: return "outer";
+  }
+  return "?";
+}
+
+namespace {
+std::string JsonEscape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '"': o += "\\\""; break;
+      case '\\': o += "\\\\"; break;
+      case '\n': o += "\\n"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          snprintf(buf, sizeof buf, "\\u%04x", c);
+          o += buf;
+        } else {
+          o += c;
+        }
+    }
+  }
+  return o;
+}
+}  // namespace
+
+std::string ExecutionPlan::Print() const {
+  std::ostringstream os;
+  os << "schedule (" << steps.size() << " steps, " << folded_nodes << " nodes folded):\n";
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const PlanStep& st = steps[i];
+    os << "  " << i << ": " << st.node->Describe() << " [" << st.impl_name << "]\n";
+    for (int o : st.outputs) {
+      if (o < 0) continue;
+      const ValueSlot& s = slots[o];
+      os << "      -> " << s.name << " " << s.type.ToString() << " " << StorageName(s.storage);
+      if (s.storage == Storage::kArena) os << " @" << s.offset << " +" << s.bytes;
+      os << "\n";
+    }
+  }
+  os << "arena_bytes " << arena_bytes << ", no_reuse_bytes " << arena_bytes_no_reuse
+     << ", max_live_bytes " << arena_bytes_max_live << "\n";
+  return os.str();
+}
+
+std::string ExecutionPlan::ToJson() const {
+  std::ostringstream os;
+  os << "{\n  \"nodes\": " << steps.size() << ",\n  \"folded_nodes\": " << folded_nodes
+     << ",\n  \"arena_bytes\": " << arena_bytes << ",\n  \"no_reuse_bytes\": " << arena_bytes_no_reuse
+     << ",\n  \"max_live_bytes\": " << arena_bytes_max_live << ",\n  \"schedule\": [";
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const PlanStep& st = steps[i];
+    os << (i ? "," : "") << "\n    {\"step\": " << i << ", \"node\": \"" << JsonEscape(st.node->name)
+       << "\", \"op\": \"" << JsonEscape(st.node->op_type) << "\", \"index\": " << st.node->index
+       << ", \"impl\": \"" << JsonEscape(st.impl_name) << "\", \"outputs\": [";
+    bool first = true;
+    for (int o : st.outputs) {
+      if (o < 0) continue;
+      const ValueSlot& s = slots[o];
+      os << (first ? "" : ", ") << "{\"name\": \"" << JsonEscape(s.name) << "\", \"type\": \""
+         << JsonEscape(s.type.ToString()) << "\", \"storage\": \"" << StorageName(s.storage) << "\"";
+      if (s.storage == Storage::kArena) os << ", \"offset\": " << s.offset << ", \"bytes\": " << s.bytes;
+      os << "}";
+      first = false;
+    }
+    os << "]}";
+  }
+  os << "\n  ]\n}\n";
+  return os.str();
+}
+
+}  // namespace onyx::planner

@@ -1,0 +1,35 @@
+// The planner: for one graph and concrete (or declared) input types, runs shape inference and
+// constant folding in schedule order, picks kernels, computes liveness and the arena layout.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "planner/execution_plan.h"
+
+namespace onyx::planner {
+
+enum class OptLevel { kNone = 0, kBasic = 1, kAll = 2 };
+
+struct PlanOptions {
+  OptLevel optimization = OptLevel::kAll;  // none: no folding; basic/all: fold constants
+  bool use_arena = true;                   // false for subgraphs: every value on the heap
+  bool infer_only = false;                 // stop after inference (no kernels, no arena)
+};
+
+// `input_types`: types of the graph inputs the caller feeds (concrete shapes for a run plan,
+// declared ones for the creation-time check). Graph inputs not listed use their initializer as
+// a constant (IR < 4 defaults) or their declared type. `outer_types`: names visible from
+// enclosing scopes (for subgraphs).
+StatusOr<std::unique_ptr<ExecutionPlan>> BuildPlan(const ir::Graph& graph,
+                                                   const std::map<std::string, TypeInfo>& input_types,
+                                                   const std::map<std::string, TypeInfo>& outer_types,
+                                                   const PlanOptions& options);
+
+// Every node of the graph and its subgraphs whose (domain, op, opset) has no registered OpDef,
+// as one error listing them all; Ok when everything is implemented.
+Status CheckOperatorsSupported(const ir::Graph& graph);
+
+}  // namespace onyx::planner

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Sets up (idempotent) and runs every test: GoogleTest suites (loader, planner, kernels, executor
+# on the light models), the ONNX conformance regression check, the Python tests against ONNX
+# Runtime, and the loader/executor tests again under AddressSanitizer + UBSan.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+./scripts/setup.sh
+
+echo "== unit, model and conformance tests (ctest)"
+ctest --test-dir build --output-on-failure -j2
+
+echo "== python tests (onyx against ONNX Runtime)"
+.venv/bin/python -m pytest -q tests/python
+
+echo "== sanitizers: loader and executor tests under ASan + UBSan"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONYX_SANITIZE=ON \
+  -DONYX_BUILD_BENCH=OFF -DONYX_BUILD_PYTHON=OFF \
+  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache \
+  -DPython3_EXECUTABLE="$ROOT/.venv/bin/python" >/dev/null
+cmake --build build-asan -j"$(nproc)" --target onyx_engine_test
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j2 -R '^(loader|executor_sanitized)\.'
+echo "== all tests passed"

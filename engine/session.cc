@@ -13,6 +13,7 @@
 
 #include "engine/executor.h"
 #include "engine/model_loader.h"
+#include "kernels/op_registry.h"
 #include "planner/planner.h"
 
 namespace onyx {
@@ -49,7 +50,9 @@ struct Session::Impl {
   }
   std::string Prefix() const { return model.display_name + ": "; }
 
-  Status BuildSubplans(const ir::Graph& g) {
+  // Plans every subgraph once, as dynamic (heap-only) plans. `outer` holds the types visible
+  // from enclosing scopes, so bodies that read outer values infer their types.
+  Status BuildSubplans(const ir::Graph& g, const std::map<std::string, TypeInfo>& outer) {
     for (const auto& n : g.nodes)
       for (const auto& a : n.attributes) {
         std::vector<const ir::Graph*> subs;
@@ -60,11 +63,13 @@ struct Session::Impl {
           for (const auto& in : sg->inputs) in_types[in.name] = in.type;
           planner::PlanOptions o = PlanOpts();
           o.use_arena = false;
-          auto p = planner::BuildPlan(*sg, in_types, {}, o);
+          auto p = planner::BuildPlan(*sg, in_types, outer, o);
           if (!p.ok())
             return p.status().WithContext(n.Describe() + ": attribute '" + a.name + "': ");
+          std::map<std::string, TypeInfo> inner = outer;
+          for (const auto& slot : (*p)->slots) inner[slot.name] = slot.type;
           subplans[sg] = std::move(p).value();
-          ONYX_RETURN_IF_ERROR(BuildSubplans(*sg));
+          ONYX_RETURN_IF_ERROR(BuildSubplans(*sg, inner));
         }
       }
     return Status::Ok();
@@ -147,8 +152,6 @@ StatusOr<Session> Session::CreateFromModel(ir::Model model, SessionOptions optio
   impl->arena = std::make_unique<tbb::task_arena>(impl->threads);
   for (const auto& in : impl->model.graph->inputs) impl->inputs.push_back({in.name, in.type});
   for (const auto& out : impl->model.graph->outputs) impl->outputs.push_back({out.name, out.type});
-  s = impl->BuildSubplans(*impl->model.graph);
-  if (!s.ok()) return s.WithContext(prefix);
   // Creation-time plan with the declared input types: reports unsupported types and bad
   // attributes now, not halfway through a run; reused when every input shape is static.
   std::map<std::string, TypeInfo> declared;
@@ -157,6 +160,10 @@ StatusOr<Session> Session::CreateFromModel(ir::Model model, SessionOptions optio
       if (in.name == name) declared[name] = in.type;
   auto p = impl->PlanFor(declared);
   if (!p.ok()) return p.status();
+  std::map<std::string, TypeInfo> outer;
+  for (const auto& slot : (*p)->plan->slots) outer[slot.name] = slot.type;
+  s = impl->BuildSubplans(*impl->model.graph, outer);
+  if (!s.ok()) return s.WithContext(prefix);
   return Session(impl);
 }
 
@@ -300,6 +307,23 @@ void CountOps(const ir::Graph& g, std::map<std::string, int>& counts) {
   }
 }
 }  // namespace
+
+namespace {
+bool AllDeterministic(const ir::Graph& g) {
+  for (const auto& n : g.nodes) {
+    const kernels::OpDef* op = kernels::OpRegistry::Global().Find(n.domain, n.op_type, n.opset);
+    if (op && !op->deterministic) return false;
+    for (const auto& a : n.attributes) {
+      if (a.g && !AllDeterministic(*a.g)) return false;
+      for (const auto& sg : a.graphs)
+        if (!AllDeterministic(*sg)) return false;
+    }
+  }
+  return true;
+}
+}  // namespace
+
+bool Session::deterministic() const { return AllDeterministic(*impl_->model.graph); }
 
 std::map<std::string, int> Session::operator_counts() const {
   std::map<std::string, int> counts;

@@ -384,7 +384,11 @@ StatusOr<Value> ReadValueFile(const std::string& path, const TypeInfo& hint) {
   if (kind == TypeInfo::Kind::kSequence) {
     onnx::SequenceProto sp;
     if (!sp.ParseFromString(bytes)) return InvalidArgument("'", path, "' is not a SequenceProto");
-    return ValueFromSequenceProto(sp);
+    ONYX_ASSIGN_OR_RETURN(Value v, ValueFromSequenceProto(sp));
+    // An empty SequenceProto carries no element type; take it from the declared type.
+    if (v.sequence().empty() && hint.inner && hint.inner->is_tensor())
+      return Value::Sequence({}, hint.inner->elem);
+    return v;
   }
   if (kind == TypeInfo::Kind::kOptional) {
     onnx::OptionalProto op;

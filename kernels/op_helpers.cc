@@ -97,7 +97,8 @@ Status InferBroadcastAllBool(InferContext& ctx) {
 Status ExpectInputType(InferContext& ctx, int i, const std::vector<DType>& allowed) {
   if (!ctx.has_input(i)) return Status::Ok();
   const TypeInfo& t = ctx.input_type(i);
-  if (t.kind != TypeInfo::Kind::kTensor) return Status::Ok();  // unknown: checked at run time
+  // Unknown kind or element type (e.g. an untyped subgraph input): checked at run time.
+  if (t.kind != TypeInfo::Kind::kTensor || t.elem == DType::kUndefined) return Status::Ok();
   if (std::find(allowed.begin(), allowed.end(), t.elem) != allowed.end()) return Status::Ok();
   return ctx.node().NotSupported("input ", i, " '", ctx.node().node().inputs[i], "' has type ",
                                  DTypeName(t.elem), ", which this operator does not support");

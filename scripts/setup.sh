@@ -11,6 +11,7 @@ APT_PACKAGES=(
   libtbb-dev libdnnl-dev ocl-icd-opencl-dev libhwy-dev
   libgtest-dev libgmock-dev libbenchmark-dev pybind11-dev
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
+  libjpeg62-turbo-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev
 )
 
 missing=()

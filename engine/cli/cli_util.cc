@@ -205,6 +205,23 @@ Status CompareValues(const Value& e, const Value& a, double rtol, double atol) {
   return CompareTensors(e.tensor(), a.tensor(), rtol, atol);
 }
 
+Status CompareTypesAndShapes(const Value& e, const Value& a) {
+  if (e.kind() != a.kind()) return RuntimeError("value kind differs from the expected one");
+  auto check = [](const Tensor& x, const Tensor& y) -> Status {
+    if (x.dtype() != y.dtype())
+      return RuntimeError("element type ", DTypeName(y.dtype()), ", expected ", DTypeName(x.dtype()));
+    if (x.shape() != y.shape())
+      return RuntimeError("shape ", ShapeToString(y.shape()), ", expected ", ShapeToString(x.shape()));
+    return Status::Ok();
+  };
+  if (e.is_tensor()) return check(e.tensor(), a.tensor());
+  if (e.is_sequence()) {
+    if (e.sequence().size() != a.sequence().size()) return RuntimeError("sequence length differs");
+    for (size_t i = 0; i < e.sequence().size(); ++i) ONYX_RETURN_IF_ERROR(check(e.sequence()[i], a.sequence()[i]));
+  }
+  return Status::Ok();
+}
+
 std::string Summarize(const Value& v) {
   std::ostringstream os;
   if (v.is_optional_none()) return "empty optional";

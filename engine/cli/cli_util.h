@@ -36,6 +36,9 @@ StatusOr<NamedValues> GenerateInputs(const Session& s, const std::string& kind,
 // difference, or Ok.
 Status CompareValues(const Value& expected, const Value& actual, double rtol, double atol);
 
+// Only element types, shapes and sequence lengths must match (outputs of random operators).
+Status CompareTypesAndShapes(const Value& expected, const Value& actual);
+
 // One line describing a value: "float[1,1000] min .. max .." or a sequence summary.
 std::string Summarize(const Value& v);
 // Characters outside [A-Za-z0-9._-] become '_' so a value name is a safe file name.

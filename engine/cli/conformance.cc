@@ -100,10 +100,14 @@ Outcome RunTest(const std::string& dir) {
     }
     if (out_files.size() > outs.size())
       return {"fail", StrCat(name, ": model produced ", outs.size(), " outputs, expected ", out_files.size())};
+    // Random operators (RandomNormal, Bernoulli, ...) cannot reproduce numpy's generator: their
+    // tests are checked for element type and shape only, as the ONNX spec promises no values.
+    const bool exact = session->deterministic();
     for (size_t k = 0; k < out_files.size(); ++k) {
       auto e = engine::ReadValueFile(out_files[k], session->outputs()[k].type);
       if (!e.ok()) return {"error", e.status().message()};
-      Status c = CompareValues(*e, outs[k].second, kRtol, kAtol);
+      Status c = exact ? CompareValues(*e, outs[k].second, kRtol, kAtol)
+                       : CompareTypesAndShapes(*e, outs[k].second);
       if (!c.ok()) return {"fail", StrCat(name, ": output ", k, " '", outs[k].first, "': ", c.message())};
     }
   }

@@ -1,15 +1,19 @@
-// Activation family: Relu, LeakyRelu, PRelu, Elu, Selu, Celu, Gelu, Sigmoid, HardSigmoid, HardSwish, Softplus, Softsign, Mish, Swish, ThresholdedRelu, Shrink, Tanh.
+// Activation family: Relu, LeakyRelu, PRelu, Elu, Selu, Celu, Gelu, Sigmoid, HardSigmoid,
+// HardSwish, Softplus, Softsign, Mish, Swish, ThresholdedRelu, Shrink, Tanh.
+#include "kernels/reference/activation.h"
+
 #include <initializer_list>
 #include <string>
 
 #include "kernels/op_helpers.h"
 #include "kernels/op_registry.h"
-#include "kernels/reference/activation.h"
 
 namespace onyx::kernels {
 namespace {
 
-constexpr uint32_t Bit(DType t) { return uint32_t{1} << static_cast<int>(t); }
+constexpr uint32_t Bit(DType t) {
+  return uint32_t{1} << static_cast<int>(t);
+}
 constexpr uint32_t kFloats =
     Bit(DType::kFloat) | Bit(DType::kDouble) | Bit(DType::kFloat16) | Bit(DType::kBFloat16);
 constexpr uint32_t kNumeric = kFloats | Bit(DType::kInt8) | Bit(DType::kInt16) |

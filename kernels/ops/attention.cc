@@ -96,8 +96,7 @@ struct AttentionPlan {
   Shape y, present_key, present_value, qk;
 };
 
-StatusOr<AttentionPlan> PlanAttention(const NodeView& node, const std::vector<const Shape*>& in,
-                                      DType mask_type) {
+StatusOr<AttentionPlan> PlanAttention(const NodeView& node, const std::vector<const Shape*>& in) {
   const auto input = [&](int i) { return i < static_cast<int>(in.size()) ? in[i] : nullptr; };
   const Shape* q = input(0);
   const Shape* k = input(1);
@@ -224,7 +223,6 @@ StatusOr<AttentionPlan> PlanAttention(const NodeView& node, const std::vector<co
     }
     p.softmax_type = t;
   }
-  (void)mask_type;
   plan.y = p.packed_heads ? Shape{p.batch, p.q_len, p.q_heads * p.v_head_size}
                           : Shape{p.batch, p.q_heads, p.q_len, p.v_head_size};
   plan.present_key = {p.batch, p.kv_heads, total, p.head_size};
@@ -256,7 +254,7 @@ Status InferAttention(InferContext& ctx) {
   std::vector<Shape> shapes;
   std::vector<const Shape*> ptrs;
   if (StaticShapes(ctx, &shapes, &ptrs)) {
-    ONYX_ASSIGN_OR_RETURN(const AttentionPlan plan, PlanAttention(node, ptrs, InputElem(ctx, 3)));
+    ONYX_ASSIGN_OR_RETURN(const AttentionPlan plan, PlanAttention(node, ptrs));
     ctx.SetOutputType(0, TensorType(t1, plan.y));
     if (ctx.has_output(1)) ctx.SetOutputType(1, TensorType(t1, plan.present_key));
     if (ctx.has_output(2)) ctx.SetOutputType(2, TensorType(t2, plan.present_value));
@@ -305,8 +303,7 @@ Status AttentionKernel(KernelContext& ctx) {
     return node.Fail(Describe(node, 5), " must have V's type");
   std::vector<const Shape*> shapes = RuntimeShapes(ctx);
   if (!nonpad && shapes.size() > 6) shapes[6] = nullptr;
-  ONYX_ASSIGN_OR_RETURN(const AttentionPlan plan,
-                        PlanAttention(node, shapes, mask ? mask->dtype() : DType::kUndefined));
+  ONYX_ASSIGN_OR_RETURN(const AttentionPlan plan, PlanAttention(node, shapes));
   const int64_t* nonpad_data = nullptr;
   if (nonpad) {
     if (nonpad->dtype() != DType::kInt64)

@@ -41,7 +41,7 @@ TypeInfo InsertTypeDim(const TypeInfo& t, int64_t axis, const Dim& d) {
 Status ExpectBoolCond(InferContext& ctx, int i) {
   if (!ctx.has_input(i)) return Status::Ok();
   const TypeInfo& t = ctx.input_type(i);
-  if (t.kind == TypeInfo::Kind::kTensor && t.elem != DType::kBool)
+  if (t.kind == TypeInfo::Kind::kTensor && t.elem != DType::kBool && t.elem != DType::kUndefined)
     return ctx.node().Invalid("input ", i, " '", ctx.node().node().inputs[i],
                               "' must be bool, got ", t.ToString());
   return Status::Ok();
@@ -109,7 +109,7 @@ Status InferLoop(InferContext& ctx) {
   ONYX_RETURN_IF_ERROR(ExpectBoolCond(ctx, 1));
   if (ctx.has_input(0)) {
     const TypeInfo& m = ctx.input_type(0);
-    if (m.kind == TypeInfo::Kind::kTensor && m.elem != DType::kInt64)
+    if (m.kind == TypeInfo::Kind::kTensor && m.elem != DType::kInt64 && m.elem != DType::kUndefined)
       return ctx.node().Invalid("input 0 'M' must be int64, got ", m.ToString());
   }
   const int num_carried = std::max(0, ctx.num_inputs() - 2);

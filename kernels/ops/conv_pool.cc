@@ -1,17 +1,18 @@
 // ConvPool family: Conv, ConvTranspose, ConvInteger, QLinearConv, DeformConv, MaxPool,
 // AveragePool, LpPool, Global*Pool, MaxUnpool, RoiAlign, MaxRoiPool: shape inference and
 // registration. The kernels live in kernels/reference/conv_pool_*.cc.
+#include "kernels/reference/conv_pool.h"
+
 #include "kernels/op_helpers.h"
 #include "kernels/op_registry.h"
-#include "kernels/reference/conv_pool.h"
 
 namespace onyx::kernels {
 namespace {
 
 const std::vector<DType> kFloatTypes = {DType::kFloat, DType::kDouble, DType::kFloat16,
                                         DType::kBFloat16};
-const std::vector<DType> kMaxPoolTypes = {DType::kFloat, DType::kDouble, DType::kFloat16,
-                                          DType::kBFloat16, DType::kInt8, DType::kUInt8};
+const std::vector<DType> kMaxPoolTypes = {DType::kFloat,    DType::kDouble, DType::kFloat16,
+                                          DType::kBFloat16, DType::kInt8,   DType::kUInt8};
 const std::vector<DType> k8BitTypes = {DType::kUInt8, DType::kInt8};
 
 // Known spatial sizes (dims 2..) of a typed input, or false when any is unknown.
@@ -73,9 +74,9 @@ Status InferConvLike(InferContext& ctx, int x_index, int w_index, DType out) {
   if (w.has_shape && x.dims[1].known() && w.dims[1].known() &&
       x.dims[1].value != w.dims[1].value * group) {
     return ctx.node().Invalid("input ", w_index, " '", ctx.node().node().inputs[w_index],
-                              "' has type ", w.ToString(), "; expected dim 1 = ",
-                              x.dims[1].value / group, " (input ", x_index, " has ",
-                              x.dims[1].value, " channels, group ", group, ")");
+                              "' has type ", w.ToString(),
+                              "; expected dim 1 = ", x.dims[1].value / group, " (input ", x_index,
+                              " has ", x.dims[1].value, " channels, group ", group, ")");
   }
   std::vector<int64_t> in, kernel;
   if (StaticSpatial(x, &in) && KernelFromWeight(ctx, w_index, &kernel)) {
@@ -159,10 +160,18 @@ Status InferWindowPool(InferContext& ctx, const std::vector<DType>& types, bool 
   return Status::Ok();
 }
 
-Status InferMaxPool(InferContext& ctx) { return InferWindowPool(ctx, kMaxPoolTypes, true); }
-Status InferMaxPool1(InferContext& ctx) { return InferWindowPool(ctx, kFloatTypes, false); }
-Status InferAveragePool(InferContext& ctx) { return InferWindowPool(ctx, kFloatTypes, true); }
-Status InferAveragePool1(InferContext& ctx) { return InferWindowPool(ctx, kFloatTypes, false); }
+Status InferMaxPool(InferContext& ctx) {
+  return InferWindowPool(ctx, kMaxPoolTypes, true);
+}
+Status InferMaxPool1(InferContext& ctx) {
+  return InferWindowPool(ctx, kFloatTypes, false);
+}
+Status InferAveragePool(InferContext& ctx) {
+  return InferWindowPool(ctx, kFloatTypes, true);
+}
+Status InferAveragePool1(InferContext& ctx) {
+  return InferWindowPool(ctx, kFloatTypes, false);
+}
 
 Status InferGlobalPool(InferContext& ctx) {
   ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, 0, kFloatTypes));
@@ -193,19 +202,21 @@ Status InferMaxUnpool(InferContext& ctx) {
   } else if (x.has_shape) {
     const size_t rank = x.dims.size() - 2;
     const std::vector<int64_t> kernel = ctx.node().attr_ints("kernel_shape");
-    const std::vector<int64_t> strides = ctx.node().attr_ints("strides", std::vector<int64_t>(rank, 1));
-    const std::vector<int64_t> pads = ctx.node().attr_ints("pads", std::vector<int64_t>(2 * rank, 0));
+    const std::vector<int64_t> strides =
+        ctx.node().attr_ints("strides", std::vector<int64_t>(rank, 1));
+    const std::vector<int64_t> pads =
+        ctx.node().attr_ints("pads", std::vector<int64_t>(2 * rank, 0));
     if (kernel.size() != rank || strides.size() != rank || pads.size() != 2 * rank) {
-      return ctx.node().Invalid("attributes kernel_shape/strides/pads must have ", rank, "/",
-                                rank, "/", 2 * rank, " values");
+      return ctx.node().Invalid("attributes kernel_shape/strides/pads must have ", rank, "/", rank,
+                                "/", 2 * rank, " values");
     }
     out.has_shape = true;
     out.dims = {x.dims[0], x.dims[1]};
     for (size_t d = 0; d < rank; ++d) {
       const Dim& i = x.dims[d + 2];
-      out.dims.push_back(i.known() ? Dim::Known((i.value - 1) * strides[d] - pads[d] -
-                                                pads[rank + d] + kernel[d])
-                                   : Dim());
+      out.dims.push_back(
+          i.known() ? Dim::Known((i.value - 1) * strides[d] - pads[d] - pads[rank + d] + kernel[d])
+                    : Dim());
     }
   }
   ctx.SetOutputType(0, out);
@@ -246,9 +257,9 @@ Status InferMaxRoiPool(InferContext& ctx) {
 
 void RegisterConvPool(OpRegistry& r) {
   // Conv 1/11/22 differ only in the type list (22 adds bfloat16): one definition.
-  r.Add("", "Conv", 1, kLatestOpset, InferConv, ConvKernel, "Conv_f32_im2col_gemm");
+  r.Add("", "Conv", 1, kLatestOpset, InferConv, ConvKernel, "conv_im2col_gemm");
   r.Add("", "ConvTranspose", 1, kLatestOpset, InferConvTranspose, ConvTransposeKernel,
-        "ConvTranspose_gemm_col2im");
+        "convtranspose_gemm_col2im");
   r.Add("", "ConvInteger", 10, kLatestOpset, InferConvInteger, ConvIntegerKernel);
   r.Add("", "QLinearConv", 10, kLatestOpset, InferQLinearConv, QLinearConvKernel);
   r.Add("", "DeformConv", 19, kLatestOpset, InferConv, DeformConvKernel);

@@ -1,17 +1,21 @@
-// Elementwise family: unary math, binary arithmetic with broadcasting, comparison, logic, bitwise, Where, Clip, Cast/CastLike, Sum/Mean/Max/Min.
+// Elementwise family: unary math, binary arithmetic with broadcasting, comparison, logic, bitwise,
+// Where, Clip, Cast/CastLike, Sum/Mean/Max/Min.
+#include "kernels/reference/elementwise.h"
+
 #include <cctype>
 #include <initializer_list>
 #include <string>
 
 #include "kernels/op_helpers.h"
 #include "kernels/op_registry.h"
-#include "kernels/reference/elementwise.h"
 
 namespace onyx::kernels {
 namespace {
 
 // ---- type sets as bit masks over DType ----
-constexpr uint32_t Bit(DType t) { return uint32_t{1} << static_cast<int>(t); }
+constexpr uint32_t Bit(DType t) {
+  return uint32_t{1} << static_cast<int>(t);
+}
 constexpr uint32_t kFloats =
     Bit(DType::kFloat) | Bit(DType::kDouble) | Bit(DType::kFloat16) | Bit(DType::kBFloat16);
 constexpr uint32_t kUnsigned =
@@ -23,13 +27,15 @@ constexpr uint32_t kNumeric = kFloats | kInts;
 constexpr uint32_t kBool = Bit(DType::kBool);
 constexpr uint32_t kString = Bit(DType::kString);
 // Cast handles every type onyx stores except complex.
-constexpr uint32_t kCastable =
-    kNumeric | kBool | kString | Bit(DType::kFloat8E4M3FN) | Bit(DType::kFloat8E4M3FNUZ) |
-    Bit(DType::kFloat8E5M2) | Bit(DType::kFloat8E5M2FNUZ) | Bit(DType::kFloat8E8M0) |
-    Bit(DType::kFloat4E2M1) | Bit(DType::kInt4) | Bit(DType::kUInt4) | Bit(DType::kInt2) |
-    Bit(DType::kUInt2);
+constexpr uint32_t kCastable = kNumeric | kBool | kString | Bit(DType::kFloat8E4M3FN) |
+                               Bit(DType::kFloat8E4M3FNUZ) | Bit(DType::kFloat8E5M2) |
+                               Bit(DType::kFloat8E5M2FNUZ) | Bit(DType::kFloat8E8M0) |
+                               Bit(DType::kFloat4E2M1) | Bit(DType::kInt4) | Bit(DType::kUInt4) |
+                               Bit(DType::kInt2) | Bit(DType::kUInt2);
 
-const std::string& InputName(InferContext& ctx, int i) { return ctx.node().node().inputs[i]; }
+const std::string& InputName(InferContext& ctx, int i) {
+  return ctx.node().node().inputs[i];
+}
 
 // kUnsupported naming the input when its (known) element type is outside `allowed`.
 Status CheckType(InferContext& ctx, int i, uint32_t allowed) {
@@ -50,9 +56,9 @@ Status CheckSameType(InferContext& ctx, int i, int j) {
   if (!a.is_tensor() || !b.is_tensor() || a.elem == DType::kUndefined ||
       b.elem == DType::kUndefined || a.elem == b.elem)
     return Status::Ok();
-  return ctx.node().Invalid("input ", j, " '", InputName(ctx, j), "' has type ",
-                            DTypeName(b.elem), "; expected ", DTypeName(a.elem),
-                            " to match input ", i, " '", InputName(ctx, i), "'");
+  return ctx.node().Invalid("input ", j, " '", InputName(ctx, j), "' has type ", DTypeName(b.elem),
+                            "; expected ", DTypeName(a.elem), " to match input ", i, " '",
+                            InputName(ctx, i), "'");
 }
 
 // Input 0's type and shape with element type `elem` (kUndefined: keep input 0's).
@@ -132,11 +138,12 @@ Status InferClip(InferContext& ctx) {
     ONYX_RETURN_IF_ERROR(CheckSameType(ctx, 0, i));
     if (!ctx.has_input(i)) continue;
     const TypeInfo& t = ctx.input_type(i);
-    const bool scalar = t.has_shape && (t.dims.empty() || (t.dims.size() == 1 && t.dims[0].known() &&
-                                                           t.dims[0].value == 1));
+    const bool scalar =
+        t.has_shape &&
+        (t.dims.empty() || (t.dims.size() == 1 && t.dims[0].known() && t.dims[0].value == 1));
     if (t.has_shape && !scalar)
-      return ctx.node().Invalid("input ", i, " '", InputName(ctx, i), "' has type ",
-                                t.ToString(), "; expected a scalar");
+      return ctx.node().Invalid("input ", i, " '", InputName(ctx, i), "' has type ", t.ToString(),
+                                "; expected a scalar");
   }
   SetLikeInput0(ctx, DType::kUndefined);
   return Status::Ok();
@@ -188,7 +195,9 @@ Status InferBitShift(InferContext& ctx) {
   return InferBinary<kUnsigned, false>(ctx);
 }
 
-Status InferIsInf(InferContext& ctx) { return InferPredicate<kFloats>(ctx); }
+Status InferIsInf(InferContext& ctx) {
+  return InferPredicate<kFloats>(ctx);
+}
 
 // Registers one definition per semantic range: `sinces` are the opsets where the behaviour
 // changed (the kernel branches on the node's opset inside a range-specific reading of attrs).
@@ -226,8 +235,7 @@ void RegisterElementwise(OpRegistry& r) {
   AddRanges(r, "Equal", {1, 7, 19}, InferBinary<kNumeric | kBool | kString, true>, ref::EqualRef);
   AddRanges(r, "Greater", {1, 7}, InferBinary<kNumeric | kBool, true>, ref::GreaterRef);
   AddRanges(r, "Less", {1, 7}, InferBinary<kNumeric | kBool, true>, ref::LessRef);
-  AddRanges(r, "GreaterOrEqual", {12}, InferBinary<kNumeric | kBool, true>,
-            ref::GreaterOrEqualRef);
+  AddRanges(r, "GreaterOrEqual", {12}, InferBinary<kNumeric | kBool, true>, ref::GreaterOrEqualRef);
   AddRanges(r, "LessOrEqual", {12}, InferBinary<kNumeric | kBool, true>, ref::LessOrEqualRef);
 
   // Variadic (multidirectional broadcasting from opset 8) and selection.

@@ -255,6 +255,46 @@ const Tensor* NonEmpty(const Tensor* t) {
   return t && t->numel() > 0 ? t : nullptr;
 }
 
+// Output dims when X has symbolic dims but the scales (or stretch sizes) are constant: axes with
+// scale 1 keep X's dim (e.g. a symbolic batch), known dims are scaled, the rest stay unknown.
+void PartialResizeDims(const NodeView& node, const TypeInfo& x, const Tensor* scales,
+                       const Tensor* sizes, TypeInfo* out) {
+  const int64_t rank = x.rank();
+  std::vector<int64_t> axes;
+  for (int64_t a : node.attr_ints("axes", {})) {
+    if (a < -rank || a >= rank) return;
+    axes.push_back(a < 0 ? a + rank : a);
+  }
+  if (axes.empty())
+    for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
+  std::vector<double> scale(static_cast<size_t>(rank), 1.0);
+  std::vector<int64_t> size(static_cast<size_t>(rank), -1);
+  if (scales && !sizes && scales->numel() == static_cast<int64_t>(axes.size())) {
+    const std::vector<double> s = TensorToDoubles(*scales);
+    for (size_t i = 0; i < axes.size(); ++i) scale[axes[i]] = s[i];
+  } else if (sizes && !scales && sizes->numel() == static_cast<int64_t>(axes.size()) &&
+             node.attr_string("keep_aspect_ratio_policy", "stretch") == "stretch") {
+    const std::vector<int64_t> s = TensorToInts(*sizes);
+    for (size_t i = 0; i < axes.size(); ++i) size[axes[i]] = s[i];
+  } else if (!(node.op_type() == "Upsample" && node.opset() < 9)) {
+    return;
+  } else {
+    const std::vector<float> s = node.attr_floats("scales", {});
+    if (static_cast<int64_t>(s.size()) != rank) return;
+    for (int64_t a = 0; a < rank; ++a) scale[a] = s[a];
+  }
+  for (int64_t a = 0; a < rank; ++a) {
+    const Dim& d = x.dims[a];
+    if (size[a] >= 0) {
+      out->dims[a] = Dim::Known(size[a]);
+    } else if (d.known() && scale[a] > 0) {
+      out->dims[a] = Dim::Known(static_cast<int64_t>(std::floor(scale[a] * d.value)));
+    } else if (scale[a] == 1.0) {
+      out->dims[a] = d;
+    }
+  }
+}
+
 Status InferResize(InferContext& ctx) {
   const NodeView& node = ctx.node();
   const TypeInfo& x = ctx.input_type(0);
@@ -285,6 +325,7 @@ Status InferResize(InferContext& ctx) {
     out = TypeInfo::TensorWithShape(x.elem, p.output_shape);
   } else if (x.has_shape) {
     out = TensorOfRank(x.elem, x.rank());
+    PartialResizeDims(node, x, NonEmpty(scales), NonEmpty(sizes), &out);
   }
   ctx.SetOutputType(0, out);
   return Status::Ok();
@@ -444,11 +485,11 @@ Status InferAffineGrid(InferContext& ctx) {
 Status AffineGridKernel(KernelContext& ctx) {
   const NodeView& node = ctx.node();
   const Tensor& theta = ctx.input(0);
-  const Tensor& size_t_ = ctx.input(1);
-  if (size_t_.dtype() != DType::kInt64 && size_t_.dtype() != DType::kInt32)
-    return node.Invalid("input 1 '", InputName(node, 1), "' has type ", DTypeName(size_t_.dtype()),
-                        "; expected int64");
-  const std::vector<int64_t> size = TensorToInts(size_t_);
+  const Tensor& size_input = ctx.input(1);
+  if (size_input.dtype() != DType::kInt64 && size_input.dtype() != DType::kInt32)
+    return node.Invalid("input 1 '", InputName(node, 1), "' has type ",
+                        DTypeName(size_input.dtype()), "; expected int64");
+  const std::vector<int64_t> size = TensorToInts(size_input);
   if (size.size() != 4 && size.size() != 5)
     return node.Invalid("input 1 '", InputName(node, 1), "' has ", size.size(),
                         " values; expected 4 (N, C, H, W) or 5 (N, C, D, H, W)");
@@ -604,7 +645,8 @@ Status StftKernel(KernelContext& ctx) {
   if (!IsFloatingPoint(x.dtype()))
     return node.NotSupported("input 0 '", InputName(node, 0), "' has type ", DTypeName(x.dtype()));
   ONYX_ASSIGN_OR_RETURN(const int64_t step, ScalarInt(node, 1, ctx.input(1)));
-  if (step < 1) return node.Invalid("input 1 'frame_step' must be >= 1, got ", step);
+  if (step < 1)
+    return node.Invalid("input 1 '", InputName(node, 1), "' (frame_step) must be >= 1, got ", step);
   const Tensor* window = Present(ctx, 2) ? &ctx.input(2) : nullptr;
   if (window && window->rank() != 1)
     return node.Invalid("input 2 '", InputName(node, 2), "' has shape ",
@@ -623,7 +665,7 @@ Status StftKernel(KernelContext& ctx) {
   const int64_t frames = 1 + (x.dim(1) - frame_length) / step;
   const int64_t bins = onesided ? frame_length / 2 + 1 : frame_length;
   Tensor y = ctx.Output(0, x.dtype(), {x.dim(0), frames, bins, 2});
-  reference::Stft(x, step, window, frame_length, onesided, y);
+  reference::Stft(x, step, window, frame_length, y);
   return Status::Ok();
 }
 
@@ -656,7 +698,8 @@ Status WindowKernel(KernelContext& ctx) {
   const NodeView& node = ctx.node();
   ONYX_ASSIGN_OR_RETURN(DType t, OutputDatatype(node));
   ONYX_ASSIGN_OR_RETURN(const int64_t size, ScalarInt(node, 0, ctx.input(0)));
-  if (size < 0) return node.Invalid("input 0 'size' must be >= 0, got ", size);
+  if (size < 0)
+    return node.Invalid("input 0 '", InputName(node, 0), "' (size) must be >= 0, got ", size);
   Tensor y = ctx.Output(0, t, {size});
   reference::Window(kKind, node.attr_int("periodic", 1) != 0, y);
   return Status::Ok();

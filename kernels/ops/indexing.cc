@@ -38,6 +38,34 @@ Status RequireInputs(KernelContext& ctx, int n) {
   return CheckTensorInputs(ctx);
 }
 
+// Largest element count a kernel output may have (guards products of user-given dims).
+constexpr int64_t kMaxOutputElements = int64_t{1} << 46;
+
+// Fails when the known dims multiply out beyond kMaxOutputElements (or overflow int64).
+Status CheckElementCount(const NodeView& node, const std::vector<Dim>& dims) {
+  int64_t n = 1;
+  bool too_big = false;
+  for (const Dim& d : dims) {
+    if (!d.known()) continue;
+    if (d.value == 0) return Status::Ok();
+    if (n > kMaxOutputElements / d.value) too_big = true;
+    n = too_big ? n : n * d.value;
+  }
+  if (too_big) return node.Invalid("output shape has more than 2^46 elements");
+  return Status::Ok();
+}
+
+// ctx.Output after checking that the shape is sane (no negative dims, no overflowing size).
+StatusOr<Tensor> NewOutput(KernelContext& ctx, int i, DType dtype, const Shape& shape) {
+  for (int64_t d : shape)
+    if (d < 0)
+      return ctx.node().Fail("output ", i, " would have a negative dim ", ShapeToString(shape));
+  std::vector<Dim> dims;
+  for (int64_t d : shape) dims.push_back(Dim::Known(d));
+  ONYX_RETURN_IF_ERROR(CheckElementCount(ctx.node(), dims));
+  return ctx.Output(i, dtype, shape);
+}
+
 TypeInfo RankedType(DType t, std::vector<Dim> dims) {
   TypeInfo ti = TypeInfo::Tensor(t);
   ti.has_shape = true;
@@ -137,7 +165,7 @@ Status GatherKernel(KernelContext& ctx) {
   Shape shape(data.shape().begin(), data.shape().begin() + axis);
   shape.insert(shape.end(), idx.shape().begin(), idx.shape().end());
   shape.insert(shape.end(), data.shape().begin() + axis + 1, data.shape().end());
-  Tensor y = ctx.Output(0, data.dtype(), shape);
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, data.dtype(), shape));
   ref::Gather(data, axis, indices, y);
   return Status::Ok();
 }
@@ -174,7 +202,7 @@ Status GatherElementsKernel(KernelContext& ctx) {
   ONYX_ASSIGN_OR_RETURN(std::vector<int64_t> indices, ReadIndices(ctx, 1));
   for (size_t p = 0; p < indices.size(); ++p)
     ONYX_RETURN_IF_ERROR(NormalizeIndex(node, 1, p, data.dim(axis), &indices[p]));
-  Tensor y = ctx.Output(0, data.dtype(), idx.shape());
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, data.dtype(), idx.shape()));
   ref::GatherElements(data, axis, indices, idx.shape(), y);
   return Status::Ok();
 }
@@ -221,7 +249,7 @@ Status GatherNDKernel(KernelContext& ctx) {
     ONYX_RETURN_IF_ERROR(NormalizeIndex(node, 1, p, data.dim(b + p % k), &indices[p]));
   Shape shape(idx.shape().begin(), idx.shape().end() - 1);
   shape.insert(shape.end(), data.shape().begin() + b + k, data.shape().end());
-  Tensor y = ctx.Output(0, data.dtype(), shape);
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, data.dtype(), shape));
   ref::GatherND(data, b, indices, idx.shape(), y);
   return Status::Ok();
 }
@@ -264,7 +292,7 @@ Status ScatterElementsKernel(KernelContext& ctx) {
   ONYX_ASSIGN_OR_RETURN(std::vector<int64_t> indices, ReadIndices(ctx, 1));
   for (size_t p = 0; p < indices.size(); ++p)
     ONYX_RETURN_IF_ERROR(NormalizeIndex(node, 1, p, data.dim(axis), &indices[p]));
-  Tensor y = ctx.Output(0, data.dtype(), data.shape());
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, data.dtype(), data.shape()));
   CopyElements(data.dtype(), data.raw_data(), 0, y.raw_data(), 0, data.numel());
   ref::ScatterElements(axis, indices, idx.shape(), updates, r, y);
   return Status::Ok();
@@ -303,7 +331,7 @@ Status ScatterNDKernel(KernelContext& ctx) {
   ONYX_ASSIGN_OR_RETURN(std::vector<int64_t> indices, ReadIndices(ctx, 1));
   for (size_t p = 0; p < indices.size(); ++p)
     ONYX_RETURN_IF_ERROR(NormalizeIndex(node, 1, p, data.dim(p % k), &indices[p]));
-  Tensor y = ctx.Output(0, data.dtype(), data.shape());
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, data.dtype(), data.shape()));
   CopyElements(data.dtype(), data.raw_data(), 0, y.raw_data(), 0, data.numel());
   ref::ScatterND(indices, idx.shape(), updates, r, y);
   return Status::Ok();
@@ -360,7 +388,7 @@ Status CompressKernel(KernelContext& ctx) {
     shape = x.shape();
     shape[axis] = count;
   }
-  Tensor y = ctx.Output(0, x.dtype(), shape);
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), shape));
   ref::Compress(x, axis, keep, y);
   return Status::Ok();
 }
@@ -383,7 +411,7 @@ Status NonZeroKernel(KernelContext& ctx) {
   // A scalar counts as a 1-element vector (numpy's atleast_1d).
   const Shape shape = x.rank() == 0 ? Shape{1} : x.shape();
   const int64_t rank = static_cast<int64_t>(shape.size());
-  Tensor y = ctx.Output(0, DType::kInt64, {rank, n});
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, DType::kInt64, {rank, n}));
   int64_t* dst = y.data<int64_t>();
   for (int64_t i = 0; i < n; ++i) {
     int64_t r = pos[i];
@@ -447,10 +475,10 @@ Status UniqueKernel(KernelContext& ctx) {
     if (axis >= 0) {
       Shape shape = x.shape();
       shape[axis] = u;
-      Tensor y = ctx.Output(0, x.dtype(), shape);
+      ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), shape));
       ref::Gather(x, axis, r.first, y);
     } else {
-      Tensor y = ctx.Output(0, x.dtype(), {u});
+      ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), {u}));
       ref::Gather(x.Reshaped({x.numel()}), 0, r.first, y);
     }
   }
@@ -458,7 +486,8 @@ Status UniqueKernel(KernelContext& ctx) {
   for (int i = 1; i < 4 && i < ctx.num_outputs(); ++i) {
     if (!ctx.has_output(i)) continue;
     const std::vector<int64_t>& v = *outs[i];
-    Tensor t = ctx.Output(i, DType::kInt64, {static_cast<int64_t>(v.size())});
+    ONYX_ASSIGN_OR_RETURN(Tensor t,
+                          NewOutput(ctx, i, DType::kInt64, {static_cast<int64_t>(v.size())}));
     std::copy(v.begin(), v.end(), t.data<int64_t>());
   }
   return Status::Ok();
@@ -500,6 +529,7 @@ Status InferOneHot(InferContext& ctx) {
   }
   std::vector<Dim> dims = idx.dims;
   dims.insert(dims.begin() + axis, depth);
+  ONYX_RETURN_IF_ERROR(CheckElementCount(node, dims));
   ctx.SetOutputType(0, RankedType(values.elem, std::move(dims)));
   return Status::Ok();
 }
@@ -537,7 +567,7 @@ Status OneHotKernel(KernelContext& ctx) {
   Tensor on = Tensor::Allocate(values.dtype(), {});
   CopyElements(values.dtype(), values.raw_data(), 0, off.raw_data(), 0, 1);
   CopyElements(values.dtype(), values.raw_data(), 1, on.raw_data(), 0, 1);
-  Tensor y = ctx.Output(0, values.dtype(), shape);
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, values.dtype(), shape));
   ref::OneHot(indices, idx.shape(), depth, axis, off.raw_data(), on.raw_data(), y);
   return Status::Ok();
 }

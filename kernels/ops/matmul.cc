@@ -1,15 +1,18 @@
 // Matmul family: MatMul, Gemm, Einsum, MatMulInteger, QLinearMatMul: shape inference and
 // registration. The kernels live in kernels/reference/matmul*.cc.
+#include "kernels/reference/matmul.h"
+
+#include <string>
+
 #include "kernels/op_helpers.h"
 #include "kernels/op_registry.h"
-#include "kernels/reference/matmul.h"
 
 namespace onyx::kernels {
 namespace {
 
-const std::vector<DType> kMatMulTypes = {DType::kFloat, DType::kDouble, DType::kFloat16,
-                                         DType::kBFloat16, DType::kInt32, DType::kInt64,
-                                         DType::kUInt32, DType::kUInt64};
+const std::vector<DType> kMatMulTypes = {DType::kFloat,    DType::kDouble, DType::kFloat16,
+                                         DType::kBFloat16, DType::kInt32,  DType::kInt64,
+                                         DType::kUInt32,   DType::kUInt64};
 const std::vector<DType> k8BitTypes = {DType::kUInt8, DType::kInt8};
 
 // numpy matmul shape rule on (possibly symbolic) dims: output type `out`.
@@ -23,8 +26,8 @@ Status InferMatMulLike(InferContext& ctx, int a_index, int b_index, DType out) {
   }
   const auto& names = ctx.node().node().inputs;
   if (a.dims.empty() || b.dims.empty()) {
-    return ctx.node().Invalid("inputs ", a_index, " '", names[a_index], "' ", a.ToString(),
-                              " and ", b_index, " '", names[b_index], "' ", b.ToString(),
+    return ctx.node().Invalid("inputs ", a_index, " '", names[a_index], "' ", a.ToString(), " and ",
+                              b_index, " '", names[b_index], "' ", b.ToString(),
                               " must have rank >= 1");
   }
   std::vector<Dim> ad = a.dims, bd = b.dims;
@@ -33,9 +36,9 @@ Status InferMatMulLike(InferContext& ctx, int a_index, int b_index, DType out) {
   const Dim& ka = ad.back();
   const Dim& kb = bd[bd.size() - 2];
   if (ka.known() && kb.known() && ka.value != kb.value) {
-    return ctx.node().Invalid("input ", b_index, " '", names[b_index], "' has type ",
-                              b.ToString(), "; expected K = ", ka.value, " to match input ",
-                              a_index, " '", names[a_index], "' ", a.ToString());
+    return ctx.node().Invalid("input ", b_index, " '", names[b_index], "' has type ", b.ToString(),
+                              "; expected K = ", ka.value, " to match input ", a_index, " '",
+                              names[a_index], "' ", a.ToString());
   }
   auto batch = BroadcastDims(std::vector<Dim>(ad.begin(), ad.end() - 2),
                              std::vector<Dim>(bd.begin(), bd.end() - 2));
@@ -67,8 +70,7 @@ Status InferQLinearMatMul(InferContext& ctx) {
   ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, 0, k8BitTypes));
   ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, 3, k8BitTypes));
   ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, 7, k8BitTypes));
-  ONYX_RETURN_IF_ERROR(
-      ExpectInputType(ctx, 1, {DType::kFloat, DType::kFloat16, DType::kBFloat16}));
+  ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, 1, {DType::kFloat, DType::kFloat16, DType::kBFloat16}));
   return InferMatMulLike(ctx, 0, 3, ctx.input_type(7).elem);
 }
 
@@ -92,19 +94,36 @@ Status InferGemm(InferContext& ctx) {
     const Dim& kb = b.dims[tb ? 1 : 0];
     if (ka.known() && kb.known() && ka.value != kb.value) {
       return ctx.node().Invalid("input 1 '", names[1], "' has type ", b.ToString(),
-                                "; expected K = ", ka.value, " to match input 0 '", names[0],
-                                "' ", a.ToString(), " (transA=", ta, ", transB=", tb, ")");
+                                "; expected K = ", ka.value, " to match input 0 '", names[0], "' ",
+                                a.ToString(), " (transA=", ta, ", transB=", tb, ")");
     }
     out.has_shape = true;
     out.dims = {a.dims[ta ? 1 : 0], b.dims[tb ? 0 : 1]};
+    // C must broadcast unidirectionally to [M, N].
+    const TypeInfo* c = ctx.num_inputs() > 2 && ctx.has_input(2) ? &ctx.input_type(2) : nullptr;
+    if (c && c->has_shape) {
+      bool ok = c->dims.size() <= 2;
+      for (size_t i = 0; ok && i < c->dims.size(); ++i) {
+        const Dim& want = out.dims[2 - c->dims.size() + i];
+        const Dim& got = c->dims[i];
+        if (got.known() && want.known() && got.value != 1 && got.value != want.value) ok = false;
+      }
+      if (!ok) {
+        return ctx.node().Invalid(
+            "input 2 '", names[2], "' has type ", c->ToString(),
+            "; expected it to broadcast to the output [",
+            out.dims[0].known() ? std::to_string(out.dims[0].value) : "?", ",",
+            out.dims[1].known() ? std::to_string(out.dims[1].value) : "?", "]");
+      }
+    }
   }
   ctx.SetOutputType(0, out);
   return Status::Ok();
 }
 
 const std::vector<DType> kEinsumTypes = {
-    DType::kFloat, DType::kDouble, DType::kFloat16, DType::kUInt8,  DType::kUInt16, DType::kUInt32,
-    DType::kUInt64, DType::kInt8,  DType::kInt16,   DType::kInt32, DType::kInt64};
+    DType::kFloat,  DType::kDouble, DType::kFloat16, DType::kUInt8, DType::kUInt16, DType::kUInt32,
+    DType::kUInt64, DType::kInt8,   DType::kInt16,   DType::kInt32, DType::kInt64};
 
 // Einsum: output shape from the equation when every operand shape is static.
 Status InferEinsum(InferContext& ctx) {
@@ -135,10 +154,10 @@ Status InferEinsum(InferContext& ctx) {
 
 void RegisterMatmul(OpRegistry& r) {
   // MatMul 1/9/13 differ only in the type list.
-  r.Add("", "MatMul", 1, kLatestOpset, InferMatMul, MatMulKernel, "MatMul_f32_blocked_gemm");
+  r.Add("", "MatMul", 1, kLatestOpset, InferMatMul, MatMulKernel, "matmul_blocked_gemm");
   // Gemm: C broadcasts unidirectionally from 7 (earlier opsets gate it with `broadcast`, which
   // never allows more than that) and is optional from 11.
-  r.Add("", "Gemm", 1, kLatestOpset, InferGemm, GemmKernel, "Gemm_f32_blocked_gemm");
+  r.Add("", "Gemm", 1, kLatestOpset, InferGemm, GemmKernel, "gemm_blocked_gemm");
   r.Add("", "Einsum", 12, kLatestOpset, InferEinsum, EinsumKernel);
   r.Add("", "MatMulInteger", 10, kLatestOpset, InferMatMulInteger, MatMulIntegerKernel);
   // QLinearMatMul 21 adds float8 operands and float16/bfloat16 scales; float8 is not supported

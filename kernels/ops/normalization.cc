@@ -2,6 +2,8 @@
 // GroupNormalization, RMSNormalization, LpNormalization, MeanVarianceNormalization, LRN, Dropout.
 // Definitions (opset ranges, shape functions, validation) live here; the loops live in
 // kernels/reference/normalization.cc.
+#include "kernels/reference/normalization.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -10,7 +12,6 @@
 
 #include "kernels/op_helpers.h"
 #include "kernels/op_registry.h"
-#include "kernels/reference/normalization.h"
 
 namespace onyx::kernels {
 namespace {
@@ -119,8 +120,8 @@ StatusOr<std::vector<double>> ExpandParam(const NodeView& node, const Tensor& t,
                         ", which does not broadcast to the normalized shape ",
                         ShapeToString(target));
   std::vector<double> vals = TensorToDoubles(t);
-  if (t.shape() == target || (t.numel() == ShapeElementCount(target) && t.rank() == 1 &&
-                              target.size() == 1))
+  if (t.shape() == target ||
+      (t.numel() == ShapeElementCount(target) && t.rank() == 1 && target.size() == 1))
     return vals;
   std::vector<double> out(static_cast<size_t>(ShapeElementCount(target)));
   ForEachBroadcast(target, {BroadcastStrides(t.shape(), target)},
@@ -197,8 +198,7 @@ Status BatchNormKernel(KernelContext& ctx) {
   if (training) {
     ONYX_RETURN_IF_ERROR(ForFloat(node, x, 0, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      ref::ChannelMoments(x.data<T>(), batch, channels, inner, batch_mean.data(),
-                          batch_var.data());
+      ref::ChannelMoments(x.data<T>(), batch, channels, inner, batch_mean.data(), batch_var.data());
     }));
   }
   const std::vector<double>& use_mean = training ? batch_mean : mean;
@@ -213,8 +213,7 @@ Status BatchNormKernel(KernelContext& ctx) {
   ONYX_RETURN_IF_ERROR(ForFloat(node, x, 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (per_activation) {
-      ref::ChannelAffine(x.data<T>(), y.data<T>(), batch, params, 1, a, b,
-                         ctx.intra_op_threads());
+      ref::ChannelAffine(x.data<T>(), y.data<T>(), batch, params, 1, a, b, ctx.intra_op_threads());
     } else {
       ref::ChannelAffine(x.data<T>(), y.data<T>(), batch, channels, inner, a, b,
                          ctx.intra_op_threads());
@@ -223,8 +222,7 @@ Status BatchNormKernel(KernelContext& ctx) {
   if (!training) {
     // Opsets < 14 in inference mode: pass the statistics through for any requested output.
     for (int i = 1; i <= 2 && i < ctx.num_outputs(); ++i)
-      WriteDoubles(ctx, i, ctx.input(i + 2).dtype(), ctx.input(i + 2).shape(),
-                   i == 1 ? mean : var);
+      WriteDoubles(ctx, i, ctx.input(i + 2).dtype(), ctx.input(i + 2).shape(), i == 1 ? mean : var);
     return Status::Ok();
   }
   std::vector<double> running_mean(mean.size()), running_var(var.size());
@@ -457,8 +455,8 @@ Status LpNormKernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const int64_t p = node.attr_int("p", 2);
   if (p != 1 && p != 2) return node.Invalid("attribute 'p' must be 1 or 2, got ", p);
-  ONYX_ASSIGN_OR_RETURN(const int64_t axis,
-                        NormalizeAxis(node, node.attr_int("axis", -1), std::max<int64_t>(x.rank(), 1)));
+  ONYX_ASSIGN_OR_RETURN(const int64_t axis, NormalizeAxis(node, node.attr_int("axis", -1),
+                                                          std::max<int64_t>(x.rank(), 1)));
   const int64_t outer = Product(x.shape(), 0, axis);
   const int64_t n = x.rank() == 0 ? 1 : x.dim(axis);
   const int64_t inner = Product(x.shape(), axis + 1, x.shape().size());
@@ -535,8 +533,8 @@ Status LrnKernel(KernelContext& ctx) {
 // training_mode inputs and a `seed` attribute; training draws the mask like numpy's
 // RandomState(seed).uniform(0, 1, shape) >= ratio, so seeded results match the ONNX tests.
 const std::vector<DType> kDropoutTypes = {
-    DType::kFloat,         DType::kDouble,          DType::kFloat16,     DType::kBFloat16,
-    DType::kFloat8E4M3FN,  DType::kFloat8E4M3FNUZ,  DType::kFloat8E5M2,  DType::kFloat8E5M2FNUZ};
+    DType::kFloat,        DType::kDouble,         DType::kFloat16,    DType::kBFloat16,
+    DType::kFloat8E4M3FN, DType::kFloat8E4M3FNUZ, DType::kFloat8E5M2, DType::kFloat8E5M2FNUZ};
 
 Status InferDropout(InferContext& ctx) {
   ONYX_RETURN_IF_ERROR(RequireInputs(ctx, 1));
@@ -631,7 +629,8 @@ void RegisterNormalization(OpRegistry& r) {
         "instancenorm_ref");
   r.Add("", "LayerNormalization", 17, kLatestOpset, InferLayerNorm, LayerNormKernel,
         "layernorm_ref");
-  r.Add("", "GroupNormalization", 18, 20, InferGroupNorm, GroupNormKernel, "groupnorm_ref_per_group");
+  r.Add("", "GroupNormalization", 18, 20, InferGroupNorm, GroupNormKernel,
+        "groupnorm_ref_per_group");
   r.Add("", "GroupNormalization", 21, kLatestOpset, InferGroupNorm, GroupNormKernel,
         "groupnorm_ref");
   r.Add("", "RMSNormalization", 23, kLatestOpset, InferRmsNorm, RmsNormKernel, "rmsnorm_ref");

@@ -18,8 +18,19 @@ const std::vector<DType> kQuantizedTypes = {
     DType::kUInt4,        DType::kInt4,           DType::kUInt2,      DType::kInt2,
     DType::kFloat8E4M3FN, DType::kFloat8E4M3FNUZ, DType::kFloat8E5M2, DType::kFloat8E5M2FNUZ,
     DType::kFloat4E2M1};
+// QuantizeLinear's x; DequantizeLinear's x adds int32 to kQuantizedTypes.
+const std::vector<DType> kQuantizeInputTypes = {DType::kFloat, DType::kFloat16, DType::kBFloat16,
+                                                DType::kDouble, DType::kInt32};
+const std::vector<DType> kScaleTypes = {DType::kFloat,  DType::kFloat16, DType::kBFloat16,
+                                        DType::kDouble, DType::kInt32,   DType::kFloat8E8M0};
 const std::vector<DType> kHighPrecisionTypes = {DType::kFloat, DType::kFloat16, DType::kBFloat16,
                                                 DType::kDouble};
+
+const std::vector<DType> kDequantizeInputTypes = [] {
+  std::vector<DType> v = kQuantizedTypes;
+  v.push_back(DType::kInt32);
+  return v;
+}();
 
 bool Contains(const std::vector<DType>& set, DType t) {
   return std::find(set.begin(), set.end(), t) != set.end();
@@ -145,11 +156,8 @@ StatusOr<DType> QuantizePrecision(const NodeView& node, DType scale_type) {
 
 Status InferQuantizeLinear(InferContext& ctx) {
   const NodeView& node = ctx.node();
-  ONYX_RETURN_IF_ERROR(ExpectInputType(
-      ctx, 0, {DType::kFloat, DType::kFloat16, DType::kBFloat16, DType::kDouble, DType::kInt32}));
-  ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, 1,
-                                       {DType::kFloat, DType::kFloat16, DType::kBFloat16,
-                                        DType::kDouble, DType::kInt32, DType::kFloat8E8M0}));
+  ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, 0, kQuantizeInputTypes));
+  ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, 1, kScaleTypes));
   ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, 2, kQuantizedTypes));
   const bool has_zp = ctx.has_input(2) && ctx.input_type(2).is_tensor();
   if (ctx.has_input(2) && !has_zp) return Status::Ok();  // zero point type unknown yet
@@ -172,6 +180,11 @@ Status QuantizeLinearKernel(KernelContext& ctx) {
   const Tensor* zp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
   ONYX_ASSIGN_OR_RETURN(
       DType out, QuantizeOutputType(node, zp != nullptr, zp ? zp->dtype() : DType::kUndefined));
+  if (!Contains(kQuantizedTypes, out))
+    return node.NotSupported("output type ", DTypeName(out), " is not a quantized type");
+  if (!Contains(kQuantizeInputTypes, x.dtype()))
+    return node.NotSupported("input 0 '", InputName(node, 0), "' has type ", DTypeName(x.dtype()),
+                             ", which this operator does not support");
   ONYX_ASSIGN_OR_RETURN(DType precision, QuantizePrecision(node, scale.dtype()));
   ONYX_ASSIGN_OR_RETURN(QuantLayout layout,
                         ResolveLayout(node, x.shape(), scale.shape(), zp ? &zp->shape() : nullptr));
@@ -203,13 +216,11 @@ StatusOr<DType> DequantizeOutputType(const NodeView& node, DType scale_type) {
 
 Status InferDequantizeLinear(InferContext& ctx) {
   const NodeView& node = ctx.node();
-  std::vector<DType> x_types = kQuantizedTypes;
-  x_types.push_back(DType::kInt32);
-  ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, 0, x_types));
+  ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, 0, kDequantizeInputTypes));
   ONYX_RETURN_IF_ERROR(ExpectInputType(
       ctx, 1,
       {DType::kFloat, DType::kFloat16, DType::kBFloat16, DType::kDouble, DType::kFloat8E8M0}));
-  ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, 2, x_types));
+  ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, 2, kDequantizeInputTypes));
   if (ctx.has_input(2) && ctx.input_type(0).is_tensor() && ctx.input_type(2).is_tensor() &&
       ctx.input_type(0).elem != ctx.input_type(2).elem) {
     return node.Invalid("input 2 '", InputName(node, 2), "' has type ",
@@ -232,6 +243,9 @@ Status DequantizeLinearKernel(KernelContext& ctx) {
     return node.Invalid("input 2 '", InputName(node, 2), "' has type ", DTypeName(zp->dtype()),
                         "; expected the type of input 0 (", DTypeName(x.dtype()), ")");
   }
+  if (!Contains(kDequantizeInputTypes, x.dtype()))
+    return node.NotSupported("input 0 '", InputName(node, 0), "' has type ", DTypeName(x.dtype()),
+                             ", which this operator does not support");
   ONYX_ASSIGN_OR_RETURN(DType out, DequantizeOutputType(node, scale.dtype()));
   ONYX_ASSIGN_OR_RETURN(QuantLayout layout,
                         ResolveLayout(node, x.shape(), scale.shape(), zp ? &zp->shape() : nullptr));

@@ -43,8 +43,8 @@ Status InferRandomLike(InferContext& ctx) {
   const TypeInfo& x = ctx.input_type(0);
   if (x.kind != TypeInfo::Kind::kTensor && x.kind != TypeInfo::Kind::kUnknown)
     return node.Invalid("input 0 'input' must be a tensor, got ", x.ToString());
-  if (!node.has_attr("dtype") && x.kind == TypeInfo::Kind::kUnknown) return Status::Ok();
   const int64_t dtype = node.attr_int("dtype", static_cast<int64_t>(x.elem));
+  if (dtype == static_cast<int64_t>(DType::kUndefined)) return Status::Ok();  // not known yet
   ONYX_RETURN_IF_ERROR(CheckGeneratorDType(
       node, dtype, node.has_attr("dtype") ? "attribute 'dtype'" : "input 0's element type"));
   TypeInfo out = x;
@@ -61,8 +61,10 @@ Status InferBernoulli(InferContext& ctx) {
   if (p.kind == TypeInfo::Kind::kUnknown) return Status::Ok();
   if (p.kind != TypeInfo::Kind::kTensor)
     return node.Invalid("input 0 'input' must be a tensor, got ", p.ToString());
-  ONYX_RETURN_IF_ERROR(CheckGeneratorDType(node, static_cast<int64_t>(p.elem), "input 0's type"));
+  if (p.elem != DType::kUndefined)
+    ONYX_RETURN_IF_ERROR(CheckGeneratorDType(node, static_cast<int64_t>(p.elem), "input 0's type"));
   const int64_t dtype = node.attr_int("dtype", static_cast<int64_t>(p.elem));
+  if (dtype == static_cast<int64_t>(DType::kUndefined)) return Status::Ok();  // not known yet
   if (!IsKnownDType(static_cast<int32_t>(dtype)) ||
       !VisitNumericOrBool(static_cast<DType>(dtype), [](auto) {}))
     return node.NotSupported("attribute 'dtype' = ", dtype, " is not a numeric or bool type");
@@ -83,7 +85,9 @@ Status InferMultinomial(InferContext& ctx) {
   const TypeInfo& x = ctx.input_type(0);
   TypeInfo out = TypeInfo::Tensor(static_cast<DType>(dtype));
   if (x.kind == TypeInfo::Kind::kTensor) {
-    ONYX_RETURN_IF_ERROR(CheckGeneratorDType(node, static_cast<int64_t>(x.elem), "input 0's type"));
+    if (x.elem != DType::kUndefined)
+      ONYX_RETURN_IF_ERROR(
+          CheckGeneratorDType(node, static_cast<int64_t>(x.elem), "input 0's type"));
     if (x.has_shape) {
       if (x.rank() != 2)
         return node.Invalid("input 0 'input' has type ", x.ToString(),

@@ -1,12 +1,13 @@
 // Reduction family: Reduce*, ArgMax/ArgMin, Softmax/LogSoftmax/Hardmax, CumSum/CumProd, TopK.
 // Definitions (opset ranges, shape functions, validation) live here; the loops live in
 // kernels/reference/reduction.cc and reduction_softmax.cc.
+#include "kernels/reference/reduction.h"
+
 #include <algorithm>
 #include <set>
 
 #include "kernels/op_helpers.h"
 #include "kernels/op_registry.h"
-#include "kernels/reference/reduction.h"
 
 namespace onyx::kernels {
 namespace {
@@ -15,10 +16,10 @@ namespace ref = reference;
 
 const std::vector<DType> kFloatTypes = {DType::kFloat, DType::kDouble, DType::kFloat16,
                                         DType::kBFloat16};
-const std::vector<DType> kNumericTypes = {
-    DType::kFloat, DType::kDouble, DType::kFloat16, DType::kBFloat16, DType::kInt8,
-    DType::kInt16, DType::kInt32,  DType::kInt64,   DType::kUInt8,    DType::kUInt16,
-    DType::kUInt32, DType::kUInt64};
+const std::vector<DType> kNumericTypes = {DType::kFloat,    DType::kDouble, DType::kFloat16,
+                                          DType::kBFloat16, DType::kInt8,   DType::kInt16,
+                                          DType::kInt32,    DType::kInt64,  DType::kUInt8,
+                                          DType::kUInt16,   DType::kUInt32, DType::kUInt64};
 
 std::string InputDesc(const NodeView& node, int i) {
   const auto& ins = node.node().inputs;
@@ -410,8 +411,7 @@ Status TopKKernel(KernelContext& ctx) {
   if (k == 0 || outer * inner == 0) return Status::Ok();
   const bool ok = VisitNumeric(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    ref::TopK(x.data<T>(), values.data<T>(), indices.data<int64_t>(), outer, n, inner, k,
-              largest);
+    ref::TopK(x.data<T>(), values.data<T>(), indices.data<int64_t>(), outer, n, inner, k, largest);
   });
   return ok ? Status::Ok() : TypeError(node, 0, x.dtype());
 }
@@ -419,9 +419,9 @@ Status TopKKernel(KernelContext& ctx) {
 }  // namespace
 
 void RegisterReduction(OpRegistry& r) {
-  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
-                         "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
-                         "ReduceSumSquare"}) {
+  for (const char* op :
+       {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+        "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"}) {
     const int64_t axes_input = ReduceInfoOf(op).axes_input_since;
     r.Add("", op, 1, 10, InferReduce, ReduceKernel, "reduce_ref_axes_attr");
     r.Add("", op, 11, axes_input - 1, InferReduce, ReduceKernel, "reduce_ref_axes_attr");

@@ -22,6 +22,10 @@ void RegisterRandom(OpRegistry& r);
 void RegisterAttention(OpRegistry& r);
 void RegisterMl(OpRegistry& r);
 void RegisterTraining(OpRegistry& r);
+void RegisterLoss(OpRegistry& r);
+void RegisterLinalg(OpRegistry& r);
+void RegisterReverseSequence(OpRegistry& r);
+void RegisterImageDecoder(OpRegistry& r);
 
 void RegisterAllOps(OpRegistry& r) {
   RegisterElementwise(r);
@@ -42,6 +46,10 @@ void RegisterAllOps(OpRegistry& r) {
   RegisterAttention(r);
   RegisterMl(r);
   RegisterTraining(r);
+  RegisterLoss(r);
+  RegisterLinalg(r);
+  RegisterReverseSequence(r);
+  RegisterImageDecoder(r);
 }
 
 }  // namespace onyx::kernels

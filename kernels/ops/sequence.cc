@@ -4,6 +4,7 @@
 // element type is accepted.
 #include "kernels/reference/sequence.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,8 +56,16 @@ Status ExpectTensor(InferContext& ctx, int i, const std::vector<DType>& allowed 
   if (t.kind != Kind::kTensor)
     return ctx.node().Invalid("input ", i, " '", ctx.node().node().inputs[i],
                               "' must be a tensor, got ", t.ToString());
-  if (!allowed.empty()) return ExpectInputType(ctx, i, allowed);
-  return Status::Ok();
+  if (allowed.empty() || t.elem == DType::kUndefined ||
+      std::find(allowed.begin(), allowed.end(), t.elem) != allowed.end())
+    return Status::Ok();
+  return ctx.node().NotSupported("input ", i, " '", ctx.node().node().inputs[i], "' has type ",
+                                 DTypeName(t.elem), ", which this operator does not support");
+}
+
+// False only when both element types are known and differ (undefined means not inferred).
+bool SameElem(const TypeInfo& a, const TypeInfo& b) {
+  return a.elem == b.elem || a.elem == DType::kUndefined || b.elem == DType::kUndefined;
 }
 
 const std::vector<DType> kIndexTypes = {DType::kInt32, DType::kInt64};
@@ -75,7 +84,7 @@ Status InferSequenceConstruct(InferContext& ctx) {
   for (int i = 0; i < ctx.num_inputs(); ++i) {
     ONYX_RETURN_IF_ERROR(ExpectTensor(ctx, i));
     const TypeInfo& t = ctx.input_type(i);
-    if (i > 0 && t.kind == Kind::kTensor && elem.kind == Kind::kTensor && t.elem != elem.elem)
+    if (i > 0 && t.kind == Kind::kTensor && elem.kind == Kind::kTensor && !SameElem(t, elem))
       return ctx.node().Invalid("input ", i, " has type ", t.ToString(), " but input 0 has ",
                                 elem.ToString(), "; sequence elements share one type");
     elem = i == 0 ? t : MergeTypes(elem, t);
@@ -90,10 +99,10 @@ Status InferSequenceInsert(InferContext& ctx) {
   ONYX_RETURN_IF_ERROR(ExpectTensor(ctx, 2, kIndexTypes));
   const TypeInfo elem = ElementOf(ctx.input_type(0));
   const TypeInfo& t = ctx.input_type(1);
-  if (elem.kind == Kind::kTensor && t.kind == Kind::kTensor && elem.elem != t.elem)
+  if (elem.kind == Kind::kTensor && t.kind == Kind::kTensor && !SameElem(elem, t))
     return ctx.node().Invalid("input 1 'tensor' has type ", t.ToString(),
                               " but the sequence holds ", elem.ToString());
-  if (elem.kind == Kind::kUnknown && t.kind == Kind::kTensor)
+  if ((elem.kind == Kind::kUnknown || elem.elem == DType::kUndefined) && t.kind == Kind::kTensor)
     ctx.SetOutputType(0, SequenceOf(TypeInfo::Tensor(t.elem)));
   else
     ctx.SetOutputType(0, SequenceOf(MergeTypes(elem, t)));

@@ -11,7 +11,6 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
-#include <set>
 
 #include "kernels/op_helpers.h"
 #include "kernels/op_registry.h"
@@ -36,6 +35,34 @@ Status CheckTensorInputs(KernelContext& ctx) {
       return ctx.node().Fail(InputName(ctx.node(), i), " must be a tensor");
   }
   return Status::Ok();
+}
+
+// Largest element count a kernel output may have (guards products of user-given dims).
+constexpr int64_t kMaxOutputElements = int64_t{1} << 46;
+
+// Fails when the known dims multiply out beyond kMaxOutputElements (or overflow int64).
+Status CheckElementCount(const NodeView& node, const std::vector<Dim>& dims) {
+  int64_t n = 1;
+  bool too_big = false;
+  for (const Dim& d : dims) {
+    if (!d.known()) continue;
+    if (d.value == 0) return Status::Ok();
+    if (n > kMaxOutputElements / d.value) too_big = true;
+    n = too_big ? n : n * d.value;
+  }
+  if (too_big) return node.Invalid("output shape has more than 2^46 elements");
+  return Status::Ok();
+}
+
+// ctx.Output after checking that the shape is sane (no negative dims, no overflowing size).
+StatusOr<Tensor> NewOutput(KernelContext& ctx, int i, DType dtype, const Shape& shape) {
+  for (int64_t d : shape)
+    if (d < 0)
+      return ctx.node().Fail("output ", i, " would have a negative dim ", ShapeToString(shape));
+  std::vector<Dim> dims;
+  for (int64_t d : shape) dims.push_back(Dim::Known(d));
+  ONYX_RETURN_IF_ERROR(CheckElementCount(ctx.node(), dims));
+  return ctx.Output(i, dtype, shape);
 }
 
 // Reads an int32/int64 input (a shape, axes, pads ...) at run time.
@@ -100,7 +127,7 @@ Dim DimProduct(const std::vector<Dim>& dims, size_t begin, size_t end) {
   return Dim();
 }
 
-// Sorted, normalised, duplicate-free axes.
+// Normalised, duplicate-free axes (in the given order).
 StatusOr<std::vector<int64_t>> NormalizeAxes(const NodeView& node, const std::vector<int64_t>& axes,
                                              int64_t rank, const char* what) {
   std::vector<int64_t> out;
@@ -115,9 +142,10 @@ StatusOr<std::vector<int64_t>> NormalizeAxes(const NodeView& node, const std::ve
 
 // Output tensor filled with a copy of x's elements (Reshape, Flatten, Squeeze, Unsqueeze,
 // Identity).
-void CopyToOutput(KernelContext& ctx, const Tensor& x, const Shape& shape) {
-  Tensor y = ctx.Output(0, x.dtype(), shape);
+Status CopyToOutput(KernelContext& ctx, const Tensor& x, const Shape& shape) {
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), shape));
   CopyElements(x.dtype(), x.raw_data(), 0, y.raw_data(), 0, x.numel());
+  return Status::Ok();
 }
 
 // ---- Reshape ----
@@ -262,7 +290,7 @@ Status ReshapeKernel(KernelContext& ctx) {
   if (ShapeElementCount(out) != x.numel())
     return node.Fail("cannot reshape input 0 of shape ", ShapeToString(x.shape()), " to ",
                      ShapeToString(shape));
-  CopyToOutput(ctx, x, out);
+  ONYX_RETURN_IF_ERROR(CopyToOutput(ctx, x, out));
   return Status::Ok();
 }
 
@@ -296,7 +324,7 @@ Status FlattenKernel(KernelContext& ctx) {
   for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
   int64_t inner = 1;
   for (int64_t d = axis; d < x.rank(); ++d) inner *= x.dim(d);
-  CopyToOutput(ctx, x, {outer, inner});
+  ONYX_RETURN_IF_ERROR(CopyToOutput(ctx, x, {outer, inner}));
   return Status::Ok();
 }
 
@@ -383,7 +411,7 @@ Status SqueezeKernel(KernelContext& ctx) {
                         SqueezeDims(ctx.node(), KnownDims(x.shape()), axes, present));
   Shape out;
   for (const Dim& d : dims) out.push_back(d.value);
-  CopyToOutput(ctx, x, out);
+  ONYX_RETURN_IF_ERROR(CopyToOutput(ctx, x, out));
   return Status::Ok();
 }
 
@@ -429,7 +457,7 @@ Status UnsqueezeKernel(KernelContext& ctx) {
                         UnsqueezeDims(ctx.node(), KnownDims(x.shape()), axes));
   Shape out;
   for (const Dim& d : dims) out.push_back(d.value);
-  CopyToOutput(ctx, x, out);
+  ONYX_RETURN_IF_ERROR(CopyToOutput(ctx, x, out));
   return Status::Ok();
 }
 
@@ -476,7 +504,7 @@ Status TransposeKernel(KernelContext& ctx) {
   ONYX_ASSIGN_OR_RETURN(std::vector<int64_t> perm, TransposePerm(ctx.node(), x.rank()));
   Shape shape;
   for (int64_t p : perm) shape.push_back(x.dim(p));
-  Tensor y = ctx.Output(0, x.dtype(), shape);
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), shape));
   ref::Transpose(x, perm, y);
   return Status::Ok();
 }
@@ -566,7 +594,7 @@ Status ConcatKernel(KernelContext& ctx) {
                        ShapeToString(first.shape()), " outside axis ", axis);
     shape[axis] += t.dim(axis);
   }
-  Tensor y = ctx.Output(0, first.dtype(), shape);
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, first.dtype(), shape));
   ref::Concat(inputs, axis, y);
   return Status::Ok();
 }
@@ -645,8 +673,11 @@ Status InferSplit(InferContext& ctx) {
   const bool known = SplitAtPlanTime(ctx, &split, &present);
   std::vector<int64_t> sizes;
   if (known && in.dims[axis].known()) {
-    ONYX_ASSIGN_OR_RETURN(sizes, SplitSizes(node, in.dims[axis].value, ctx.num_outputs(),
-                                            present ? &split : nullptr));
+    // Sizes that do not fit leave the dims unknown rather than failing here: a Split inside an
+    // If branch that never runs (AffineGrid's function body) must not stop the session; a Split
+    // that does run reports the error from its kernel.
+    auto fit = SplitSizes(node, in.dims[axis].value, ctx.num_outputs(), present ? &split : nullptr);
+    if (fit.ok()) sizes = *fit;
   } else if (known && present) {
     sizes = split;
   }
@@ -682,7 +713,7 @@ Status SplitKernel(KernelContext& ctx) {
     if (ctx.has_output(i)) {
       Shape shape = x.shape();
       shape[axis] = sizes[i];
-      Tensor y = ctx.Output(i, x.dtype(), shape);
+      ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, i, x.dtype(), shape));
       ref::Slice(x, starts, steps, y);
     }
     starts[axis] += sizes[i];
@@ -835,7 +866,7 @@ Status SliceKernel(KernelContext& ctx) {
     starts.push_back(s.start);
     steps.push_back(s.step);
   }
-  Tensor y = ctx.Output(0, x.dtype(), shape);
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), shape));
   ref::Slice(x, starts, steps, y);
   return Status::Ok();
 }
@@ -865,6 +896,9 @@ Status PadsPerAxis(const NodeView& node, int64_t rank, const std::vector<int64_t
                         " (2 per padded axis)");
   begin->assign(static_cast<size_t>(rank), 0);
   end->assign(static_cast<size_t>(rank), 0);
+  for (int64_t p : pads)
+    if (p > kMaxOutputElements || p < -kMaxOutputElements)
+      return node.Invalid("'pads' entry ", p, " is out of range");
   for (size_t i = 0; i < norm.size(); ++i) {
     (*begin)[norm[i]] = pads[i];
     (*end)[norm[i]] = pads[norm.size() + i];
@@ -929,6 +963,7 @@ Status InferPad(InferContext& ctx) {
     ONYX_ASSIGN_OR_RETURN(int64_t d, PaddedDim(node, a, dims[a].value, begin[a], end[a], mode));
     dims[a] = Dim::Known(d);
   }
+  ONYX_RETURN_IF_ERROR(CheckElementCount(ctx.node(), dims));
   ctx.SetOutputType(0, RankedType(in.elem, std::move(dims)));
   return Status::Ok();
 }
@@ -964,7 +999,7 @@ Status PadKernel(KernelContext& ctx) {
   for (int64_t a = 0; a < x.rank(); ++a) {
     ONYX_ASSIGN_OR_RETURN(shape[a], PaddedDim(node, a, x.dim(a), begin[a], end[a], mode));
   }
-  Tensor y = ctx.Output(0, x.dtype(), shape);
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), shape));
   ref::Pad(x, begin, end, mode, value.raw_data(), y);
   return Status::Ok();
 }
@@ -991,9 +1026,13 @@ Status InferTile(InferContext& ctx) {
   for (size_t a = 0; a < dims.size(); ++a) {
     if (repeats[a] < 0) return node.Invalid(InputName(node, 1), " has a negative repeat");
     if (repeats[a] == 1) continue;
+    if (dims[a].known() && repeats[a] > 0 && dims[a].value > kMaxOutputElements / repeats[a])
+      return node.Invalid(InputName(node, 1), " repeat ", repeats[a], " makes axis ", a,
+                          " too large");
     dims[a] = dims[a].known() ? Dim::Known(dims[a].value * repeats[a])
                               : (repeats[a] == 0 ? Dim::Known(0) : Dim());
   }
+  ONYX_RETURN_IF_ERROR(CheckElementCount(ctx.node(), dims));
   ctx.SetOutputType(0, RankedType(in.elem, std::move(dims)));
   return Status::Ok();
 }
@@ -1024,9 +1063,11 @@ Status TileKernel(KernelContext& ctx) {
   Shape shape = x.shape();
   for (size_t a = 0; a < shape.size(); ++a) {
     if (repeats[a] < 0) return node.Fail(InputName(node, 1), " has a negative repeat ", repeats[a]);
+    if (repeats[a] > 0 && shape[a] > kMaxOutputElements / repeats[a])
+      return node.Fail(InputName(node, 1), " repeat ", repeats[a], " makes axis ", a, " too large");
     shape[a] *= repeats[a];
   }
-  Tensor y = ctx.Output(0, x.dtype(), shape);
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), shape));
   ref::Tile(x, y);
   return Status::Ok();
 }
@@ -1056,6 +1097,7 @@ Status InferExpand(InferContext& ctx) {
   if (!dims.ok())
     return node.Invalid("input 0 ", in.ToString(), " cannot expand to ", ShapeToString(shape), ": ",
                         dims.status().message());
+  ONYX_RETURN_IF_ERROR(CheckElementCount(node, *dims));
   ctx.SetOutputType(0, RankedType(in.elem, std::move(dims).value()));
   return Status::Ok();
 }
@@ -1070,7 +1112,7 @@ Status ExpandKernel(KernelContext& ctx) {
     if (s < 0) return node.Fail(InputName(node, 1), " has a negative dim ", s);
   auto out = BroadcastShapes({x.shape(), shape});
   if (!out.ok()) return node.Fail("cannot expand input 0: ", out.status().message());
-  Tensor y = ctx.Output(0, x.dtype(), *out);
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), *out));
   ref::Expand(x, y);
   return Status::Ok();
 }
@@ -1106,7 +1148,7 @@ Status ShapeKernel(KernelContext& ctx) {
   ONYX_RETURN_IF_ERROR(CheckTensorInputs(ctx));
   const Tensor& x = ctx.input(0);
   auto [start, end] = ShapeRange(ctx.node(), x.rank());
-  Tensor y = ctx.Output(0, DType::kInt64, {end - start});
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, DType::kInt64, {end - start}));
   for (int64_t i = start; i < end; ++i) y.data<int64_t>()[i - start] = x.dim(i);
   return Status::Ok();
 }
@@ -1118,7 +1160,7 @@ Status InferSize(InferContext& ctx) {
 
 Status SizeKernel(KernelContext& ctx) {
   ONYX_RETURN_IF_ERROR(CheckTensorInputs(ctx));
-  Tensor y = ctx.Output(0, DType::kInt64, {});
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, DType::kInt64, {}));
   *y.data<int64_t>() = ctx.input(0).numel();
   return Status::Ok();
 }
@@ -1128,7 +1170,7 @@ Status SizeKernel(KernelContext& ctx) {
 Status IdentityKernel(KernelContext& ctx) {
   const Value& v = ctx.input_value(0);
   if (v.is_tensor()) {
-    CopyToOutput(ctx, v.tensor(), v.tensor().shape());
+    ONYX_RETURN_IF_ERROR(CopyToOutput(ctx, v.tensor(), v.tensor().shape()));
   } else {
     // Sequences and empty optionals are immutable shared values: pass the same Value on.
     ctx.SetOutput(0, v);
@@ -1186,7 +1228,7 @@ Status InferConstant(InferContext& ctx) {
 
 Status ConstantKernel(KernelContext& ctx) {
   ONYX_ASSIGN_OR_RETURN(Tensor t, ConstantValue(ctx.node()));
-  CopyToOutput(ctx, t, t.shape());
+  ONYX_RETURN_IF_ERROR(CopyToOutput(ctx, t, t.shape()));
   return Status::Ok();
 }
 
@@ -1215,7 +1257,9 @@ Status InferConstantOfShape(InferContext& ctx) {
   }
   for (int64_t s : shape)
     if (s < 0) return node.Invalid(InputName(node, 0), " has a negative dim ", s);
-  ctx.SetOutputType(0, TypeInfo::TensorWithShape(value.dtype(), shape));
+  const TypeInfo out = TypeInfo::TensorWithShape(value.dtype(), shape);
+  ONYX_RETURN_IF_ERROR(CheckElementCount(node, out.dims));
+  ctx.SetOutputType(0, out);
   return Status::Ok();
 }
 
@@ -1226,7 +1270,7 @@ Status ConstantOfShapeKernel(KernelContext& ctx) {
   ONYX_ASSIGN_OR_RETURN(std::vector<int64_t> shape, IntsInput(ctx, 0));
   for (int64_t s : shape)
     if (s < 0) return node.Fail(InputName(node, 0), " has a negative dim ", s);
-  Tensor y = ctx.Output(0, value.dtype(), shape);
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, value.dtype(), shape));
   ref::FillElements(value.dtype(), value.raw_data(), y.raw_data(), y.numel());
   return Status::Ok();
 }
@@ -1255,8 +1299,7 @@ StatusOr<int64_t> RangeLength(const NodeView& node, const Tensor& start, const T
     __int128 count = 0;
     if (d > 0 && diff > 0) count = (diff + d - 1) / d;
     if (d < 0 && diff < 0) count = (-diff + -d - 1) / -d;
-    if (count > kMaxRangeLength)
-      return node.Invalid("range has ", static_cast<int64_t>(count), " elements");
+    if (count > kMaxRangeLength) return node.Invalid("range has more than 2^40 elements");
     n = static_cast<int64_t>(count);
   } else {
     const double s = ElementAsDouble(start, 0), l = ElementAsDouble(limit, 0),
@@ -1267,7 +1310,7 @@ StatusOr<int64_t> RangeLength(const NodeView& node, const Tensor& start, const T
       return node.Invalid("range length is not finite (start ", s, ", limit ", l, ", delta ", d,
                           ")");
     if (count > static_cast<double>(kMaxRangeLength))
-      return node.Invalid("range has ", count, " elements");
+      return node.Invalid("range has more than 2^40 elements");
     n = count > 0 ? static_cast<int64_t>(count) : 0;
   }
   return n;
@@ -1298,7 +1341,7 @@ Status RangeKernel(KernelContext& ctx) {
   if (std::find(kRangeTypes.begin(), kRangeTypes.end(), start.dtype()) == kRangeTypes.end())
     return node.NotSupported("input 0 'start' has type ", DTypeName(start.dtype()));
   ONYX_ASSIGN_OR_RETURN(int64_t n, RangeLength(node, start, ctx.input(1), ctx.input(2)));
-  Tensor y = ctx.Output(0, start.dtype(), {n});
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, start.dtype(), {n}));
   ref::Range(start, ctx.input(2), y);
   return Status::Ok();
 }
@@ -1336,7 +1379,7 @@ Status EyeLikeKernel(KernelContext& ctx) {
     return ctx.node().Fail("input 0 must be 2-D, got shape ", ShapeToString(x.shape()));
   ONYX_ASSIGN_OR_RETURN(DType t, EyeLikeType(ctx.node(), x.dtype()));
   if (t == DType::kString) return ctx.node().NotSupported("input 0 has type string");
-  Tensor y = ctx.Output(0, t, x.shape());
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, t, x.shape()));
   ref::EyeLike(ctx.node().attr_int("k", 0), y);
   return Status::Ok();
 }
@@ -1364,7 +1407,7 @@ Status TriluKernel(KernelContext& ctx) {
     if (kv.size() != 1) return node.Fail(InputName(node, 1), " must hold one value");
     k = kv[0];
   }
-  Tensor y = ctx.Output(0, x.dtype(), x.shape());
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), x.shape()));
   ref::Trilu(x, k, node.attr_int("upper", 1) != 0, y);
   return Status::Ok();
 }
@@ -1431,7 +1474,7 @@ Status DepthToSpaceKernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   ONYX_ASSIGN_OR_RETURN(bool crd, DepthToSpaceCrd(ctx.node()));
   ONYX_ASSIGN_OR_RETURN(std::vector<int64_t> shape, DepthSpaceDims(ctx.node(), x.shape(), true));
-  Tensor y = ctx.Output(0, x.dtype(), shape);
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), shape));
   ref::DepthToSpace(x, ctx.node().attr_int("blocksize", 1), crd, y);
   return Status::Ok();
 }
@@ -1440,7 +1483,7 @@ Status SpaceToDepthKernel(KernelContext& ctx) {
   ONYX_RETURN_IF_ERROR(CheckTensorInputs(ctx));
   const Tensor& x = ctx.input(0);
   ONYX_ASSIGN_OR_RETURN(std::vector<int64_t> shape, DepthSpaceDims(ctx.node(), x.shape(), false));
-  Tensor y = ctx.Output(0, x.dtype(), shape);
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), shape));
   ref::SpaceToDepth(x, ctx.node().attr_int("blocksize", 1), y);
   return Status::Ok();
 }
@@ -1487,6 +1530,7 @@ Status InferCenterCropPad(InferContext& ctx) {
   std::vector<Dim> dims = in.dims;
   for (size_t a = 0; a < dims.size(); ++a)
     if (target[a] >= 0) dims[a] = Dim::Known(target[a]);
+  ONYX_RETURN_IF_ERROR(CheckElementCount(ctx.node(), dims));
   ctx.SetOutputType(0, RankedType(in.elem, std::move(dims)));
   return Status::Ok();
 }
@@ -1510,7 +1554,7 @@ Status CenterCropPadKernel(KernelContext& ctx) {
     out[a] = target[a];
   }
   Tensor zero = Tensor::Allocate(x.dtype(), {});
-  Tensor y = ctx.Output(0, x.dtype(), out);
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), out));
   ref::Pad(x, begin, end, ref::PadMode::kConstant, zero.raw_data(), y);
   return Status::Ok();
 }
@@ -1601,7 +1645,7 @@ Status Col2ImKernel(KernelContext& ctx) {
                      block_size, ", ", columns, "]");
   Shape shape = {x.dim(0), x.dim(1) / block_size};
   for (int64_t s : image) shape.push_back(s);
-  Tensor y = ctx.Output(0, x.dtype(), shape);
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), shape));
   ref::Col2Im(x, p, y);
   return Status::Ok();
 }

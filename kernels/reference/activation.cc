@@ -35,38 +35,71 @@ Status Activation(KernelContext& ctx, Visit visit, F f) {
 // Float types only; `f` is a generic lambda over float/double.
 template <typename F>
 Status FloatActivation(KernelContext& ctx, F f) {
-  return Activation(ctx, [](DType t, auto g) { return VisitFloat(t, g); }, f);
+  return Activation(
+      ctx, [](DType t, auto g) { return VisitFloat(t, g); }, f);
+}
+
+// exp for activations: the branch-free float version (vectorises), libm for double.
+template <typename C>
+ONYX_ELEMENT_INLINE C ActExp(C v) {
+  if constexpr (std::is_same_v<C, float>) {
+    return ExpClampedF32(v);
+  } else {
+    return std::exp(v);
+  }
 }
 
 template <typename C>
-C Sigmoid(C v) {
-  // Split by sign so exp never overflows.
-  if (v >= 0) return C(1) / (C(1) + std::exp(-v));
-  const C e = std::exp(v);
-  return e / (C(1) + e);
+ONYX_ELEMENT_INLINE C Sigmoid(C v) {
+  // e = exp(-|v|) never overflows; sigmoid(v) = 1/(1+e) for v >= 0, e/(1+e) below.
+  const C e = ActExp(-std::fabs(v));
+  const C s = C(1) / (C(1) + e);
+  return Select(v >= C(0), s, e * s);
 }
 
 template <typename C>
-C Softplus(C v) {
+ONYX_ELEMENT_INLINE C Tanh(C v) {
+  if constexpr (std::is_same_v<C, float>) {
+    // Cephes tanhf: an odd polynomial below 0.625, 1 - 2/(exp(2|v|)+1) above; both computed and
+    // selected so the loop stays branch-free. NaN propagates through both.
+    const C a = std::fabs(v);
+    const C z = v * v;
+    C p = -5.70498872745e-3f;
+    p = p * z + 2.06390887954e-2f;
+    p = p * z - 5.37397155531e-2f;
+    p = p * z + 1.33314422036e-1f;
+    p = p * z - 3.33332819422e-1f;
+    const C small = p * z * v + v;
+    const C big = C(1) - C(2) / (ExpClampedF32(C(2) * a) + C(1));
+    return Select(a < C(0.625), small, std::copysign(big, v));
+  } else {
+    return std::tanh(v);
+  }
+}
+
+template <typename C>
+ONYX_ELEMENT_INLINE C Softplus(C v) {
   // log(1 + exp(v)) without overflow for large v.
-  return v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
+  return Select(v > C(0), v, C(0)) + std::log1p(ActExp(-std::fabs(v)));
 }
 
 }  // namespace
 
 Status ReluRef(KernelContext& ctx) {
   // Float types; opset 14 adds the signed integers (any numeric type is accepted).
-  return Activation(ctx, [](DType t, auto g) { return VisitNumeric(t, g); }, [](auto v) {
-    using C = decltype(v);
-    return v < C(0) ? C(0) : v;  // NaN passes through
-  });
+  return Activation(
+      ctx, [](DType t, auto g) { return VisitNumeric(t, g); },
+      [](auto v) {
+        using C = decltype(v);
+        return Select(v < C(0), C(0), v);  // NaN passes through
+      });
 }
 
 Status LeakyReluRef(KernelContext& ctx) {
   const float alpha = ctx.node().attr_float("alpha", 0.01f);
   return FloatActivation(ctx, [alpha](auto v) {
     using C = decltype(v);
-    return v < C(0) ? static_cast<C>(alpha) * v : v;
+    return Select(v < C(0), static_cast<C>(alpha) * v, v);
   });
 }
 
@@ -82,8 +115,8 @@ Status PReluRef(KernelContext& ctx) {
   // slope was per-channel or same-shape; when it has one dim per channel (C) and X is N x C x ...,
   // align it with axis 1.
   Shape slope_shape = slope.shape();
-  if (node.opset() < 7 && slope_shape.size() == 1 && x.rank() >= 2 &&
-      slope_shape[0] == x.dim(1) && x.dim(x.rank() - 1) != slope_shape[0]) {
+  if (node.opset() < 7 && slope_shape.size() == 1 && x.rank() >= 2 && slope_shape[0] == x.dim(1) &&
+      x.dim(x.rank() - 1) != slope_shape[0]) {
     slope_shape.assign(static_cast<size_t>(x.rank() - 1), 1);
     slope_shape[0] = x.dim(1);
   }
@@ -97,7 +130,7 @@ Status PReluRef(KernelContext& ctx) {
         BinaryBroadcast(x.data<T>(), x.shape(), slope.data<T>(), slope_shape, y.data<T>(),
                         x.shape(), ctx.intra_op_threads(), [](auto v, auto s) {
                           using C = decltype(v);
-                          return v < C(0) ? static_cast<C>(s * v) : v;
+                          return Select(v < C(0), static_cast<C>(s * v), v);
                         });
       }))
     return TypeError(ctx);
@@ -108,7 +141,7 @@ Status EluRef(KernelContext& ctx) {
   const float alpha = ctx.node().attr_float("alpha", 1.0f);
   return FloatActivation(ctx, [alpha](auto v) {
     using C = decltype(v);
-    return v < C(0) ? static_cast<C>(alpha) * (std::exp(v) - C(1)) : v;
+    return Select(v < C(0), static_cast<C>(alpha) * (ActExp(v) - C(1)), v);
   });
 }
 
@@ -119,7 +152,7 @@ Status SeluRef(KernelContext& ctx) {
   return FloatActivation(ctx, [alpha, gamma](auto v) {
     using C = decltype(v);
     const C a = static_cast<C>(alpha), g = static_cast<C>(gamma);
-    return v > C(0) ? g * v : g * (a * std::exp(v) - a);
+    return Select(v > C(0), g * v, g * (a * ActExp(v) - a));
   });
 }
 
@@ -129,8 +162,8 @@ Status CeluRef(KernelContext& ctx) {
   return FloatActivation(ctx, [alpha](auto v) {
     using C = decltype(v);
     const C a = static_cast<C>(alpha);
-    const C neg = a * (std::exp(v / a) - C(1));
-    return (v > C(0) ? v : C(0)) + (neg < C(0) ? neg : C(0));
+    const C neg = a * (ActExp(v / a) - C(1));
+    return Select(v > C(0), v, C(0)) + Select(neg < C(0), neg, C(0));
   });
 }
 
@@ -141,7 +174,7 @@ Status GeluRef(KernelContext& ctx) {
       using C = decltype(v);
       const C kSqrt2OverPi = static_cast<C>(0.7978845608028654);
       const C kCoeff = static_cast<C>(0.044715);
-      return C(0.5) * v * (C(1) + std::tanh(kSqrt2OverPi * (v + kCoeff * v * v * v)));
+      return C(0.5) * v * (C(1) + Tanh(kSqrt2OverPi * (v + kCoeff * v * v * v)));
     });
   }
   if (approximate != "none")
@@ -163,9 +196,9 @@ Status HardSigmoidRef(KernelContext& ctx) {
   const float beta = ctx.node().attr_float("beta", 0.5f);
   return FloatActivation(ctx, [alpha, beta](auto v) {
     using C = decltype(v);
-    C r = static_cast<C>(alpha) * v + static_cast<C>(beta);
-    r = r < C(0) ? C(0) : r;
-    return r > C(1) ? C(1) : r;
+    const C r = Select(static_cast<C>(alpha) * v + static_cast<C>(beta) < C(0), C(0),
+                       static_cast<C>(alpha) * v + static_cast<C>(beta));
+    return Select(r > C(1), C(1), r);
   });
 }
 
@@ -173,9 +206,8 @@ Status HardSwishRef(KernelContext& ctx) {
   // x * HardSigmoid(x) with alpha = 1/6, beta = 0.5.
   return FloatActivation(ctx, [](auto v) {
     using C = decltype(v);
-    C r = v / C(6) + C(0.5);
-    r = r < C(0) ? C(0) : r;
-    r = r > C(1) ? C(1) : r;
+    const C h = v / C(6) + C(0.5);
+    const C r = Select(h > C(1), C(1), Select(h < C(0), C(0), h));
     return v * r;
   });
 }
@@ -192,7 +224,18 @@ Status SoftsignRef(KernelContext& ctx) {
 }
 
 Status MishRef(KernelContext& ctx) {
-  return FloatActivation(ctx, [](auto v) { return v * std::tanh(Softplus(v)); });
+  return FloatActivation(ctx, [](auto v) {
+    using C = decltype(v);
+    if constexpr (std::is_same_v<C, float>) {
+      // tanh(log(1 + n)) = n(n + 2) / (n(n + 2) + 2) with n = e^v: no log, so it vectorises.
+      // Above 20 the ratio is 1 in float (and n(n + 2) would overflow).
+      const C n = ExpClampedF32(v);
+      const C m = n * (n + C(2));
+      return Select(v > C(20), v, v * m / (m + C(2)));
+    } else {
+      return v * std::tanh(Softplus(v));
+    }
+  });
 }
 
 Status SwishRef(KernelContext& ctx) {
@@ -207,7 +250,7 @@ Status ThresholdedReluRef(KernelContext& ctx) {
   const float alpha = ctx.node().attr_float("alpha", 1.0f);
   return FloatActivation(ctx, [alpha](auto v) {
     using C = decltype(v);
-    return v > static_cast<C>(alpha) ? v : C(0);
+    return Select(v > static_cast<C>(alpha), v, C(0));
   });
 }
 
@@ -215,19 +258,20 @@ Status ShrinkRef(KernelContext& ctx) {
   const float lambd = ctx.node().attr_float("lambd", 0.5f);
   const float bias = ctx.node().attr_float("bias", 0.0f);
   // Every numeric type; integers compute in double and convert back.
-  return Activation(ctx, [](DType t, auto g) { return VisitNumeric(t, g); },
-                    [lambd, bias](auto v) {
-                      using C = decltype(v);
-                      using W = std::conditional_t<std::is_floating_point_v<C>, C, double>;
-                      const W x = static_cast<W>(v);
-                      const W l = static_cast<W>(lambd), b = static_cast<W>(bias);
-                      const W r = x < -l ? x + b : (x > l ? x - b : W(0));
-                      return static_cast<C>(r);
-                    });
+  return Activation(
+      ctx, [](DType t, auto g) { return VisitNumeric(t, g); },
+      [lambd, bias](auto v) {
+        using C = decltype(v);
+        using W = std::conditional_t<std::is_floating_point_v<C>, C, double>;
+        const W x = static_cast<W>(v);
+        const W l = static_cast<W>(lambd), b = static_cast<W>(bias);
+        const W r = Select(x < -l, x + b, Select(x > l, x - b, W(0)));
+        return static_cast<C>(r);
+      });
 }
 
 Status TanhRef(KernelContext& ctx) {
-  return FloatActivation(ctx, [](auto v) { return std::tanh(v); });
+  return FloatActivation(ctx, [](auto v) { return Tanh(v); });
 }
 
 }  // namespace onyx::kernels::ref

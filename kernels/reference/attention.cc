@@ -121,13 +121,13 @@ void Attention(const AttentionParams& p, const Tensor& q, const Tensor& k, const
         for (int64_t j = 0; j < T; ++j) {
           const double* src;
           if (j < P) {
-            src = &pd[((b * Hkv + g) * P + j) * dim];
+            src = pd.data() + ((b * Hkv + g) * P + j) * dim;
           } else if (p.packed_heads) {
-            src = &nd[((b * Lk + (j - P)) * Hkv + g) * dim];
+            src = nd.data() + ((b * Lk + (j - P)) * Hkv + g) * dim;
           } else {
-            src = &nd[((b * Hkv + g) * Lk + (j - P)) * dim];
+            src = nd.data() + ((b * Hkv + g) * Lk + (j - P)) * dim;
           }
-          std::copy(src, src + dim, &out[((b * Hkv + g) * T + j) * dim]);
+          std::copy(src, src + dim, out.data() + ((b * Hkv + g) * T + j) * dim);
         }
       }
     }
@@ -147,12 +147,12 @@ void Attention(const AttentionParams& p, const Tensor& q, const Tensor& k, const
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t h = 0; h < Hq; ++h) {
       const int64_t g = h / group;  // GQA: consecutive query heads share a kv head
-      const double* kh = &kc[(b * Hkv + g) * T * D];
-      const double* vh = &vc[(b * Hkv + g) * T * Dv];
+      const double* kh = kc.data() + (b * Hkv + g) * T * D;
+      const double* vh = vc.data() + (b * Hkv + g) * T * Dv;
       for (int64_t i = 0; i < Lq; ++i) {
-        const double* qr =
-            p.packed_heads ? &qd[((b * Lq + i) * Hq + h) * D] : &qd[((b * Hq + h) * Lq + i) * D];
-        double* qk_row = qk_out ? &qk[((b * Hq + h) * Lq + i) * T] : nullptr;
+        const double* qr = p.packed_heads ? qd.data() + ((b * Lq + i) * Hq + h) * D
+                                          : qd.data() + ((b * Hq + h) * Lq + i) * D;
+        double* qk_row = qk_out ? qk.data() + ((b * Hq + h) * Lq + i) * T : nullptr;
         for (int64_t j = 0; j < T; ++j) {
           double dot = 0;
           for (int64_t d = 0; d < D; ++d) dot += qr[d] * kh[j * D + d];
@@ -176,8 +176,8 @@ void Attention(const AttentionParams& p, const Tensor& q, const Tensor& k, const
         if (round_softmax)
           for (double& e : s) e = RoundTo(p.softmax_type, e);
         if (qk_row && p.qk_output_mode == 3) std::copy(s.begin(), s.end(), qk_row);
-        double* yr =
-            p.packed_heads ? &yd[((b * Lq + i) * Hq + h) * Dv] : &yd[((b * Hq + h) * Lq + i) * Dv];
+        double* yr = p.packed_heads ? yd.data() + ((b * Lq + i) * Hq + h) * Dv
+                                    : yd.data() + ((b * Hq + h) * Lq + i) * Dv;
         std::fill(yr, yr + Dv, 0.0);
         for (int64_t j = 0; j < T; ++j) {
           const double w = s[j];
@@ -203,10 +203,10 @@ void FlexAttentionScores(const FlexAttentionParams& p, const Tensor& q, const Te
   std::vector<double> out(static_cast<size_t>(p.batch * p.q_heads * L * S));
   for (int64_t b = 0; b < p.batch; ++b) {
     for (int64_t h = 0; h < p.q_heads; ++h) {
-      const double* kh = &kd[(b * p.kv_heads + h / group) * S * E];
+      const double* kh = kd.data() + (b * p.kv_heads + h / group) * S * E;
       for (int64_t i = 0; i < L; ++i) {
-        const double* qr = &qd[((b * p.q_heads + h) * L + i) * E];
-        double* row = &out[((b * p.q_heads + h) * L + i) * S];
+        const double* qr = qd.data() + ((b * p.q_heads + h) * L + i) * E;
+        double* row = out.data() + ((b * p.q_heads + h) * L + i) * S;
         for (int64_t j = 0; j < S; ++j) {
           double dot = 0;
           for (int64_t e = 0; e < E; ++e) dot += qr[e] * kh[j * E + e];
@@ -220,7 +220,7 @@ void FlexAttentionScores(const FlexAttentionParams& p, const Tensor& q, const Te
 
 void SoftmaxRows(Tensor* x, int64_t rows, int64_t n) {
   std::vector<double> d = LoadFloats(*x);
-  for (int64_t r = 0; r < rows; ++r) Softmax(&d[r * n], n);
+  for (int64_t r = 0; r < rows; ++r) Softmax(d.data() + r * n, n);
   StoreFloats(d.data(), x);
 }
 
@@ -234,10 +234,10 @@ void FlexAttentionOutput(const FlexAttentionParams& p, const Tensor& probs, cons
   std::vector<double> out(static_cast<size_t>(p.batch * p.q_heads * L * Ev));
   for (int64_t b = 0; b < p.batch; ++b) {
     for (int64_t h = 0; h < p.q_heads; ++h) {
-      const double* vh = &vd[(b * p.kv_heads + h / group) * S * Ev];
+      const double* vh = vd.data() + (b * p.kv_heads + h / group) * S * Ev;
       for (int64_t i = 0; i < L; ++i) {
-        const double* pr = &pd[((b * p.q_heads + h) * L + i) * S];
-        double* yr = &out[((b * p.q_heads + h) * L + i) * Ev];
+        const double* pr = pd.data() + ((b * p.q_heads + h) * L + i) * S;
+        double* yr = out.data() + ((b * p.q_heads + h) * L + i) * Ev;
         for (int64_t j = 0; j < S; ++j)
           for (int64_t e = 0; e < Ev; ++e) yr[e] += pr[j] * vh[j * Ev + e];
         for (int64_t e = 0; e < Ev; ++e) yr[e] = RoundTo(c, yr[e]);

@@ -21,8 +21,8 @@ void RotaryEmbedding(const RotaryParams& p, const Tensor& x, const Tensor& cos_c
   for (int64_t b = 0; b < p.batch; ++b) {
     for (int64_t s = 0; s < S; ++s) {
       const int64_t cache_row = position_ids ? position_ids[b * S + s] : b * S + s;
-      const double* cr = &cd[cache_row * half];
-      const double* sr = &sd[cache_row * half];
+      const double* cr = cd.data() + cache_row * half;
+      const double* sr = sd.data() + cache_row * half;
       for (int64_t h = 0; h < H; ++h) {
         const int64_t base = p.packed_heads ? ((b * S + s) * H + h) * D : ((b * H + h) * S + s) * D;
         for (int64_t i = 0; i < half; ++i) {
@@ -120,11 +120,12 @@ void CausalConvWithState(const Tensor& x, const Tensor& weight, const Tensor* bi
     for (int64_t c = 0; c < C; ++c) {
       const int64_t row = b * C + c;
       for (int64_t j = 0; j < K - 1; ++j) padded[j] = past_state ? pd[row * (K - 1) + j] : 0.0;
-      std::copy(&xd[row * L], &xd[row * L] + L, padded.begin() + (K - 1));
+      std::copy(xd.begin() + row * L, xd.begin() + (row + 1) * L, padded.begin() + (K - 1));
       for (int64_t i = 0; i < L; ++i) {
-        double acc = bias ? bd[c] : 0.0;
-        for (int64_t j = 0; j < K; ++j) acc += wd[c * K + j] * padded[i + j];
-        double v = RoundTo(t, acc);
+        double dot = 0;
+        for (int64_t j = 0; j < K; ++j) dot += wd[c * K + j] * padded[i + j];
+        // As in the ONNX reference: the dot product is rounded to x's type before the bias.
+        double v = RoundTo(t, RoundTo(t, dot) + (bias ? bd[c] : 0.0));
         if (silu) {
           // The ONNX reference applies SiLU in float32 to the rounded convolution.
           const float f = static_cast<float>(v);
@@ -132,7 +133,7 @@ void CausalConvWithState(const Tensor& x, const Tensor& weight, const Tensor* bi
         }
         out[row * L + i] = v;
       }
-      std::copy(padded.begin() + L, padded.end(), &state[row * (K - 1)]);
+      std::copy(padded.begin() + L, padded.end(), state.begin() + row * (K - 1));
     }
   }
   StoreFloats(out.data(), y);
@@ -157,9 +158,9 @@ void LinearAttention(const LinearAttentionParams& p, const Tensor& q, const Tens
   for (int64_t t = 0; t < T; ++t) {
     for (int64_t b = 0; b < B; ++b) {
       for (int64_t g = 0; g < Hkv; ++g) {
-        double* s = &state[(b * Hkv + g) * dk * dv];  // [dk, dv]
-        const double* kt = &kd[((b * T + t) * Hkv + g) * dk];
-        const double* vt = &vd[((b * T + t) * Hkv + g) * dv];
+        double* s = state.data() + (b * Hkv + g) * dk * dv;  // [dk, dv]
+        const double* kt = kd.data() + ((b * T + t) * Hkv + g) * dk;
+        const double* vt = vd.data() + ((b * T + t) * Hkv + g) * dv;
         if (p.gated) {
           for (int64_t d = 0; d < dk; ++d) {
             const double gate =
@@ -183,8 +184,8 @@ void LinearAttention(const LinearAttentionParams& p, const Tensor& q, const Tens
           for (int64_t m = 0; m < dv; ++m) s[d * dv + m] += kt[d] * write[m];
         for (int64_t r = 0; r < group; ++r) {
           const int64_t h = g * group + r;
-          const double* qt = &qd[((b * T + t) * Hq + h) * dk];
-          double* o = &out[((b * T + t) * Hq + h) * dv];
+          const double* qt = qd.data() + ((b * T + t) * Hq + h) * dk;
+          double* o = out.data() + ((b * T + t) * Hq + h) * dv;
           for (int64_t m = 0; m < dv; ++m) {
             double acc = 0;
             for (int64_t d = 0; d < dk; ++d) acc += qt[d] * s[d * dv + m];

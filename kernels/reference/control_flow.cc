@@ -49,8 +49,14 @@ Status StackScanOutput(KernelContext& ctx, int out, const std::vector<Tensor>& p
   Shape elem_shape;
   DType dtype;
   if (parts.empty()) {
-    elem_shape = DeclaredShapeOrZeros(body.outputs[body_output].type);
+    const TypeInfo& declared = body.outputs[body_output].type;
     dtype = DeclaredElem(body, body_output);
+    // Nothing tells the element's rank: an empty 1-D tensor is the best answer.
+    if (!declared.has_shape) {
+      ctx.Output(out, dtype, {0});
+      return Status::Ok();
+    }
+    elem_shape = DeclaredShapeOrZeros(declared);
   } else {
     elem_shape = parts[0].shape();
     dtype = parts[0].dtype();

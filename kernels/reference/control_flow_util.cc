@@ -49,8 +49,10 @@ TypeInfo MergeTypes(const TypeInfo& a, const TypeInfo& b) {
   r.kind = a.kind;
   switch (a.kind) {
     case Kind::kTensor:
-      if (a.elem != b.elem) return TypeInfo();
-      r.elem = a.elem;
+      // An undefined element type is unknown, not a conflict.
+      if (a.elem != b.elem && a.elem != DType::kUndefined && b.elem != DType::kUndefined)
+        return TypeInfo();
+      r.elem = a.elem != DType::kUndefined ? a.elem : b.elem;
       if (a.has_shape && b.has_shape && a.dims.size() == b.dims.size()) {
         r.has_shape = true;
         for (size_t i = 0; i < a.dims.size(); ++i) r.dims.push_back(MergeDim(a.dims[i], b.dims[i]));

@@ -21,7 +21,7 @@ struct WindowGeometry {
   std::vector<int64_t> dilations;  // >= 1
   std::vector<int64_t> pad_begin;  // resolved padding (auto_pad applied), >= 0
   std::vector<int64_t> pad_end;
-  std::vector<int64_t> out;        // output sizes
+  std::vector<int64_t> out;  // output sizes
 
   size_t rank() const { return in.size(); }
   int64_t InSize() const;      // product of `in`

@@ -21,12 +21,14 @@ namespace {
 constexpr int64_t kIm2ColBlockBytes = int64_t{1} << 20;
 constexpr int64_t kMinBlockColumns = 256;
 
-std::vector<int64_t> SpatialDims(const Shape& s) { return Shape(s.begin() + 2, s.end()); }
+std::vector<int64_t> SpatialDims(const Shape& s) {
+  return Shape(s.begin() + 2, s.end());
+}
 
 // Shapes of a (possibly grouped) convolution after validation.
 struct ConvShapes {
-  int64_t batch = 0;        // N
-  int64_t in_channels = 0;  // C
+  int64_t batch = 0;         // N
+  int64_t in_channels = 0;   // C
   int64_t out_channels = 0;  // M
   int64_t group = 1;
   WindowGeometry window;
@@ -43,8 +45,8 @@ StatusOr<ConvShapes> ResolveConv(const NodeView& node, const Tensor& x, const Te
   }
   if (w.rank() != x.rank()) {
     return node.Invalid("input ", w_index, " '", in_names[w_index], "' has shape ",
-                        ShapeToString(w.shape()), "; expected rank ", x.rank(),
-                        " to match input ", x_index, " ", ShapeToString(x.shape()));
+                        ShapeToString(w.shape()), "; expected rank ", x.rank(), " to match input ",
+                        x_index, " ", ShapeToString(x.shape()));
   }
   ConvShapes s;
   s.batch = x.dim(0);
@@ -54,9 +56,9 @@ StatusOr<ConvShapes> ResolveConv(const NodeView& node, const Tensor& x, const Te
   if (s.group < 1) return node.Invalid("attribute 'group' is ", s.group, "; expected >= 1");
   if (w.dim(1) * s.group != s.in_channels || s.out_channels % s.group != 0) {
     return node.Invalid("input ", w_index, " '", in_names[w_index], "' has shape ",
-                        ShapeToString(w.shape()), "; with group ", s.group, " expected dim 1 = ",
-                        s.in_channels / s.group, " (input ", x_index, " has ", s.in_channels,
-                        " channels) and dim 0 divisible by ", s.group);
+                        ShapeToString(w.shape()), "; with group ", s.group,
+                        " expected dim 1 = ", s.in_channels / s.group, " (input ", x_index, " has ",
+                        s.in_channels, " channels) and dim 0 divisible by ", s.group);
   }
   const std::vector<int64_t> kernel = SpatialDims(w.shape());
   if (node.has_attr("kernel_shape") && node.attr_ints("kernel_shape") != kernel) {
@@ -92,6 +94,46 @@ int64_t BlockColumns(const WindowGeometry& g, int64_t k, size_t elem_size) {
   return std::min(total, rows * row);
 }
 
+// Depthwise 2-D convolution (group == C == M: one filter per channel), computed directly: for
+// each tap, an axpy of one input row into one output row. Avoids the im2col copy that would
+// dominate such a cheap convolution.
+template <typename T>
+void DepthwiseConv2D(const T* x, const T* w, const T* b, T* y, const ConvShapes& s) {
+  const WindowGeometry& g = s.window;
+  const int64_t in_h = g.in[0], in_w = g.in[1], out_h = g.out[0], out_w = g.out[1];
+  const int64_t k_h = g.kernel[0], k_w = g.kernel[1];
+  const int64_t stride_w = g.strides[1];
+  tbb::parallel_for(int64_t{0}, s.batch * s.in_channels, [&](int64_t plane) {
+    const int64_t c = plane % s.in_channels;
+    const T* src = x + plane * in_h * in_w;
+    const T* filter = w + c * k_h * k_w;
+    T* dst = y + plane * out_h * out_w;
+    std::fill(dst, dst + out_h * out_w, b ? b[c] : T(0));
+    for (int64_t kw = 0; kw < k_w; ++kw) {
+      // Output columns [lo, hi) read input column ow * stride + offset inside [0, in_w).
+      const int64_t offset = kw * g.dilations[1] - g.pad_begin[1];
+      int64_t lo = 0;
+      while (lo < out_w && lo * stride_w + offset < 0) ++lo;
+      int64_t hi = out_w;
+      while (hi > lo && (hi - 1) * stride_w + offset >= in_w) --hi;
+      for (int64_t oh = 0; oh < out_h; ++oh) {
+        T* out_row = dst + oh * out_w;
+        for (int64_t kh = 0; kh < k_h; ++kh) {
+          const int64_t ih = oh * g.strides[0] - g.pad_begin[0] + kh * g.dilations[0];
+          if (ih < 0 || ih >= in_h) continue;
+          const T wv = filter[kh * k_w + kw];
+          const T* in_row = src + ih * in_w + offset;
+          if (stride_w == 1) {
+            for (int64_t ow = lo; ow < hi; ++ow) out_row[ow] += wv * in_row[ow];
+          } else {
+            for (int64_t ow = lo; ow < hi; ++ow) out_row[ow] += wv * in_row[ow * stride_w];
+          }
+        }
+      }
+    }
+  });
+}
+
 // Y = conv(X, W) + B for T = float or double. x: [N, C, in...], w: [M, C/group, k...], b: [M] or
 // null, y: [N, M, out...]. Parallel over (image, group, block of output rows); each block runs
 // im2col into a private buffer (skipped for pointwise convolutions) and one GEMM.
@@ -104,37 +146,43 @@ void ConvCore(const T* x, const T* w, const T* b, T* y, const ConvShapes& s) {
   const int64_t in_size = g.InSize();
   const int64_t out_size = g.OutSize();
   if (out_size == 0 || s.batch == 0 || mg == 0) return;
+  if (g.rank() == 2 && s.group == s.in_channels && s.group == s.out_channels) {
+    DepthwiseConv2D(x, w, b, y, s);
+    return;
+  }
   const bool pointwise = IsPointwise(g);
   const int64_t block = BlockColumns(g, k, sizeof(T));
   const int64_t blocks = (out_size + block - 1) / block;
   const int64_t tasks = s.batch * s.group * blocks;
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, tasks, 1), [&](const tbb::blocked_range<int64_t>& r) {
-    std::vector<T> col;
-    for (int64_t t = r.begin(); t < r.end(); ++t) {
-      const int64_t n = t / (s.group * blocks);
-      const int64_t grp = (t / blocks) % s.group;
-      const int64_t s0 = (t % blocks) * block;
-      const int64_t s1 = std::min(out_size, s0 + block);
-      const T* x_ng = x + (n * s.in_channels + grp * cg) * in_size;
-      T* y_blk = y + (n * s.out_channels + grp * mg) * out_size + s0;
-      T beta = T(0);
-      if (b) {
-        // The GEMM accumulates onto the bias (beta = 1) instead of a second pass over Y.
-        for (int64_t m = 0; m < mg; ++m) std::fill(y_blk + m * out_size, y_blk + m * out_size + (s1 - s0), b[grp * mg + m]);
-        beta = T(1);
-      }
-      const T* cols = x_ng + s0;
-      int64_t ldb = in_size;
-      if (!pointwise) {
-        col.resize(static_cast<size_t>(k * (s1 - s0)));
-        Im2Col<T>(x_ng, cg, g, s0, s1, T(0), col.data());
-        cols = col.data();
-        ldb = s1 - s0;
-      }
-      Gemm<T>(false, false, mg, s1 - s0, k, T(1), w + grp * mg * k, k, cols, ldb, beta, y_blk,
-              out_size);
-    }
-  });
+  tbb::parallel_for(
+      tbb::blocked_range<int64_t>(0, tasks, 1), [&](const tbb::blocked_range<int64_t>& r) {
+        std::vector<T> col;
+        for (int64_t t = r.begin(); t < r.end(); ++t) {
+          const int64_t n = t / (s.group * blocks);
+          const int64_t grp = (t / blocks) % s.group;
+          const int64_t s0 = (t % blocks) * block;
+          const int64_t s1 = std::min(out_size, s0 + block);
+          const T* x_ng = x + (n * s.in_channels + grp * cg) * in_size;
+          T* y_blk = y + (n * s.out_channels + grp * mg) * out_size + s0;
+          T beta = T(0);
+          if (b) {
+            // The GEMM accumulates onto the bias (beta = 1) instead of a second pass over Y.
+            for (int64_t m = 0; m < mg; ++m)
+              std::fill(y_blk + m * out_size, y_blk + m * out_size + (s1 - s0), b[grp * mg + m]);
+            beta = T(1);
+          }
+          const T* cols = x_ng + s0;
+          int64_t ldb = in_size;
+          if (!pointwise) {
+            col.resize(static_cast<size_t>(k * (s1 - s0)));
+            Im2Col<T>(x_ng, cg, g, s0, s1, T(0), col.data());
+            cols = col.data();
+            ldb = s1 - s0;
+          }
+          Gemm<T>(false, false, mg, s1 - s0, k, T(1), w + grp * mg * k, k, cols, ldb, beta, y_blk,
+                  out_size);
+        }
+      });
 }
 
 // ConvTranspose for T = float or double. x: [N, C, in...], w: [C, M/group, k...], y: [N, M,
@@ -194,7 +242,8 @@ void ConvTransposeCore(const T* x, const T* w, const T* b, T* y, int64_t batch, 
 
 std::vector<float> ToFloatVector(const Tensor& t) {
   std::vector<float> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) v[i] = static_cast<float>(LoadAsDouble(t.dtype(), t.raw_data(), i));
+  for (int64_t i = 0; i < t.numel(); ++i)
+    v[i] = static_cast<float>(LoadAsDouble(t.dtype(), t.raw_data(), i));
   return v;
 }
 
@@ -226,8 +275,8 @@ bool WithFloatBuffers(const Tensor& x, const Tensor& w, const Tensor* b, Tensor&
 Status CheckSameType(const NodeView& node, const Tensor& a, int ia, const Tensor& t, int it) {
   if (t.dtype() == a.dtype()) return Status::Ok();
   return node.Invalid("input ", it, " '", node.node().inputs[it], "' has type ",
-                      DTypeName(t.dtype()), "; expected ", DTypeName(a.dtype()), " like input ",
-                      ia, " '", node.node().inputs[ia], "'");
+                      DTypeName(t.dtype()), "; expected ", DTypeName(a.dtype()), " like input ", ia,
+                      " '", node.node().inputs[ia], "'");
 }
 
 Status CheckBias(const NodeView& node, const Tensor& b, int index, int64_t channels) {
@@ -241,7 +290,8 @@ Status CheckBias(const NodeView& node, const Tensor& b, int index, int64_t chann
 template <typename V>
 StatusOr<std::vector<V>> PerChannel(const NodeView& node, const Tensor& t, int index,
                                     int64_t channels) {
-  if (t.numel() == 1) return std::vector<V>(static_cast<size_t>(channels), static_cast<V>(ElementAsDouble(t, 0)));
+  if (t.numel() == 1)
+    return std::vector<V>(static_cast<size_t>(channels), static_cast<V>(ElementAsDouble(t, 0)));
   if (t.rank() == 1 && t.dim(0) == channels) {
     std::vector<V> v(static_cast<size_t>(channels));
     for (int64_t i = 0; i < channels; ++i) v[i] = static_cast<V>(ElementAsDouble(t, i));
@@ -287,7 +337,84 @@ void IntegerConv(const Tensor& xq, int32_t x_zero, const Tensor& wq,
   }
 }
 
-bool IsInt8Or8(DType t) { return t == DType::kUInt8 || t == DType::kInt8; }
+// DeformConv (2-D): like Conv, but tap (kh, kw) of output (i, j) samples X bilinearly at
+// (i * stride_h - pad_h + kh * dilation_h + offset_h, ...) and is scaled by the mask. The sampled
+// columns then go through the same GEMM as Conv. x: [N, C, H, W]; offset: [N, og * kh * kw * 2,
+// oh, ow] ordered (offset group, kh, kw, {h, w}); mask: [N, og * kh * kw, oh, ow] or null.
+template <typename T>
+void DeformConvCore(const T* x, const T* w, const T* b, const T* offset, const T* mask, T* y,
+                    const ConvShapes& s, int64_t offset_groups) {
+  const WindowGeometry& g = s.window;
+  const int64_t height = g.in[0], width = g.in[1];
+  const int64_t oh = g.out[0], ow = g.out[1];
+  const int64_t kh_n = g.kernel[0], kw_n = g.kernel[1];
+  const int64_t ksize = kh_n * kw_n;
+  const int64_t out_size = oh * ow;
+  const int64_t cg = s.in_channels / s.group;
+  const int64_t mg = s.out_channels / s.group;
+  const int64_t k = cg * ksize;
+  const int64_t channels_per_og = s.in_channels / offset_groups;
+  std::vector<T> col(static_cast<size_t>(k * out_size));
+  // Bilinear sample of a plane with zeros outside (GridSample, align_corners=1, zeros padding).
+  auto sample = [&](const T* plane, double yy, double xx) -> double {
+    const double y0f = std::floor(yy), x0f = std::floor(xx);
+    const int64_t y0 = static_cast<int64_t>(y0f), x0 = static_cast<int64_t>(x0f);
+    const double ly = yy - y0f, lx = xx - x0f;
+    double v = 0;
+    for (int dy = 0; dy < 2; ++dy)
+      for (int dx = 0; dx < 2; ++dx) {
+        const int64_t yi = y0 + dy, xi = x0 + dx;
+        if (yi < 0 || yi >= height || xi < 0 || xi >= width) continue;
+        const double wgt = (dy ? ly : 1 - ly) * (dx ? lx : 1 - lx);
+        v += wgt * static_cast<double>(plane[yi * width + xi]);
+      }
+    return v;
+  };
+  for (int64_t n = 0; n < s.batch; ++n) {
+    for (int64_t grp = 0; grp < s.group; ++grp) {
+      tbb::parallel_for(int64_t{0}, cg, [&](int64_t ci) {
+        const int64_t c = grp * cg + ci;
+        const int64_t og = c / channels_per_og;
+        const T* plane = x + (n * s.in_channels + c) * height * width;
+        for (int64_t kh = 0; kh < kh_n; ++kh)
+          for (int64_t kw = 0; kw < kw_n; ++kw) {
+            const int64_t tap = kh * kw_n + kw;
+            const T* off_h = offset + ((n * offset_groups + og) * ksize * 2 + tap * 2) * out_size;
+            const T* off_w = off_h + out_size;
+            const T* m =
+                mask ? mask + ((n * offset_groups + og) * ksize + tap) * out_size : nullptr;
+            T* row = col.data() + (ci * ksize + tap) * out_size;
+            for (int64_t i = 0; i < oh; ++i)
+              for (int64_t j = 0; j < ow; ++j) {
+                const int64_t p = i * ow + j;
+                const double yy =
+                    static_cast<double>(i * g.strides[0] - g.pad_begin[0] + kh * g.dilations[0]) +
+                    static_cast<double>(off_h[p]);
+                const double xx =
+                    static_cast<double>(j * g.strides[1] - g.pad_begin[1] + kw * g.dilations[1]) +
+                    static_cast<double>(off_w[p]);
+                double v = sample(plane, yy, xx);
+                if (m) v *= static_cast<double>(m[p]);
+                row[p] = static_cast<T>(v);
+              }
+          }
+      });
+      T* y_ng = y + (n * s.out_channels + grp * mg) * out_size;
+      T beta = T(0);
+      if (b) {
+        for (int64_t mm = 0; mm < mg; ++mm)
+          std::fill(y_ng + mm * out_size, y_ng + (mm + 1) * out_size, b[grp * mg + mm]);
+        beta = T(1);
+      }
+      Gemm<T>(false, false, mg, out_size, k, T(1), w + grp * mg * k, k, col.data(), out_size, beta,
+              y_ng, out_size);
+    }
+  }
+}
+
+bool IsInt8Or8(DType t) {
+  return t == DType::kUInt8 || t == DType::kInt8;
+}
 
 Status Expect8Bit(const NodeView& node, const Tensor& t, int index) {
   if (IsInt8Or8(t.dtype())) return Status::Ok();
@@ -309,10 +436,13 @@ Status ConvKernel(KernelContext& ctx) {
     ONYX_RETURN_IF_ERROR(CheckBias(node, *b, 2, s.out_channels));
   }
   Tensor y = ctx.Output(0, x.dtype(), OutputShape(s.batch, s.out_channels, s.window.out));
-  const bool ok = WithFloatBuffers(x, w, b, y, [&](const auto* xp, const auto* wp, const auto* bp, auto* yp) {
-    ConvCore(xp, wp, bp, yp, s);
-  });
-  if (!ok) return node.NotSupported("input 0 '", node.node().inputs[0], "' has type ", DTypeName(x.dtype()));
+  const bool ok =
+      WithFloatBuffers(x, w, b, y, [&](const auto* xp, const auto* wp, const auto* bp, auto* yp) {
+        ConvCore(xp, wp, bp, yp, s);
+      });
+  if (!ok)
+    return node.NotSupported("input 0 '", node.node().inputs[0], "' has type ",
+                             DTypeName(x.dtype()));
   return Status::Ok();
 }
 
@@ -330,15 +460,16 @@ Status ConvTransposeKernel(KernelContext& ctx) {
   const int64_t group = node.attr_int("group", 1);
   if (group < 1 || x.dim(1) != w.dim(0) || x.dim(1) % group != 0) {
     return node.Invalid("input 1 '", names[1], "' has shape ", ShapeToString(w.shape()),
-                        "; expected dim 0 = ", x.dim(1), " (the channels of input 0) divisible by group ",
-                        group);
+                        "; expected dim 0 = ", x.dim(1),
+                        " (the channels of input 0) divisible by group ", group);
   }
   const std::vector<int64_t> kernel = SpatialDims(w.shape());
   if (node.has_attr("kernel_shape") && node.attr_ints("kernel_shape") != kernel) {
     return node.Invalid("attribute 'kernel_shape' does not match input 1 '", names[1],
                         "' of shape ", ShapeToString(w.shape()));
   }
-  ONYX_ASSIGN_OR_RETURN(WindowGeometry g, ResolveConvTransposeWindow(node, SpatialDims(x.shape()), kernel));
+  ONYX_ASSIGN_OR_RETURN(WindowGeometry g,
+                        ResolveConvTransposeWindow(node, SpatialDims(x.shape()), kernel));
   const int64_t out_c = w.dim(1) * group;
   const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
   if (b) {
@@ -346,9 +477,10 @@ Status ConvTransposeKernel(KernelContext& ctx) {
     ONYX_RETURN_IF_ERROR(CheckBias(node, *b, 2, out_c));
   }
   Tensor y = ctx.Output(0, x.dtype(), OutputShape(x.dim(0), out_c, g.out));
-  const bool ok = WithFloatBuffers(x, w, b, y, [&](const auto* xp, const auto* wp, const auto* bp, auto* yp) {
-    ConvTransposeCore(xp, wp, bp, yp, x.dim(0), x.dim(1), out_c, group, g);
-  });
+  const bool ok =
+      WithFloatBuffers(x, w, b, y, [&](const auto* xp, const auto* wp, const auto* bp, auto* yp) {
+        ConvTransposeCore(xp, wp, bp, yp, x.dim(0), x.dim(1), out_c, group, g);
+      });
   if (!ok) return node.NotSupported("input 0 '", names[0], "' has type ", DTypeName(x.dtype()));
   return Status::Ok();
 }
@@ -364,7 +496,8 @@ Status ConvIntegerKernel(KernelContext& ctx) {
   if (ctx.has_input(2)) {
     const Tensor& z = ctx.input(2);
     if (z.numel() != 1 || z.dtype() != x.dtype()) {
-      return node.Invalid("input 2 '", node.node().inputs[2], "' must be a scalar of input 0's type");
+      return node.Invalid("input 2 '", node.node().inputs[2],
+                          "' must be a scalar of input 0's type");
     }
     x_zero = static_cast<int32_t>(ElementAsDouble(z, 0));
   }
@@ -423,6 +556,64 @@ Status QLinearConvKernel(KernelContext& ctx) {
     const double q = std::nearbyint(real) + y_zero;
     StoreFromDouble(out_type, y.raw_data(), i, std::min(hi, std::max(lo, q)));
   }
+  return Status::Ok();
+}
+
+Status DeformConvKernel(KernelContext& ctx) {
+  const NodeView& node = ctx.node();
+  const auto& names = node.node().inputs;
+  const Tensor& x = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  const Tensor& offset = ctx.input(2);
+  ONYX_RETURN_IF_ERROR(CheckSameType(node, x, 0, w, 1));
+  ONYX_RETURN_IF_ERROR(CheckSameType(node, x, 0, offset, 2));
+  if (x.rank() != 4) {
+    return node.NotSupported("input 0 '", names[0], "' has shape ", ShapeToString(x.shape()),
+                             "; only 2-D DeformConv ([N, C, H, W]) is supported");
+  }
+  ONYX_ASSIGN_OR_RETURN(ConvShapes s, ResolveConv(node, x, w, 0, 1));
+  const int64_t offset_groups = node.attr_int("offset_group", 1);
+  if (offset_groups < 1 || s.in_channels % offset_groups != 0) {
+    return node.Invalid("attribute 'offset_group' is ", offset_groups, "; expected >= 1 dividing ",
+                        s.in_channels, " input channels");
+  }
+  const int64_t ksize = s.window.KernelSize();
+  const Shape want_offset{s.batch, offset_groups * ksize * 2, s.window.out[0], s.window.out[1]};
+  if (offset.shape() != want_offset) {
+    return node.Invalid("input 2 '", names[2], "' has shape ", ShapeToString(offset.shape()),
+                        "; expected ", ShapeToString(want_offset));
+  }
+  const Tensor* b = ctx.num_inputs() > 3 && ctx.has_input(3) ? &ctx.input(3) : nullptr;
+  if (b) {
+    ONYX_RETURN_IF_ERROR(CheckSameType(node, x, 0, *b, 3));
+    ONYX_RETURN_IF_ERROR(CheckBias(node, *b, 3, s.out_channels));
+  }
+  const Tensor* mask = ctx.num_inputs() > 4 && ctx.has_input(4) ? &ctx.input(4) : nullptr;
+  if (mask) {
+    ONYX_RETURN_IF_ERROR(CheckSameType(node, x, 0, *mask, 4));
+    const Shape want_mask{s.batch, offset_groups * ksize, s.window.out[0], s.window.out[1]};
+    if (mask->shape() != want_mask) {
+      return node.Invalid("input 4 '", names[4], "' has shape ", ShapeToString(mask->shape()),
+                          "; expected ", ShapeToString(want_mask));
+    }
+  }
+  Tensor y = ctx.Output(0, x.dtype(), OutputShape(s.batch, s.out_channels, s.window.out));
+  if (x.dtype() == DType::kDouble) {
+    DeformConvCore<double>(x.data<double>(), w.data<double>(), b ? b->data<double>() : nullptr,
+                           offset.data<double>(), mask ? mask->data<double>() : nullptr,
+                           y.data<double>(), s, offset_groups);
+    return Status::Ok();
+  }
+  if (x.dtype() != DType::kFloat && x.dtype() != DType::kFloat16 && x.dtype() != DType::kBFloat16) {
+    return node.NotSupported("input 0 '", names[0], "' has type ", DTypeName(x.dtype()));
+  }
+  const std::vector<float> xf = ToFloatVector(x), wf = ToFloatVector(w), of = ToFloatVector(offset);
+  const std::vector<float> bf = b ? ToFloatVector(*b) : std::vector<float>();
+  const std::vector<float> mf = mask ? ToFloatVector(*mask) : std::vector<float>();
+  std::vector<float> yf(static_cast<size_t>(y.numel()));
+  DeformConvCore<float>(xf.data(), wf.data(), b ? bf.data() : nullptr, of.data(),
+                        mask ? mf.data() : nullptr, yf.data(), s, offset_groups);
+  for (int64_t i = 0; i < y.numel(); ++i) StoreFromDouble(y.dtype(), y.raw_data(), i, yf[i]);
   return Status::Ok();
 }
 

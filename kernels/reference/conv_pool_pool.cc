@@ -26,7 +26,9 @@ template <typename T>
 using PoolAcc = std::conditional_t<std::is_same_v<T, double>, double,
                                    std::conditional_t<std::is_integral_v<T>, T, float>>;
 
-std::vector<int64_t> SpatialDims(const Shape& s) { return Shape(s.begin() + 2, s.end()); }
+std::vector<int64_t> SpatialDims(const Shape& s) {
+  return Shape(s.begin() + 2, s.end());
+}
 
 Shape WithSpatial(const Shape& x, const std::vector<int64_t>& spatial) {
   Shape out{x[0], x[1]};
@@ -98,7 +100,8 @@ void PoolPlane(const T* src, T* dst, int64_t* indices, int64_t index_base, const
     int64_t count = 0;
     while (!empty) {
       int64_t offset = 0;
-      for (size_t d = 0; d < rank; ++d) offset += (start[d] + k[d] * g.dilations[d]) * in_strides[d];
+      for (size_t d = 0; d < rank; ++d)
+        offset += (start[d] + k[d] * g.dilations[d]) * in_strides[d];
       const Acc v = static_cast<Acc>(src[offset]);
       if (params.kind == PoolKind::kMax) {
         if (best_index < 0 || v > best) {
@@ -126,7 +129,8 @@ void PoolPlane(const T* src, T* dst, int64_t* indices, int64_t index_base, const
         int64_t index = best_index;
         if (params.storage_order == 1 && best_index >= 0) {
           index = 0;  // column-major: the first spatial dim varies fastest
-          for (size_t d = 0; d < rank; ++d) index += ((best_index / in_strides[d]) % g.in[d]) * col_strides[d];
+          for (size_t d = 0; d < rank; ++d)
+            index += ((best_index / in_strides[d]) % g.in[d]) * col_strides[d];
         }
         indices[pos] = index_base + index;
       }
@@ -138,12 +142,79 @@ void PoolPlane(const T* src, T* dst, int64_t* indices, int64_t index_base, const
       }
       dst[pos] = static_cast<T>(divisor > 0 ? sum / static_cast<Acc>(divisor) : Acc(0));
     } else {
-      dst[pos] = static_cast<T>(
-          params.p == 2 ? std::sqrt(sum) : std::pow(static_cast<double>(sum), 1.0 / params.p));
+      dst[pos] = static_cast<T>(params.p == 2 ? std::sqrt(sum)
+                                              : std::pow(static_cast<double>(sum), 1.0 / params.p));
     }
     for (size_t d = rank; d-- > 0;) {  // next output position
       if (++o[d] < g.out[d]) break;
       o[d] = 0;
+    }
+  }
+}
+
+// PoolPlane for 2-D windows (the common case), with plain nested loops instead of the N-d
+// odometers: same results, several times faster.
+template <typename T>
+void PoolPlane2D(const T* src, T* dst, int64_t* indices, int64_t index_base,
+                 const WindowGeometry& g, const TapTable& taps, const PoolParams& params) {
+  using Acc = PoolAcc<T>;
+  const int64_t in_h = g.in[0], in_w = g.in[1];
+  const int64_t dil_h = g.dilations[0], dil_w = g.dilations[1];
+  for (int64_t oh = 0; oh < g.out[0]; ++oh) {
+    const int64_t start_h = oh * g.strides[0] - g.pad_begin[0];
+    const int64_t kh_lo = taps.lo[0][oh], kh_hi = taps.hi[0][oh];
+    for (int64_t ow = 0; ow < g.out[1]; ++ow) {
+      const int64_t start_w = ow * g.strides[1] - g.pad_begin[1];
+      const int64_t kw_lo = taps.lo[1][ow], kw_hi = taps.hi[1][ow];
+      const int64_t pos = oh * g.out[1] + ow;
+      if (params.kind == PoolKind::kMax) {
+        Acc best = std::numeric_limits<Acc>::lowest();
+        int64_t best_h = -1, best_w = -1;
+        for (int64_t kh = kh_lo; kh < kh_hi; ++kh) {
+          const int64_t h = start_h + kh * dil_h;
+          const T* row = src + h * in_w;
+          for (int64_t kw = kw_lo; kw < kw_hi; ++kw) {
+            const int64_t w = start_w + kw * dil_w;
+            const Acc v = static_cast<Acc>(row[w]);
+            if (best_h < 0 || v > best) {
+              best = v;
+              best_h = h;
+              best_w = w;
+            }
+          }
+        }
+        dst[pos] = static_cast<T>(best);
+        if (indices) {
+          const int64_t index =
+              params.storage_order == 1 ? best_w * in_h + best_h : best_h * in_w + best_w;
+          indices[pos] = best_h < 0 ? -1 : index_base + index;
+        }
+        continue;
+      }
+      Acc sum = 0;
+      for (int64_t kh = kh_lo; kh < kh_hi; ++kh) {
+        const T* row = src + (start_h + kh * dil_h) * in_w + start_w;
+        for (int64_t kw = kw_lo; kw < kw_hi; ++kw) {
+          const Acc v = static_cast<Acc>(row[kw * dil_w]);
+          if (params.kind == PoolKind::kAverage) {
+            sum += v;
+          } else {
+            const Acc a = v < 0 ? -v : v;
+            sum += params.p == 2 ? a * a
+                                 : static_cast<Acc>(std::pow(static_cast<double>(a), params.p));
+          }
+        }
+      }
+      const int64_t count =
+          std::max<int64_t>(0, kh_hi - kh_lo) * std::max<int64_t>(0, kw_hi - kw_lo);
+      if (params.kind == PoolKind::kAverage) {
+        const int64_t divisor =
+            params.count_include_pad ? taps.padded_count[0][oh] * taps.padded_count[1][ow] : count;
+        dst[pos] = static_cast<T>(divisor > 0 ? sum / static_cast<Acc>(divisor) : Acc(0));
+      } else {
+        dst[pos] = static_cast<T>(
+            params.p == 2 ? std::sqrt(sum) : std::pow(static_cast<double>(sum), 1.0 / params.p));
+      }
     }
   }
 }
@@ -181,8 +252,14 @@ Status RunWindowPool(KernelContext& ctx, const PoolParams& params, bool allow_ce
     const T* src = x.data<T>();
     T* dst = y.data<T>();
     tbb::parallel_for(int64_t{0}, planes, [&](int64_t p) {
-      PoolPlane<T>(src + p * in_size, dst + p * out_size, indices ? indices + p * out_size : nullptr,
-                   p * in_size, g, taps, params);
+      int64_t* plane_indices = indices ? indices + p * out_size : nullptr;
+      if (g.rank() == 2) {
+        PoolPlane2D<T>(src + p * in_size, dst + p * out_size, plane_indices, p * in_size, g, taps,
+                       params);
+      } else {
+        PoolPlane<T>(src + p * in_size, dst + p * out_size, plane_indices, p * in_size, g, taps,
+                     params);
+      }
     });
   };
   const DType t = x.dtype();
@@ -285,8 +362,12 @@ Status LpPoolKernel(KernelContext& ctx) {
 Status GlobalAveragePoolKernel(KernelContext& ctx) {
   return RunGlobalPool(ctx, GlobalKind::kAverage);
 }
-Status GlobalMaxPoolKernel(KernelContext& ctx) { return RunGlobalPool(ctx, GlobalKind::kMax); }
-Status GlobalLpPoolKernel(KernelContext& ctx) { return RunGlobalPool(ctx, GlobalKind::kLp); }
+Status GlobalMaxPoolKernel(KernelContext& ctx) {
+  return RunGlobalPool(ctx, GlobalKind::kMax);
+}
+Status GlobalLpPoolKernel(KernelContext& ctx) {
+  return RunGlobalPool(ctx, GlobalKind::kLp);
+}
 
 Status MaxUnpoolKernel(KernelContext& ctx) {
   const NodeView& node = ctx.node();
@@ -318,7 +399,8 @@ Status MaxUnpoolKernel(KernelContext& ctx) {
   Shape out_shape = unpooled;
   if (ctx.num_inputs() > 2 && ctx.has_input(2)) {
     out_shape = TensorToInts(ctx.input(2));
-    if (out_shape.size() != unpooled.size() || out_shape[0] != x.dim(0) || out_shape[1] != x.dim(1)) {
+    if (out_shape.size() != unpooled.size() || out_shape[0] != x.dim(0) ||
+        out_shape[1] != x.dim(1)) {
       return node.Invalid("input 2 '", node.node().inputs[2], "' (output_shape) is ",
                           ShapeToString(out_shape), "; expected ", x.rank(), " dims starting with ",
                           x.dim(0), ",", x.dim(1));
@@ -339,8 +421,8 @@ Status MaxUnpoolKernel(KernelContext& ctx) {
       return node.Fail("input 1 '", node.node().inputs[1], "' holds index ", idx[i],
                        " outside the unpooled shape ", ShapeToString(unpooled));
     }
-    std::memcpy(scattered.data() + idx[i] * elem,
-                static_cast<const char*>(x.raw_data()) + i * elem, elem);
+    std::memcpy(scattered.data() + idx[i] * elem, static_cast<const char*>(x.raw_data()) + i * elem,
+                elem);
   }
   Tensor y = ctx.Output(0, x.dtype(), out_shape);
   std::memset(y.raw_data(), 0, y.nbytes());

@@ -15,8 +15,12 @@ int64_t Product(const std::vector<int64_t>& v) {
   return p;
 }
 
-int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
+int64_t FloorDiv(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+int64_t CeilDiv(int64_t a, int64_t b) {
+  return -FloorDiv(-a, b);
+}
 
 std::string IntsToString(const std::vector<int64_t>& v) {
   std::string s = "[";
@@ -25,13 +29,12 @@ std::string IntsToString(const std::vector<int64_t>& v) {
 }
 
 // Reads an ints attribute that must have `size` entries all >= `min_value` (default `def`).
-Status ReadInts(const NodeView& node, const char* name, size_t size, int64_t def,
-                int64_t min_value, std::vector<int64_t>* out) {
+Status ReadInts(const NodeView& node, const char* name, size_t size, int64_t def, int64_t min_value,
+                std::vector<int64_t>* out) {
   *out = node.attr_ints(name, std::vector<int64_t>(size, def));
   if (out->size() != size) {
-    return node.Invalid("attribute '", name, "' has ", out->size(), " values ",
-                        IntsToString(*out), "; expected ", size, " for ", size == 0 ? 0 : size,
-                        " entries");
+    return node.Invalid("attribute '", name, "' is ", IntsToString(*out), " with ", out->size(),
+                        " values; expected ", size, " for the input's spatial dims");
   }
   for (int64_t v : *out) {
     if (v < min_value) {
@@ -44,9 +47,15 @@ Status ReadInts(const NodeView& node, const char* name, size_t size, int64_t def
 
 }  // namespace
 
-int64_t WindowGeometry::InSize() const { return Product(in); }
-int64_t WindowGeometry::OutSize() const { return Product(out); }
-int64_t WindowGeometry::KernelSize() const { return Product(kernel); }
+int64_t WindowGeometry::InSize() const {
+  return Product(in);
+}
+int64_t WindowGeometry::OutSize() const {
+  return Product(out);
+}
+int64_t WindowGeometry::KernelSize() const {
+  return Product(kernel);
+}
 
 StatusOr<WindowGeometry> ResolveWindow(const NodeView& node, const std::vector<int64_t>& in,
                                        const std::vector<int64_t>& kernel, bool allow_ceil_mode) {
@@ -127,7 +136,8 @@ StatusOr<WindowGeometry> ResolveConvTransposeWindow(const NodeView& node,
   ONYX_RETURN_IF_ERROR(ReadInts(node, "pads", 2 * rank, 0, 0, &pads));
   std::vector<int64_t> output_shape = node.attr_ints("output_shape");
   // Some exporters write the full N, C, spatial... shape; only the spatial part matters.
-  if (output_shape.size() == rank + 2) output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
+  if (output_shape.size() == rank + 2)
+    output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
   if (!output_shape.empty() && output_shape.size() != rank) {
     return node.Invalid("attribute 'output_shape' is ", IntsToString(output_shape), "; expected ",
                         rank, " spatial sizes");
@@ -160,8 +170,8 @@ StatusOr<WindowGeometry> ResolveConvTransposeWindow(const NodeView& node,
       g.out[d] = full - g.pad_begin[d] - g.pad_end[d];
     }
     if (g.out[d] < 0) {
-      return node.Invalid("output spatial dim ", d, " would be ", g.out[d],
-                          " (input ", in[d], ", pads ", g.pad_begin[d], "+", g.pad_end[d], ")");
+      return node.Invalid("output spatial dim ", d, " would be ", g.out[d], " (input ", in[d],
+                          ", pads ", g.pad_begin[d], "+", g.pad_end[d], ")");
     }
   }
   return g;
@@ -178,7 +188,7 @@ void Im2Col(const T* src, int64_t channels, const WindowGeometry& g, int64_t out
   const int64_t out_w = g.out[last];
   const int64_t in_w = g.in[last];
   const int64_t stride_w = g.strides[last];
-  std::vector<int64_t> kidx(rank, 0);   // kernel tap per dim
+  std::vector<int64_t> kidx(rank, 0);  // kernel tap per dim
   std::vector<int64_t> in_strides(rank, 1);
   for (size_t d = rank - 1; d-- > 0;) in_strides[d] = in_strides[d + 1] * g.in[d + 1];
   for (int64_t c = 0; c < channels; ++c) {

@@ -25,8 +25,8 @@ StatusOr<BinaryShapes> LegacyShapes(const NodeView& node, const Shape& a, const 
   BinaryShapes s{a, b, a};
   if (node.attr_int("broadcast", 0) == 0) {
     if (a != b)
-      return node.Fail("input 1 'B' has shape ", ShapeToString(b), "; expected ",
-                       ShapeToString(a), " to match input 0 'A' (broadcast=0 before opset 7)");
+      return node.Fail("input 1 'B' has shape ", ShapeToString(b), "; expected ", ShapeToString(a),
+                       " to match input 0 'A' (broadcast=0 before opset 7)");
     return s;
   }
   const int64_t ra = static_cast<int64_t>(a.size()), rb = static_cast<int64_t>(b.size());
@@ -68,9 +68,8 @@ Status TypeError(KernelContext& ctx, int i) {
 
 Status ExpectSameTypes(KernelContext& ctx) {
   if (ctx.input(0).dtype() != ctx.input(1).dtype())
-    return ctx.node().Invalid("input 1 has type ", DTypeName(ctx.input(1).dtype()),
-                              "; expected ", DTypeName(ctx.input(0).dtype()),
-                              " to match input 0");
+    return ctx.node().Invalid("input 1 has type ", DTypeName(ctx.input(1).dtype()), "; expected ",
+                              DTypeName(ctx.input(0).dtype()), " to match input 0");
   return Status::Ok();
 }
 
@@ -146,16 +145,20 @@ struct DivOp {
 }  // namespace
 
 Status AddRef(KernelContext& ctx) {
-  return SameTypeBinary(ctx, [](DType t, auto f) { return VisitNumeric(t, f); }, AddOp{});
+  return SameTypeBinary(
+      ctx, [](DType t, auto f) { return VisitNumeric(t, f); }, AddOp{});
 }
 Status SubRef(KernelContext& ctx) {
-  return SameTypeBinary(ctx, [](DType t, auto f) { return VisitNumeric(t, f); }, SubOp{});
+  return SameTypeBinary(
+      ctx, [](DType t, auto f) { return VisitNumeric(t, f); }, SubOp{});
 }
 Status MulRef(KernelContext& ctx) {
-  return SameTypeBinary(ctx, [](DType t, auto f) { return VisitNumeric(t, f); }, MulOp{});
+  return SameTypeBinary(
+      ctx, [](DType t, auto f) { return VisitNumeric(t, f); }, MulOp{});
 }
 Status DivRef(KernelContext& ctx) {
-  return SameTypeBinary(ctx, [](DType t, auto f) { return VisitNumeric(t, f); }, DivOp{});
+  return SameTypeBinary(
+      ctx, [](DType t, auto f) { return VisitNumeric(t, f); }, DivOp{});
 }
 
 // ---- Mod ----
@@ -284,11 +287,24 @@ Status BitShiftRef(KernelContext& ctx) {
   Status st;
   bool ok = false;
   switch (t) {
-    case DType::kUInt8: ok = true; st = RunBinary<uint8_t, uint8_t>(ctx, t, false, shift); break;
-    case DType::kUInt16: ok = true; st = RunBinary<uint16_t, uint16_t>(ctx, t, false, shift); break;
-    case DType::kUInt32: ok = true; st = RunBinary<uint32_t, uint32_t>(ctx, t, false, shift); break;
-    case DType::kUInt64: ok = true; st = RunBinary<uint64_t, uint64_t>(ctx, t, false, shift); break;
-    default: break;
+    case DType::kUInt8:
+      ok = true;
+      st = RunBinary<uint8_t, uint8_t>(ctx, t, false, shift);
+      break;
+    case DType::kUInt16:
+      ok = true;
+      st = RunBinary<uint16_t, uint16_t>(ctx, t, false, shift);
+      break;
+    case DType::kUInt32:
+      ok = true;
+      st = RunBinary<uint32_t, uint32_t>(ctx, t, false, shift);
+      break;
+    case DType::kUInt64:
+      ok = true;
+      st = RunBinary<uint64_t, uint64_t>(ctx, t, false, shift);
+      break;
+    default:
+      break;
   }
   if (!ok) return TypeError(ctx, 0);
   return st;
@@ -302,8 +318,7 @@ Status BitwiseBinary(KernelContext& ctx, Op op) {
   Status st;
   if (!VisitInteger(t, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        st = RunBinary<T, T>(ctx, t, false,
-                             [op](T a, T b) { return static_cast<T>(op(a, b)); });
+        st = RunBinary<T, T>(ctx, t, false, [op](T a, T b) { return static_cast<T>(op(a, b)); });
       }))
     return TypeError(ctx, 0);
   return st;

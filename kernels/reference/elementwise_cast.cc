@@ -16,7 +16,7 @@
 namespace onyx::kernels::ref {
 namespace {
 
-constexpr double kTwo63 = 9223372036854775808.0;  // 2^63
+constexpr double kTwo63 = 9223372036854775808.0;   // 2^63
 constexpr double kTwo64 = 18446744073709551616.0;  // 2^64
 
 // Float -> integer: truncate toward zero, then keep the low bits like a two's complement
@@ -67,7 +67,8 @@ Scalar LoadScalar(DType t, const void* data, int64_t k) {
       s.kind = Scalar::kUnsigned;
       s.u = static_cast<const uint64_t*>(data)[k];
       return s;
-    default: break;
+    default:
+      break;
   }
   const double v = LoadAsDouble(t, data, k);
   if (IsSignedInteger(t)) {
@@ -84,18 +85,24 @@ Scalar LoadScalar(DType t, const void* data, int64_t k) {
 
 double ScalarAsDouble(const Scalar& s) {
   switch (s.kind) {
-    case Scalar::kSigned: return static_cast<double>(s.i);
-    case Scalar::kUnsigned: return static_cast<double>(s.u);
-    default: return s.f;
+    case Scalar::kSigned:
+      return static_cast<double>(s.i);
+    case Scalar::kUnsigned:
+      return static_cast<double>(s.u);
+    default:
+      return s.f;
   }
 }
 
 // Integer value with the wrap rules (floats truncate first).
 uint64_t ScalarAsIntBits(const Scalar& s) {
   switch (s.kind) {
-    case Scalar::kSigned: return static_cast<uint64_t>(s.i);
-    case Scalar::kUnsigned: return s.u;
-    default: return FloatToInt<uint64_t>(s.f) ;
+    case Scalar::kSigned:
+      return static_cast<uint64_t>(s.i);
+    case Scalar::kUnsigned:
+      return s.u;
+    default:
+      return FloatToInt<uint64_t>(s.f);
   }
 }
 
@@ -122,18 +129,23 @@ struct MiniFormat {
   int exp_bits;
   int man_bits;
   int bias;
-  bool has_inf;   // E5M2: IEEE-style inf at the top exponent
-  bool fnuz;      // 0x80 is the only NaN; no negative zero
-  uint8_t nan;    // code for (positive) NaN
+  bool has_inf;  // E5M2: IEEE-style inf at the top exponent
+  bool fnuz;     // 0x80 is the only NaN; no negative zero
+  uint8_t nan;   // code for (positive) NaN
 };
 
 MiniFormat MiniFormatOf(DType t) {
   switch (t) {
-    case DType::kFloat8E4M3FN: return {4, 3, 7, false, false, 0x7F};
-    case DType::kFloat8E4M3FNUZ: return {4, 3, 8, false, true, 0x80};
-    case DType::kFloat8E5M2: return {5, 2, 15, true, false, 0x7E};
-    case DType::kFloat8E5M2FNUZ: return {5, 2, 16, false, true, 0x80};
-    default: return {2, 1, 1, false, false, 0x8};  // float4e2m1: no inf or NaN (NaN -> -0)
+    case DType::kFloat8E4M3FN:
+      return {4, 3, 7, false, false, 0x7F};
+    case DType::kFloat8E4M3FNUZ:
+      return {4, 3, 8, false, true, 0x80};
+    case DType::kFloat8E5M2:
+      return {5, 2, 15, true, false, 0x7E};
+    case DType::kFloat8E5M2FNUZ:
+      return {5, 2, 16, false, true, 0x80};
+    default:
+      return {2, 1, 1, false, false, 0x8};  // float4e2m1: no inf or NaN (NaN -> -0)
   }
 }
 
@@ -142,8 +154,10 @@ MiniFormat MiniFormatOf(DType t) {
 double MiniMax(const MiniFormat& f) {
   int top_exp = (1 << f.exp_bits) - 1;
   int top_man = (1 << f.man_bits) - 1;
-  if (f.has_inf) --top_exp;
-  else if (!f.fnuz && f.exp_bits == 4) --top_man;  // E4M3FN
+  if (f.has_inf)
+    --top_exp;
+  else if (!f.fnuz && f.exp_bits == 4)
+    --top_man;  // E4M3FN
   return std::ldexp(1.0 + top_man / static_cast<double>(1 << f.man_bits), top_exp - f.bias);
 }
 
@@ -207,36 +221,57 @@ void StoreScalar(DType t, void* data, int64_t k, const Scalar& s, bool saturate,
   auto int_bits = [&]() { return s.kind == Scalar::kFloating ? ScalarAsIntBits(s) : bits; };
   switch (t) {
     case DType::kBool:
-      static_cast<bool*>(data)[k] =
-          s.kind == Scalar::kFloating ? s.f != 0 : (s.kind == Scalar::kSigned ? s.i != 0 : s.u != 0);
+      static_cast<bool*>(data)[k] = s.kind == Scalar::kFloating
+                                        ? s.f != 0
+                                        : (s.kind == Scalar::kSigned ? s.i != 0 : s.u != 0);
       return;
-    case DType::kInt8: static_cast<int8_t*>(data)[k] = static_cast<int8_t>(int_bits()); return;
-    case DType::kUInt8: static_cast<uint8_t*>(data)[k] = static_cast<uint8_t>(int_bits()); return;
-    case DType::kInt16: static_cast<int16_t*>(data)[k] = static_cast<int16_t>(int_bits()); return;
+    case DType::kInt8:
+      static_cast<int8_t*>(data)[k] = static_cast<int8_t>(int_bits());
+      return;
+    case DType::kUInt8:
+      static_cast<uint8_t*>(data)[k] = static_cast<uint8_t>(int_bits());
+      return;
+    case DType::kInt16:
+      static_cast<int16_t*>(data)[k] = static_cast<int16_t>(int_bits());
+      return;
     case DType::kUInt16:
       static_cast<uint16_t*>(data)[k] = static_cast<uint16_t>(int_bits());
       return;
-    case DType::kInt32: static_cast<int32_t*>(data)[k] = static_cast<int32_t>(int_bits()); return;
+    case DType::kInt32:
+      static_cast<int32_t*>(data)[k] = static_cast<int32_t>(int_bits());
+      return;
     case DType::kUInt32:
       static_cast<uint32_t*>(data)[k] = static_cast<uint32_t>(int_bits());
       return;
-    case DType::kInt64: static_cast<int64_t*>(data)[k] = static_cast<int64_t>(int_bits()); return;
-    case DType::kUInt64: static_cast<uint64_t*>(data)[k] = int_bits(); return;
+    case DType::kInt64:
+      static_cast<int64_t*>(data)[k] = static_cast<int64_t>(int_bits());
+      return;
+    case DType::kUInt64:
+      static_cast<uint64_t*>(data)[k] = int_bits();
+      return;
     case DType::kInt4: {
       // Keep the low 4 bits and sign-extend (unpacked, one byte per element).
       const int v = static_cast<int>(int_bits() & 0xF);
       static_cast<int8_t*>(data)[k] = static_cast<int8_t>(v >= 8 ? v - 16 : v);
       return;
     }
-    case DType::kUInt4: static_cast<uint8_t*>(data)[k] = int_bits() & 0xF; return;
+    case DType::kUInt4:
+      static_cast<uint8_t*>(data)[k] = int_bits() & 0xF;
+      return;
     case DType::kInt2: {
       const int v = static_cast<int>(int_bits() & 0x3);
       static_cast<int8_t*>(data)[k] = static_cast<int8_t>(v >= 2 ? v - 4 : v);
       return;
     }
-    case DType::kUInt2: static_cast<uint8_t*>(data)[k] = int_bits() & 0x3; return;
-    case DType::kFloat: static_cast<float*>(data)[k] = static_cast<float>(ScalarAsDouble(s)); return;
-    case DType::kDouble: static_cast<double*>(data)[k] = ScalarAsDouble(s); return;
+    case DType::kUInt2:
+      static_cast<uint8_t*>(data)[k] = int_bits() & 0x3;
+      return;
+    case DType::kFloat:
+      static_cast<float*>(data)[k] = static_cast<float>(ScalarAsDouble(s));
+      return;
+    case DType::kDouble:
+      static_cast<double*>(data)[k] = ScalarAsDouble(s);
+      return;
     case DType::kFloat16:
       static_cast<uint16_t*>(data)[k] = FloatToHalf(static_cast<float>(ScalarAsDouble(s)));
       return;
@@ -256,7 +291,8 @@ void StoreScalar(DType t, void* data, int64_t k, const Scalar& s, bool saturate,
     case DType::kFloat4E2M1:
       static_cast<uint8_t*>(data)[k] = FloatToMini(t, ScalarAsDouble(s), true);
       return;
-    default: return;
+    default:
+      return;
   }
 }
 
@@ -270,12 +306,18 @@ std::string ShortestDigits(double v, DType t, int* exp10) {
     const double back = std::strtod(buf, nullptr);
     bool same;
     switch (t) {
-      case DType::kFloat: same = static_cast<float>(back) == static_cast<float>(v); break;
-      case DType::kFloat16: same = FloatToHalf(static_cast<float>(back)) == FloatToHalf(static_cast<float>(v)); break;
+      case DType::kFloat:
+        same = static_cast<float>(back) == static_cast<float>(v);
+        break;
+      case DType::kFloat16:
+        same = FloatToHalf(static_cast<float>(back)) == FloatToHalf(static_cast<float>(v));
+        break;
       case DType::kBFloat16:
         same = FloatToBFloat16(static_cast<float>(back)) == FloatToBFloat16(static_cast<float>(v));
         break;
-      default: same = back == v; break;
+      default:
+        same = back == v;
+        break;
     }
     if (same || p == 17) break;
   }
@@ -321,10 +363,14 @@ std::string FormatFloat(double v, DType t) {
 
 std::string ToText(DType t, const void* data, int64_t k) {
   switch (t) {
-    case DType::kBool: return static_cast<const bool*>(data)[k] ? "True" : "False";
-    case DType::kInt64: return std::to_string(static_cast<const int64_t*>(data)[k]);
-    case DType::kUInt64: return std::to_string(static_cast<const uint64_t*>(data)[k]);
-    default: break;
+    case DType::kBool:
+      return static_cast<const bool*>(data)[k] ? "True" : "False";
+    case DType::kInt64:
+      return std::to_string(static_cast<const int64_t*>(data)[k]);
+    case DType::kUInt64:
+      return std::to_string(static_cast<const uint64_t*>(data)[k]);
+    default:
+      break;
   }
   if (IsInteger(t)) return std::to_string(static_cast<int64_t>(LoadAsDouble(t, data, k)));
   const DType shortest_as =
@@ -380,6 +426,12 @@ Status CastElements(DType from, const void* src, DType to, void* dst, int64_t n,
   }
   if (from == DType::kString) {
     const std::string* in = static_cast<const std::string*>(src);
+    if (to == DType::kBool) {
+      // As numpy's astype(bool) on strings (the ONNX reference): non-empty is true.
+      bool* out = static_cast<bool*>(dst);
+      for (int64_t k = 0; k < n; ++k) out[k] = !in[k].empty();
+      return Status::Ok();
+    }
     for (int64_t k = 0; k < n; ++k) StoreScalar(to, dst, k, ParseText(in[k]), saturate, round_mode);
     return Status::Ok();
   }
@@ -409,7 +461,8 @@ StatusOr<DType> TargetType(const NodeView& node) {
     std::string lower;
     for (char c : a->s) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     const DType t = DTypeFromName(lower);
-    if (t == DType::kUndefined) return node.NotSupported("attribute 'to' names unknown type ", a->s);
+    if (t == DType::kUndefined)
+      return node.NotSupported("attribute 'to' names unknown type ", a->s);
     return t;
   }
   if (!IsKnownDType(static_cast<int32_t>(a->i)))

@@ -4,12 +4,20 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <type_traits>
 #include <vector>
 
 #include "kernels/element_types.h"
 #include "onyx/tensor.h"
+
+// Forces inlining of the per-element helpers: a call left inside a loop stops vectorisation.
+#if defined(__GNUC__)
+#define ONYX_ELEMENT_INLINE inline __attribute__((always_inline))
+#else
+#define ONYX_ELEMENT_INLINE inline
+#endif
 
 namespace onyx::kernels::ref {
 
@@ -24,12 +32,63 @@ constexpr bool kIsFloat = std::is_floating_point_v<ComputeT<T>>;
 // Reads an element as its compute type; a reference (no copy) when no conversion is needed, so
 // string elements are not copied.
 template <typename T>
-inline decltype(auto) Load(const T& x) {
+ONYX_ELEMENT_INLINE decltype(auto) Load(const T& x) {
   if constexpr (std::is_same_v<T, ComputeT<T>>) {
     return (x);
   } else {
     return static_cast<ComputeT<T>>(x);
   }
+}
+
+// cond ? a : b, branch-free for float/double. GCC keeps -ftrapping-math on by default and then
+// will not if-convert a floating-point operation that only one arm of a ?: needs, which stops
+// vectorisation; selecting on the bits leaves both arms computed and the loop vectorisable.
+template <typename C>
+ONYX_ELEMENT_INLINE C Select(bool cond, C a, C b) {
+  if constexpr (std::is_same_v<C, float> || std::is_same_v<C, double>) {
+    using U = std::conditional_t<sizeof(C) == 4, uint32_t, uint64_t>;
+    U ua, ub;
+    std::memcpy(&ua, &a, sizeof(C));
+    std::memcpy(&ub, &b, sizeof(C));
+    const U mask = U{0} - static_cast<U>(cond);
+    const U r = (ua & mask) | (ub & ~mask);
+    C out;
+    std::memcpy(&out, &r, sizeof(C));
+    return out;
+  } else {
+    return cond ? a : b;
+  }
+}
+
+// exp(x) for float without libm calls or branches, so loops over it vectorise (Cephes expf:
+// x = n ln2 + r, |r| <= ln2/2, degree-6 polynomial; about 1 ulp). Inputs are clamped to
+// [-87.3, 88.7], so results underflow to ~1e-38 rather than 0 and never reach inf: meant for
+// activations (Sigmoid, Tanh, Elu, ...), not for the Exp op. NaN propagates.
+ONYX_ELEMENT_INLINE float ExpClampedF32(float x) {
+  constexpr float kLog2e = 1.44269504088896341f;
+  constexpr float kLn2Hi = 0.693359375f;
+  constexpr float kLn2Lo = -2.12194440e-4f;
+  constexpr float kRoundMagic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
+  x = Select(x < -87.3f, -87.3f, x);
+  x = Select(x > 88.7f, 88.7f, x);
+  const float n = (x * kLog2e + kRoundMagic) - kRoundMagic;
+  const float r = (x - n * kLn2Hi) - n * kLn2Lo;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  // 2^n from the exponent bits; n is in [-126, 128] after the clamp, split to stay normal.
+  const int32_t ni = static_cast<int32_t>(n);
+  const int32_t half = ni >> 1;
+  const uint32_t b1 = static_cast<uint32_t>(half + 127) << 23;
+  const uint32_t b2 = static_cast<uint32_t>(ni - half + 127) << 23;
+  float s1, s2;
+  std::memcpy(&s1, &b1, 4);
+  std::memcpy(&s2, &b2, 4);
+  return p * s1 * s2;
 }
 
 // Runs body(begin, end) over [0, n), split across threads when n is large and threads != 1.
@@ -58,11 +117,11 @@ void MapUnary(const T* src, R* dst, int64_t n, int threads, F f) {
 // outer odometer over `outer_shape` and an inner run of `inner` elements in which input j advances
 // by inner_stride[j] (0 = broadcast, 1 = contiguous).
 struct BroadcastPlan {
-  int64_t total = 0;                             // output element count
-  int64_t inner = 1;                             // length of one inner run
-  std::vector<int64_t> outer_shape;              // collapsed outer dims, outermost first
+  int64_t total = 0;                                // output element count
+  int64_t inner = 1;                                // length of one inner run
+  std::vector<int64_t> outer_shape;                 // collapsed outer dims, outermost first
   std::vector<std::vector<int64_t>> outer_strides;  // [input][dim], elements
-  std::vector<int64_t> inner_stride;             // [input], 0 or 1
+  std::vector<int64_t> inner_stride;                // [input], 0 or 1
   int64_t runs() const { return inner == 0 ? 0 : total / inner; }
 };
 
@@ -130,8 +189,7 @@ void BinaryBroadcast(const A* a, const Shape& a_shape, const B* b, const Shape& 
   };
   if (na == n && nb == n) {  // same element count as the output: same shape after broadcasting
     run_flat([&](int64_t s, int64_t e) {
-      for (int64_t i = s; i < e; ++i)
-        dst[i] = static_cast<R>(op(Load(a[i]), Load(b[i])));
+      for (int64_t i = s; i < e; ++i) dst[i] = static_cast<R>(op(Load(a[i]), Load(b[i])));
     });
     return;
   }
@@ -156,8 +214,7 @@ void BinaryBroadcast(const A* a, const Shape& a_shape, const B* b, const Shape& 
     const B* pb = b + off[1];
     R* pd = dst + o;
     if (sa == 1 && sb == 1) {
-      for (int64_t i = 0; i < len; ++i)
-        pd[i] = static_cast<R>(op(Load(pa[i]), Load(pb[i])));
+      for (int64_t i = 0; i < len; ++i) pd[i] = static_cast<R>(op(Load(pa[i]), Load(pb[i])));
     } else if (sa == 1) {
       const CB bv = Load(pb[0]);
       for (int64_t i = 0; i < len; ++i) pd[i] = static_cast<R>(op(Load(pa[i]), bv));

@@ -30,12 +30,14 @@ Status Unary(KernelContext& ctx, Visit visit, F f) {
 
 template <typename F>
 Status FloatUnary(KernelContext& ctx, F f) {
-  return Unary(ctx, [](DType t, auto g) { return VisitFloat(t, g); }, f);
+  return Unary(
+      ctx, [](DType t, auto g) { return VisitFloat(t, g); }, f);
 }
 
 template <typename F>
 Status NumericUnary(KernelContext& ctx, F f) {
-  return Unary(ctx, [](DType t, auto g) { return VisitNumeric(t, g); }, f);
+  return Unary(
+      ctx, [](DType t, auto g) { return VisitNumeric(t, g); }, f);
 }
 
 // y = f(x) with a bool output, over float types.
@@ -146,13 +148,14 @@ Status AtanhRef(KernelContext& ctx) {
 }
 
 Status ErfRef(KernelContext& ctx) {
-  // Opset 13 allows every numeric type; integers go through double and truncate back.
+  // Opset 13 allows every numeric type; integers go through float (as the ONNX reference does,
+  // so erf(5) -> 1) and truncate back.
   return NumericUnary(ctx, [](auto v) {
     using C = decltype(v);
     if constexpr (std::is_floating_point_v<C>) {
       return std::erf(v);
     } else {
-      return static_cast<C>(std::erf(static_cast<double>(v)));
+      return static_cast<C>(static_cast<float>(std::erf(static_cast<double>(v))));
     }
   });
 }
@@ -164,9 +167,7 @@ Status IsNaNRef(KernelContext& ctx) {
 Status IsInfRef(KernelContext& ctx) {
   const bool neg = ctx.node().attr_int("detect_negative", 1) != 0;
   const bool pos = ctx.node().attr_int("detect_positive", 1) != 0;
-  return FloatPredicate(ctx, [neg, pos](auto v) {
-    return std::isinf(v) && (v > 0 ? pos : neg);
-  });
+  return FloatPredicate(ctx, [neg, pos](auto v) { return std::isinf(v) && (v > 0 ? pos : neg); });
 }
 
 Status NotRef(KernelContext& ctx) {
@@ -176,8 +177,9 @@ Status NotRef(KernelContext& ctx) {
 }
 
 Status BitwiseNotRef(KernelContext& ctx) {
-  return Unary(ctx, [](DType t, auto g) { return VisitInteger(t, g); },
-               [](auto v) { return static_cast<decltype(v)>(~v); });
+  return Unary(
+      ctx, [](DType t, auto g) { return VisitInteger(t, g); },
+      [](auto v) { return static_cast<decltype(v)>(~v); });
 }
 
 }  // namespace onyx::kernels::ref

@@ -10,6 +10,7 @@
 
 #include <tbb/blocked_range2d.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <cstring>
@@ -33,11 +34,20 @@ struct TileShape<double> {
   static constexpr int kNr = 4;
 };
 
-constexpr int64_t kKc = 256;  // K slice: one packed A panel (kKc x kMr) stays in L1
-constexpr int64_t kMc = 120;  // rows per tile (a multiple of kMr)
-constexpr int64_t kNc = 384;  // columns per tile: the packed B slice (kKc x kNc) stays in L2
+constexpr int64_t kKc = 256;    // K slice: one packed A panel (kKc x kMr) stays in L1
+constexpr int64_t kMc = 120;    // rows per tile (a multiple of kMr)
+constexpr int64_t kNc = 384;    // columns per tile: the packed B slice (kKc x kNc) stays in L2
+constexpr int64_t kMinMc = 24;  // smallest tile the threaded split makes
+constexpr int64_t kMinNc = 64;
 // Below this many multiply-adds the work is not worth a thread hand-off.
 constexpr int64_t kParallelMinWork = int64_t{1} << 18;
+
+int64_t CeilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+int64_t RoundUp(int64_t a, int64_t unit) {
+  return CeilDiv(a, unit) * unit;
+}
 
 // Element (i, p) of op(A) and (p, j) of op(B).
 template <typename T>
@@ -101,14 +111,17 @@ inline void MicroKernel(int64_t kc, const T* __restrict a_panel, const T* __rest
   constexpr int kMr = TileShape<T>::kMr;
   constexpr int kNr = TileShape<T>::kNr;
   typedef T Vec __attribute__((vector_size(16)));
+  // The same vector read from memory with only element alignment (no aliasing surprises).
+  typedef T UnalignedVec __attribute__((vector_size(16), aligned(sizeof(T)), may_alias));
   constexpr int kVecs = kNr * sizeof(T) / sizeof(Vec);  // vectors per accumulator row
   Vec vacc[kMr][kVecs];
   for (int i = 0; i < kMr; ++i)
     for (int v = 0; v < kVecs; ++v) vacc[i][v] = Vec{};
   for (int64_t p = 0; p < kc; ++p) {
     const T* ap = a_panel + p * kMr;
+    const UnalignedVec* bp = reinterpret_cast<const UnalignedVec*>(b_panel + p * kNr);
     Vec bv[kVecs];
-    std::memcpy(bv, b_panel + p * kNr, sizeof(bv));
+    for (int v = 0; v < kVecs; ++v) bv[v] = bp[v];
     for (int i = 0; i < kMr; ++i) {
       const T ai = ap[i];
       for (int v = 0; v < kVecs; ++v) vacc[i][v] += ai * bv[v];
@@ -182,9 +195,8 @@ T Dot(const T* x, const T* y, int64_t n) {
 // Few rows of C (matrix-vector-like products): no packing, stream B once per row.
 // Columns [j0, j1) of every row.
 template <typename T>
-void GemmSmallM(bool trans_a, bool trans_b, int64_t m, int64_t k, T alpha, const T* a,
-                int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc, int64_t j0,
-                int64_t j1) {
+void GemmSmallM(bool trans_a, bool trans_b, int64_t m, int64_t k, T alpha, const T* a, int64_t lda,
+                const T* b, int64_t ldb, T beta, T* c, int64_t ldc, int64_t j0, int64_t j1) {
   std::vector<T> a_row(static_cast<size_t>(k));
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t p = 0; p < k; ++p) a_row[p] = OpA(a, lda, trans_a, i, p);
@@ -220,8 +232,7 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, 
   if (k <= 0 || alpha == T(0)) {
     // Nothing to multiply: C = beta * C (beta == 0 overwrites, NaNs included).
     for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j)
-        c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
     return;
   }
   const bool threaded = parallel && m * n * k >= kParallelMinWork;
@@ -238,13 +249,28 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, 
                       });
     return;
   }
-  const int64_t m_tiles = (m + kMc - 1) / kMc;
-  const int64_t n_tiles = (n + kNc - 1) / kNc;
+  // Tiles of at most kMc x kNc, evened out; when threaded, cut finer (down to kMinMc x kMinNc) so
+  // that every thread gets a couple of tiles.
+  int64_t m_tiles = CeilDiv(m, kMc);
+  int64_t n_tiles = CeilDiv(n, kNc);
+  if (threaded) {
+    const int64_t want = 2 * static_cast<int64_t>(tbb::this_task_arena::max_concurrency());
+    if (m_tiles * n_tiles < want)
+      n_tiles =
+          std::max(n_tiles, std::min(CeilDiv(want, m_tiles), std::max<int64_t>(1, n / kMinNc)));
+    if (m_tiles * n_tiles < want)
+      m_tiles =
+          std::max(m_tiles, std::min(CeilDiv(want, n_tiles), std::max<int64_t>(1, m / kMinMc)));
+  }
+  const int64_t mc = RoundUp(CeilDiv(m, m_tiles), TileShape<T>::kMr);
+  const int64_t nc = RoundUp(CeilDiv(n, n_tiles), TileShape<T>::kNr);
+  m_tiles = CeilDiv(m, mc);
+  n_tiles = CeilDiv(n, nc);
   auto run_tile = [&](int64_t ti, int64_t tj) {
-    const int64_t i0 = ti * kMc;
-    const int64_t j0 = tj * kNc;
-    GemmTile(trans_a, trans_b, k, alpha, a, lda, b, ldb, beta, c, ldc, i0,
-             std::min(kMc, m - i0), j0, std::min(kNc, n - j0));
+    const int64_t i0 = ti * mc;
+    const int64_t j0 = tj * nc;
+    GemmTile(trans_a, trans_b, k, alpha, a, lda, b, ldb, beta, c, ldc, i0, std::min(mc, m - i0), j0,
+             std::min(nc, n - j0));
   };
   if (!threaded || m_tiles * n_tiles == 1) {
     for (int64_t ti = 0; ti < m_tiles; ++ti)

@@ -24,8 +24,8 @@ extern template void Gemm<float>(bool, bool, int64_t, int64_t, int64_t, float, c
 extern template void Gemm<double>(bool, bool, int64_t, int64_t, int64_t, double, const double*,
                                   int64_t, const double*, int64_t, double, double*, int64_t, bool);
 
-// Naive C = alpha * op(A) * op(B) + beta * C for integer (and any other) element types, accumulating
-// in Acc. Same argument conventions as Gemm; beta == 0 ignores C's old contents.
+// Naive C = alpha * op(A) * op(B) + beta * C for integer (and any other) element types,
+// accumulating in Acc. Same argument conventions as Gemm; beta == 0 ignores C's old contents.
 template <typename T, typename Acc = T>
 void GemmNaive(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, Acc alpha, const T* a,
                int64_t lda, const T* b, int64_t ldb, Acc beta, T* c, int64_t ldc) {

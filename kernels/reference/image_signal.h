@@ -72,10 +72,11 @@ void AffineGrid(const Tensor& theta, const std::vector<int64_t>& spatial, bool a
 void Dft(const Tensor& x, int64_t outer, int64_t axis_len, int64_t inner, int64_t dft_length,
          bool inverse, bool onesided, Tensor& y);
 
-// signal [batch, length, c_in]; window (may be null) [frame_length]; y [batch, frames,
-// onesided ? frame_length/2+1 : frame_length, 2] with frames = 1 + (length - frame_length) / step.
+// signal [batch, length, c_in]; window (may be null) [frame_length]; y [batch, frames, bins, 2]
+// with frames = 1 + (length - frame_length) / step and bins = frame_length / 2 + 1 (onesided) or
+// frame_length: the first `bins` DFT outputs of each windowed frame.
 void Stft(const Tensor& signal, int64_t frame_step, const Tensor* window, int64_t frame_length,
-          bool onesided, Tensor& y);
+          Tensor& y);
 
 enum class WindowKind { kHann, kHamming, kBlackman };
 // y [size] of any numeric dtype (values truncated towards zero for integer types).

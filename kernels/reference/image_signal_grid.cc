@@ -104,6 +104,9 @@ void GridSample(const Tensor& x, const Tensor& grid, GridSampleMode mode, GridSa
         // Unnormalise; stored as float like onnx.reference, which matters for the rounding below.
         double c = static_cast<float>(align_corners ? (v + 1) / 2.0 * (len - 1)
                                                     : ((v + 1) * len - 1) / 2.0);
+        // NaN samples the padding; huge coordinates are bounded so integer casts stay defined.
+        constexpr double kFar = 1e12;
+        c = std::isnan(c) ? -len - 2 : std::clamp(c, -kFar, kFar);
         if (mode == GridSampleMode::kNearest) c = std::nearbyint(c);  // half to even (PyTorch)
         // Nearest and linear move an outside coordinate inside first; cubic (as in PyTorch and
         // ONNX Runtime) keeps it and resolves each of its four taps through the padding instead.

@@ -1,8 +1,12 @@
 // Reference Resize (and Upsample): per-axis coordinate transforms and interpolation taps.
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/element_types.h"
@@ -98,6 +102,14 @@ double SourceCoordinate(const ResizeParams& p, double y, double scale, int64_t i
   return y;
 }
 
+// Keeps a source coordinate finite and within int64 range (roi or scales may be extreme); the
+// indices derived from it are clamped into the input afterwards.
+double SafeCoordinate(double x, int64_t in) {
+  const double limit = static_cast<double>(in) + 1e6;
+  if (std::isnan(x)) return 0;
+  return std::clamp(x, -limit, limit);
+}
+
 int64_t NearestIndex(const ResizeParams& p, double x, double scale) {
   const double fl = std::floor(x);
   if (x == fl) return static_cast<int64_t>(x);
@@ -129,8 +141,8 @@ AxisTaps ComputeTaps(const ResizeParams& p, int64_t in, int64_t out, double scal
     for (int64_t y = 0; y < out; ++y) {
       const double x =
           SourceCoordinate(p, static_cast<double>(y), scale, in, out, roi_start, roi_end);
-      if (crop && (x < 0 || x > static_cast<double>(in - 1))) t.outside[y] = 1;
-      t.index[y] = std::clamp<int64_t>(NearestIndex(p, x, scale), 0, in - 1);
+      if (crop && !(x >= 0 && x <= static_cast<double>(in - 1))) t.outside[y] = 1;
+      t.index[y] = std::clamp<int64_t>(NearestIndex(p, SafeCoordinate(x, in), scale), 0, in - 1);
     }
     return t;
   }
@@ -144,9 +156,10 @@ AxisTaps ComputeTaps(const ResizeParams& p, int64_t in, int64_t out, double scal
   t.index.resize(static_cast<size_t>(out * t.taps));
   t.weight.resize(static_cast<size_t>(out * t.taps));
   for (int64_t y = 0; y < out; ++y) {
-    const double x =
+    const double x_raw =
         SourceCoordinate(p, static_cast<double>(y), scale, in, out, roi_start, roi_end);
-    if (crop && (x < 0 || x > static_cast<double>(in - 1))) t.outside[y] = 1;
+    if (crop && !(x_raw >= 0 && x_raw <= static_cast<double>(in - 1))) t.outside[y] = 1;
+    const double x = SafeCoordinate(x_raw, in);
     const double fl = std::floor(x);
     const double ratio = x == fl ? 1.0 : x - fl;
     const int64_t base = static_cast<int64_t>(x == fl ? fl - 1 : fl);
@@ -188,61 +201,157 @@ bool IsIdentityAxis(const ResizeParams& p, int64_t axis, int64_t in) {
   return std::fabs(p.scales[axis] - 1.0) < 1e-9 && p.output_shape[axis] == in && roi_default;
 }
 
-// Nearest: one gather pass over the output for every dtype (strings included).
+// Copies one output row of a nearest gather: dst[j] = src[offsets[j]], as elements of type E.
+template <typename E>
+void GatherRow(const char* src, const int64_t* offsets, int64_t n, char* dst) {
+  const E* s = reinterpret_cast<const E*>(src);
+  E* d = reinterpret_cast<E*>(dst);
+  for (int64_t j = 0; j < n; ++j) d[j] = s[offsets[j]];
+}
+
+// Nearest: a gather over the output, one innermost row at a time, for every dtype (strings
+// included). Per-axis source offsets are precomputed, so a row is a plain indexed copy.
 void ResizeNearest(const Tensor& x, const ResizeParams& p, const std::vector<AxisTaps>& taps,
                    Tensor& y) {
   const int64_t rank = x.rank();
-  const int64_t n = y.numel();
-  if (n == 0) return;
-  const std::vector<int64_t> in_strides = ContiguousStrides(x.shape());
+  if (y.numel() == 0) return;
   const DType dt = x.dtype();
   const size_t elem = DTypeSize(dt);
-  std::vector<int64_t> pos(static_cast<size_t>(rank), 0);
+  const std::vector<int64_t> in_strides = ContiguousStrides(x.shape());
+  // offsets[d][i]: element offset in x of output index i along axis d.
+  std::vector<std::vector<int64_t>> offsets(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d) {
+    offsets[d].resize(static_cast<size_t>(p.output_shape[d]));
+    for (int64_t i = 0; i < p.output_shape[d]; ++i)
+      offsets[d][i] = taps[d].index[i] * in_strides[d];
+  }
+  const int64_t row_len = rank > 0 ? p.output_shape[rank - 1] : 1;
+  const std::vector<int64_t> scalar_offset = {0};
+  const int64_t* row_offsets = rank > 0 ? offsets[rank - 1].data() : scalar_offset.data();
+  const char* row_outside = rank > 0 ? taps[rank - 1].outside.data() : nullptr;
+  const int64_t rows = y.numel() / row_len;
+  std::vector<int64_t> pos(static_cast<size_t>(std::max<int64_t>(rank - 1, 0)), 0);
   const char* src = static_cast<const char*>(x.raw_data());
   char* dst = static_cast<char*>(y.raw_data());
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t off = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t base = 0;
     bool outside = false;
-    for (int64_t d = 0; d < rank; ++d) {
-      off += taps[d].index[pos[d]] * in_strides[d];
+    for (int64_t d = 0; d + 1 < rank; ++d) {
+      base += offsets[d][pos[d]];
       outside = outside || taps[d].outside[pos[d]];
     }
+    const int64_t out0 = r * row_len;
     if (dt == DType::kString) {
-      y.strings()[i] = outside ? std::string() : x.strings()[off];
-    } else if (outside) {
-      StoreSaturated(dt, dst, i, p.extrapolation_value);
+      for (int64_t j = 0; j < row_len; ++j) {
+        const bool out_j = outside || (row_outside && row_outside[j]);
+        y.strings()[out0 + j] = out_j ? std::string() : x.strings()[base + row_offsets[j]];
+      }
     } else {
-      std::copy(src + off * elem, src + (off + 1) * elem, dst + i * elem);
+      const char* s = src + base * elem;
+      char* d = dst + out0 * elem;
+      switch (elem) {
+        case 1:
+          GatherRow<uint8_t>(s, row_offsets, row_len, d);
+          break;
+        case 2:
+          GatherRow<uint16_t>(s, row_offsets, row_len, d);
+          break;
+        case 4:
+          GatherRow<uint32_t>(s, row_offsets, row_len, d);
+          break;
+        case 8:
+          GatherRow<uint64_t>(s, row_offsets, row_len, d);
+          break;
+        default:
+          for (int64_t j = 0; j < row_len; ++j)
+            std::copy(s + row_offsets[j] * elem, s + (row_offsets[j] + 1) * elem, d + j * elem);
+      }
+      // tf_crop_and_resize: positions outside the crop box take the extrapolation value.
+      for (int64_t j = 0; j < row_len; ++j)
+        if (outside || (row_outside && row_outside[j]))
+          StoreSaturated(dt, dst, out0 + j, p.extrapolation_value);
     }
-    for (int64_t d = rank; d-- > 0;) {
+    for (int64_t d = rank - 1; d-- > 0;) {
       if (++pos[d] < p.output_shape[d]) break;
       pos[d] = 0;
     }
   }
 }
 
-// Linear/cubic along one axis of a double buffer: [outer, in, inner] -> [outer, out, inner].
-std::vector<double> InterpolateAxis(const std::vector<double>& src, int64_t outer, int64_t in,
-                                    int64_t inner, int64_t out, const AxisTaps& t,
-                                    double extrapolation_value) {
-  std::vector<double> dst(static_cast<size_t>(outer * out * inner), 0.0);
-  for (int64_t o = 0; o < outer; ++o) {
-    const double* s = src.data() + o * in * inner;
-    for (int64_t yo = 0; yo < out; ++yo) {
-      double* d = dst.data() + (o * out + yo) * inner;
+// Linear/cubic along one axis: [outer, in, inner] -> [outer, out, inner], in the compute type C.
+// Output rows are independent, so large tensors split them over TBB threads.
+template <typename C>
+std::vector<C> InterpolateAxis(const std::vector<C>& src, int64_t outer, int64_t in, int64_t inner,
+                               int64_t out, const AxisTaps& t, double extrapolation_value) {
+  std::vector<C> dst(static_cast<size_t>(outer * out * inner));
+  auto rows = [&](int64_t begin, int64_t end) {
+    int64_t o = begin / out, yo = begin % out;  // advanced incrementally below
+    for (int64_t row = begin; row < end; ++row) {
+      const C* s = src.data() + o * in * inner;
+      C* d = dst.data() + row * inner;
+      const int64_t* idx = t.index.data() + yo * t.taps;
+      const double* w = t.weight.data() + yo * t.taps;
       if (t.outside[yo]) {
-        std::fill(d, d + inner, extrapolation_value);
-        continue;
+        std::fill(d, d + inner, static_cast<C>(extrapolation_value));
+      } else if (inner == 1) {
+        C acc = 0;  // innermost axis: a short dot product per output element
+        for (int64_t k = 0; k < t.taps; ++k) acc += static_cast<C>(w[k]) * s[idx[k]];
+        *d = acc;
+      } else {
+        std::fill(d, d + inner, C(0));
+        for (int64_t k = 0; k < t.taps; ++k) {
+          const C wk = static_cast<C>(w[k]);
+          if (wk == 0) continue;
+          const C* src_row = s + idx[k] * inner;
+          for (int64_t i = 0; i < inner; ++i) d[i] += wk * src_row[i];
+        }
       }
-      for (int64_t k = 0; k < t.taps; ++k) {
-        const double w = t.weight[yo * t.taps + k];
-        if (w == 0) continue;
-        const double* row = s + t.index[yo * t.taps + k] * inner;
-        for (int64_t i = 0; i < inner; ++i) d[i] += w * row[i];
-      }
+      if (++yo == out) yo = 0, ++o;
     }
+  };
+  constexpr int64_t kMinWorkPerTask = 1 << 14;  // output elements
+  const int64_t total_rows = outer * out;
+  const int64_t grain = std::max<int64_t>(1, kMinWorkPerTask / std::max<int64_t>(1, inner));
+  if (total_rows * inner < 2 * kMinWorkPerTask) {
+    rows(0, total_rows);
+  } else {
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, total_rows, grain),
+                      [&](const tbb::blocked_range<int64_t>& r) { rows(r.begin(), r.end()); });
   }
   return dst;
+}
+
+// Separable linear/cubic resize computed in C: float for float/float16/bfloat16 inputs, double
+// for double and integer inputs (integers round half to even and saturate at the end).
+template <typename C>
+void ResizeInterpolate(const Tensor& x, const ResizeParams& p, const std::vector<AxisTaps>& taps,
+                       Tensor& y) {
+  const int64_t rank = x.rank();
+  std::vector<C> buf(static_cast<size_t>(x.numel()));
+  VisitNumeric(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* src = x.data<T>();
+    for (int64_t i = 0; i < x.numel(); ++i) buf[i] = static_cast<C>(src[i]);
+  });
+  Shape cur = x.shape();
+  for (int64_t d = 0; d < rank; ++d) {
+    if (IsIdentityAxis(p, d, x.dim(d))) continue;
+    int64_t outer = 1, inner = 1;
+    for (int64_t k = 0; k < d; ++k) outer *= cur[k];
+    for (int64_t k = d + 1; k < rank; ++k) inner *= cur[k];
+    buf = InterpolateAxis<C>(buf, outer, cur[d], inner, p.output_shape[d], taps[d],
+                             p.extrapolation_value);
+    cur[d] = p.output_shape[d];
+  }
+  VisitNumeric(y.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* dst = y.data<T>();
+    if constexpr (std::is_integral_v<T>) {
+      for (int64_t i = 0; i < y.numel(); ++i) StoreSaturated(y.dtype(), dst, i, buf[i]);
+    } else {
+      for (int64_t i = 0; i < y.numel(); ++i) dst[i] = T(static_cast<float>(buf[i]));
+    }
+  });
 }
 
 }  // namespace
@@ -265,19 +374,12 @@ void Resize(const Tensor& x, const ResizeParams& p, Tensor& y) {
     return;
   }
   if (y.numel() == 0) return;
-  std::vector<double> buf(static_cast<size_t>(x.numel()));
-  for (int64_t i = 0; i < x.numel(); ++i) buf[i] = LoadAsDouble(x.dtype(), x.raw_data(), i);
-  Shape cur = x.shape();
-  for (int64_t d = 0; d < rank; ++d) {
-    if (IsIdentityAxis(p, d, x.dim(d))) continue;
-    int64_t outer = 1, inner = 1;
-    for (int64_t k = 0; k < d; ++k) outer *= cur[k];
-    for (int64_t k = d + 1; k < rank; ++k) inner *= cur[k];
-    buf = InterpolateAxis(buf, outer, cur[d], inner, p.output_shape[d], taps[d],
-                          p.extrapolation_value);
-    cur[d] = p.output_shape[d];
+  const DType t = x.dtype();
+  if (t == DType::kFloat || t == DType::kFloat16 || t == DType::kBFloat16) {
+    ResizeInterpolate<float>(x, p, taps, y);
+  } else {
+    ResizeInterpolate<double>(x, p, taps, y);
   }
-  for (int64_t i = 0; i < y.numel(); ++i) StoreSaturated(y.dtype(), y.raw_data(), i, buf[i]);
 }
 
 }  // namespace onyx::kernels::reference

@@ -108,7 +108,7 @@ void Dft(const Tensor& x, int64_t outer, int64_t axis_len, int64_t inner, int64_
 }
 
 void Stft(const Tensor& signal, int64_t frame_step, const Tensor* window, int64_t frame_length,
-          bool onesided, Tensor& y) {
+          Tensor& y) {
   const int64_t batch = signal.dim(0), length = signal.dim(1), c_in = signal.dim(2);
   const int64_t frames = y.dim(1), bins = y.dim(2);
   const DType st = signal.dtype();
@@ -134,7 +134,6 @@ void Stft(const Tensor& signal, int64_t frame_step, const Tensor* window, int64_
       }
     }
   }
-  (void)onesided;  // the caller sized `bins` from it
 }
 
 void Window(WindowKind kind, bool periodic, Tensor& y) {
@@ -178,22 +177,27 @@ void MelWeightMatrix(int64_t num_mel_bins, int64_t dft_length, int64_t sample_ra
   for (int64_t i = 0; i < edges; ++i) {
     const double mel = static_cast<double>(i) * mel_step + low_mel;
     const double hz = 700.0 * (std::pow(10.0, mel / 2595.0) - 1.0);
-    bin[i] = static_cast<int64_t>(
-        std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate)));
+    const double b =
+        std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate));
+    // Bins past the spectrogram are never written; clamping keeps the cast defined.
+    bin[i] = static_cast<int64_t>(std::clamp(b, -1.0, static_cast<double>(num_bins) + 1));
   }
   auto set = [&](int64_t row, int64_t col, double v) {
     if (row >= 0 && row < num_bins) out[row * num_mel_bins + col] = v;
   };
+  // Rows [lo, hi] clipped to the spectrogram.
+  auto first = [&](int64_t lo) { return std::max<int64_t>(lo, 0); };
+  auto last = [&](int64_t hi) { return std::min<int64_t>(hi, num_bins - 1); };
   for (int64_t m = 0; m < num_mel_bins; ++m) {
     const int64_t left = bin[m], center = bin[m + 1], right = bin[m + 2];
     if (center == left) {
       set(center, m, 1.0);
     } else {
-      for (int64_t j = left; j <= center; ++j)
+      for (int64_t j = first(left); j <= last(center); ++j)
         set(j, m, static_cast<double>(j - left) / static_cast<double>(center - left));
     }
     if (right > center) {
-      for (int64_t j = center; j < right; ++j)
+      for (int64_t j = first(center); j <= last(right - 1); ++j)
         set(j, m, static_cast<double>(right - j) / static_cast<double>(right - center));
     }
   }

@@ -1,5 +1,7 @@
 // MatMul, Gemm, MatMulInteger and QLinearMatMul. float and double run on the blocked GEMM;
 // float16/bfloat16 compute in float; integer types use a plain i-p-j loop (vectorisable, exact).
+#include "kernels/reference/matmul.h"
+
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
@@ -10,7 +12,6 @@
 #include "kernels/element_types.h"
 #include "kernels/op_helpers.h"
 #include "kernels/reference/gemm_core.h"
-#include "kernels/reference/matmul.h"
 
 namespace onyx::kernels {
 namespace {
@@ -18,12 +19,12 @@ namespace {
 // A batched matrix product after numpy broadcasting: out[batch] = A[batch] (m x k) * B[batch]
 // (k x n).
 struct MatMulPlan {
-  Shape out;                     // the op's output shape (1-D operand dims removed)
+  Shape out;  // the op's output shape (1-D operand dims removed)
   int64_t m = 0, k = 0, n = 0;
   int64_t batch_count = 1;
   std::vector<int64_t> a_offset;  // per batch: element offset of A's matrix
   std::vector<int64_t> b_offset;
-  bool b_shared = false;          // every batch uses the same B, and A's matrices are contiguous
+  bool b_shared = false;  // every batch uses the same B, and A's matrices are contiguous
 };
 
 StatusOr<MatMulPlan> PlanMatMul(const Shape& a_in, const Shape& b_in) {
@@ -113,9 +114,8 @@ void FromFloats(const std::vector<float>& v, Tensor& t) {
 }
 
 Status TypeMismatch(const NodeView& node, int i, const Tensor& t, const Tensor& expected) {
-  return node.Invalid("input ", i, " '", node.node().inputs[i], "' has type ",
-                      DTypeName(t.dtype()), "; expected ", DTypeName(expected.dtype()),
-                      " like input 0");
+  return node.Invalid("input ", i, " '", node.node().inputs[i], "' has type ", DTypeName(t.dtype()),
+                      "; expected ", DTypeName(expected.dtype()), " like input 0");
 }
 
 bool IsMatMulType(DType t) {
@@ -171,7 +171,8 @@ StatusOr<std::vector<int32_t>> QuantizedProduct(const NodeView& node, const Tens
   ONYX_ASSIGN_OR_RETURN(std::vector<int32_t> bz, zeros(b_zero, b_zero_index, p.n));
   std::vector<int32_t> a32(static_cast<size_t>(a.numel())), b32(static_cast<size_t>(b.numel()));
   for (int64_t i = 0; i < a.numel(); ++i)
-    a32[i] = static_cast<int32_t>(ElementAsDouble(a, i)) - az[(i / std::max<int64_t>(p.k, 1)) % std::max<int64_t>(p.m, 1)];
+    a32[i] = static_cast<int32_t>(ElementAsDouble(a, i)) -
+             az[(i / std::max<int64_t>(p.k, 1)) % std::max<int64_t>(p.m, 1)];
   for (int64_t i = 0; i < b.numel(); ++i)
     b32[i] = static_cast<int32_t>(ElementAsDouble(b, i)) - bz[i % std::max<int64_t>(p.n, 1)];
   std::vector<int32_t> y(static_cast<size_t>(p.batch_count * p.m * p.n));
@@ -240,8 +241,9 @@ Status GemmKernel(KernelContext& ctx) {
   const int64_t n = trans_b ? b.dim(0) : b.dim(1);
   if (k != kb) {
     return node.Invalid("input 1 '", names[1], "' has shape ", ShapeToString(b.shape()),
-                        (trans_b ? " (transposed)" : ""), "; expected K = ", k, " to match input 0 '",
-                        names[0], "' ", ShapeToString(a.shape()), (trans_a ? " (transposed)" : ""));
+                        (trans_b ? " (transposed)" : ""), "; expected K = ", k,
+                        " to match input 0 '", names[0], "' ", ShapeToString(a.shape()),
+                        (trans_a ? " (transposed)" : ""));
   }
   Tensor y = ctx.Output(0, a.dtype(), {m, n});
   const Tensor* c = ctx.num_inputs() > 2 && ctx.has_input(2) ? &ctx.input(2) : nullptr;
@@ -310,8 +312,8 @@ Status MatMulIntegerKernel(KernelContext& ctx) {
   const Tensor* a_zero = ctx.num_inputs() > 2 && ctx.has_input(2) ? &ctx.input(2) : nullptr;
   const Tensor* b_zero = ctx.num_inputs() > 3 && ctx.has_input(3) ? &ctx.input(3) : nullptr;
   MatMulPlan p;
-  ONYX_ASSIGN_OR_RETURN(std::vector<int32_t> acc,
-                        QuantizedProduct(node, ctx.input(0), a_zero, 2, ctx.input(1), b_zero, 3, &p));
+  ONYX_ASSIGN_OR_RETURN(std::vector<int32_t> acc, QuantizedProduct(node, ctx.input(0), a_zero, 2,
+                                                                   ctx.input(1), b_zero, 3, &p));
   Tensor y = ctx.Output(0, DType::kInt32, p.out);
   std::copy(acc.begin(), acc.end(), y.data<int32_t>());
   return Status::Ok();
@@ -320,24 +322,33 @@ Status MatMulIntegerKernel(KernelContext& ctx) {
 Status QLinearMatMulKernel(KernelContext& ctx) {
   const NodeView& node = ctx.node();
   MatMulPlan p;
-  ONYX_ASSIGN_OR_RETURN(std::vector<int32_t> acc,
-                        QuantizedProduct(node, ctx.input(0), &ctx.input(2), 2, ctx.input(3),
-                                         &ctx.input(5), 5, &p));
+  ONYX_ASSIGN_OR_RETURN(
+      std::vector<int32_t> acc,
+      QuantizedProduct(node, ctx.input(0), &ctx.input(2), 2, ctx.input(3), &ctx.input(5), 5, &p));
   const Tensor& a_scale = ctx.input(1);
   const Tensor& b_scale = ctx.input(4);
   const Tensor& y_scale = ctx.input(6);
   const Tensor& y_zero = ctx.input(7);
-  for (int i : {1, 4, 6, 7}) {
+  for (int i : {6, 7}) {
     if (ctx.input(i).numel() != 1) {
-      return node.NotSupported("input ", i, " '", node.node().inputs[i], "' has shape ",
-                               ShapeToString(ctx.input(i).shape()),
-                               "; only per-tensor (scalar) quantization is supported");
+      return node.Invalid("input ", i, " '", node.node().inputs[i], "' has shape ",
+                          ShapeToString(ctx.input(i).shape()), "; expected a scalar");
     }
   }
+  // a_scale: scalar or one per row of A; b_scale: scalar or one per column of B.
+  auto per = [&](const Tensor& t, int index, int64_t count) -> StatusOr<std::vector<double>> {
+    if (t.numel() == 1)
+      return std::vector<double>(static_cast<size_t>(count), ElementAsDouble(t, 0));
+    if (t.rank() == 1 && t.dim(0) == count) return TensorToDoubles(t);
+    return node.Invalid("input ", index, " '", node.node().inputs[index], "' has shape ",
+                        ShapeToString(t.shape()), "; expected a scalar or [", count, "]");
+  };
+  ONYX_ASSIGN_OR_RETURN(std::vector<double> a_s, per(a_scale, 1, p.m));
+  ONYX_ASSIGN_OR_RETURN(std::vector<double> b_s, per(b_scale, 4, p.n));
   const DType out_type = y_zero.dtype();
   if (out_type != DType::kUInt8 && out_type != DType::kInt8) {
-    return node.NotSupported("input 7 '", node.node().inputs[7], "' has type ",
-                             DTypeName(out_type), "; expected uint8 or int8");
+    return node.NotSupported("input 7 '", node.node().inputs[7], "' has type ", DTypeName(out_type),
+                             "; expected uint8 or int8");
   }
   // The multiplier a_scale * b_scale / y_scale is rounded in the scales' own type (as numpy and
   // ONNX Runtime do for float16 scales); the rescale itself is done in double.
@@ -347,15 +358,18 @@ Status QLinearMatMulKernel(KernelContext& ctx) {
     StoreFromDouble(st, &bits, 0, v);
     return LoadAsDouble(st, &bits, 0);
   };
-  const double scale = round_to_scale_type(
-      round_to_scale_type(ElementAsDouble(a_scale, 0) * ElementAsDouble(b_scale, 0)) /
-      ElementAsDouble(y_scale, 0));
+  const double ys = ElementAsDouble(y_scale, 0);
+  std::vector<double> scale(static_cast<size_t>(p.m * p.n));
+  for (int64_t i = 0; i < p.m; ++i)
+    for (int64_t j = 0; j < p.n; ++j)
+      scale[i * p.n + j] = round_to_scale_type(round_to_scale_type(a_s[i] * b_s[j]) / ys);
   const double zero = ElementAsDouble(y_zero, 0);
   const double lo = out_type == DType::kInt8 ? -128 : 0;
   const double hi = out_type == DType::kInt8 ? 127 : 255;
   Tensor y = ctx.Output(0, out_type, p.out);
+  const size_t mn = static_cast<size_t>(std::max<int64_t>(p.m * p.n, 1));
   for (size_t i = 0; i < acc.size(); ++i) {
-    const double q = std::nearbyint(static_cast<double>(acc[i]) * scale + zero);
+    const double q = std::nearbyint(static_cast<double>(acc[i]) * scale[i % mn] + zero);
     StoreFromDouble(out_type, y.raw_data(), static_cast<int64_t>(i), std::min(hi, std::max(lo, q)));
   }
   return Status::Ok();

@@ -29,7 +29,9 @@ std::string Trim(const std::string& s) {
   return out;
 }
 
-bool IsLabel(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool IsLabel(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
 
 // One operand term: its labels in order, with kEllipsis standing for the ellipsis dims.
 constexpr int kEllipsis = -1;
@@ -73,17 +75,18 @@ StatusOr<EinsumPlan> PlanEinsum(const std::string& equation, const std::vector<S
     start = comma + 1;
   }
   if (terms.size() != shapes.size()) {
-    return InvalidModel("equation '", equation, "' has ", terms.size(), " operand terms but the node has ",
-                        shapes.size(), " inputs");
+    return InvalidModel("equation '", equation, "' has ", terms.size(),
+                        " operand terms but the node has ", shapes.size(), " inputs");
   }
   // Ellipsis rank: the widest ellipsis over all operands, numpy-broadcast from the right.
   int64_t ell_rank = 0;
   for (size_t i = 0; i < terms.size(); ++i) {
-    const int64_t letters = static_cast<int64_t>(terms[i].labels.size()) - (terms[i].has_ellipsis ? 1 : 0);
+    const int64_t letters =
+        static_cast<int64_t>(terms[i].labels.size()) - (terms[i].has_ellipsis ? 1 : 0);
     const int64_t rank = static_cast<int64_t>(shapes[i].size());
     if (terms[i].has_ellipsis ? rank < letters : rank != letters) {
-      return InvalidModel("input ", i, " has shape ", ShapeToString(shapes[i]), " but its term in '",
-                          equation, "' has ", letters, " labels");
+      return InvalidModel("input ", i, " has shape ", ShapeToString(shapes[i]),
+                          " but its term in '", equation, "' has ", letters, " labels");
     }
     if (terms[i].has_ellipsis) ell_rank = std::max(ell_rank, rank - letters);
   }
@@ -107,7 +110,8 @@ StatusOr<EinsumPlan> PlanEinsum(const std::string& equation, const std::vector<S
   for (size_t i = 0; i < terms.size(); ++i) {
     const Shape& shape = shapes[i];
     const std::vector<int64_t> st = ContiguousStrides(shape);
-    const int64_t letters = static_cast<int64_t>(terms[i].labels.size()) - (terms[i].has_ellipsis ? 1 : 0);
+    const int64_t letters =
+        static_cast<int64_t>(terms[i].labels.size()) - (terms[i].has_ellipsis ? 1 : 0);
     const int64_t own_ell = static_cast<int64_t>(shape.size()) - letters;
     size_t dim = 0;
     for (int l : terms[i].labels) {
@@ -127,7 +131,8 @@ StatusOr<EinsumPlan> PlanEinsum(const std::string& equation, const std::vector<S
       const size_t axis = static_cast<size_t>(axis_of[l]);
       if (plan.sizes[axis] >= 0 && plan.sizes[axis] != shape[dim]) {
         return InvalidModel("label '", static_cast<char>(l), "' has size ", plan.sizes[axis],
-                            " elsewhere but ", shape[dim], " in input ", i, " ", ShapeToString(shape));
+                            " elsewhere but ", shape[dim], " in input ", i, " ",
+                            ShapeToString(shape));
       }
       plan.sizes[axis] = shape[dim];
       plan.strides[i][axis] += st[dim];
@@ -154,7 +159,8 @@ StatusOr<EinsumPlan> PlanEinsum(const std::string& equation, const std::vector<S
                             "' appears in no input");
       }
       if (seen[l]) {
-        return InvalidModel("output label '", static_cast<char>(l), "' repeats in '", equation, "'");
+        return InvalidModel("output label '", static_cast<char>(l), "' repeats in '", equation,
+                            "'");
       }
       seen[l] = true;
       plan.output_axes.push_back(axis_of[l]);
@@ -330,11 +336,13 @@ Status EinsumKernel(KernelContext& ctx) {
         return;
       }
     }
-    using Acc = std::conditional_t<std::is_integral_v<T>,
-                                   std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>, double>;
+    using Acc =
+        std::conditional_t<std::is_integral_v<T>,
+                           std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>, double>;
     EinsumGeneric<T, Acc>(plan, inputs, y.data<T>());
   });
-  if (!ok) return node.NotSupported("input 0 '", node.node().inputs[0], "' has type ", DTypeName(t));
+  if (!ok)
+    return node.NotSupported("input 0 '", node.node().inputs[0], "' has type ", DTypeName(t));
   return Status::Ok();
 }
 

@@ -192,7 +192,8 @@ void LpNorm(const T* src, T* dst, int64_t outer, int64_t n, int64_t inner, int64
       const double norm = p == 1 ? acc : std::sqrt(acc);
       for (int64_t k = 0; k < n; ++k) {
         d[k * inner] =
-            norm == 0 ? T(0) : static_cast<T>(static_cast<A>(static_cast<double>(s[k * inner]) / norm));
+            norm == 0 ? T(0)
+                      : static_cast<T>(static_cast<A>(static_cast<double>(s[k * inner]) / norm));
       }
     }
   }
@@ -220,16 +221,16 @@ void MeanVarianceNorm(const T* src, T* dst, const ReduceGeometry& g, double epsi
   }
 }
 
-#define ONYX_INSTANTIATE_NORMALIZATION(T)                                                        \
-  template void ChannelAffine<T>(const T*, T*, int64_t, int64_t, int64_t,                        \
-                                 const std::vector<double>&, const std::vector<double>&, int);   \
-  template void RowMoments<T>(const T*, int64_t, int64_t, double*, double*);                     \
-  template void ChannelMoments<T>(const T*, int64_t, int64_t, int64_t, double*, double*);        \
+#define ONYX_INSTANTIATE_NORMALIZATION(T)                                                         \
+  template void ChannelAffine<T>(const T*, T*, int64_t, int64_t, int64_t,                         \
+                                 const std::vector<double>&, const std::vector<double>&, int);    \
+  template void RowMoments<T>(const T*, int64_t, int64_t, double*, double*);                      \
+  template void ChannelMoments<T>(const T*, int64_t, int64_t, int64_t, double*, double*);         \
   template void Lrn<T>(const T*, T*, int64_t, int64_t, int64_t, int64_t, double, double, double); \
-  template void LayerNorm<T>(const T*, T*, int64_t, int64_t, const std::vector<double>&,         \
-                             const std::vector<double>&, double, double*, double*);              \
-  template void RmsNorm<T>(const T*, T*, int64_t, int64_t, const std::vector<double>&, double);  \
-  template void LpNorm<T>(const T*, T*, int64_t, int64_t, int64_t, int64_t);                   \
+  template void LayerNorm<T>(const T*, T*, int64_t, int64_t, const std::vector<double>&,          \
+                             const std::vector<double>&, double, double*, double*);               \
+  template void RmsNorm<T>(const T*, T*, int64_t, int64_t, const std::vector<double>&, double);   \
+  template void LpNorm<T>(const T*, T*, int64_t, int64_t, int64_t, int64_t);                      \
   template void MeanVarianceNorm<T>(const T*, T*, const ReduceGeometry&, double);
 
 ONYX_INSTANTIATE_NORMALIZATION(float)

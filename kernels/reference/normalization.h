@@ -31,7 +31,8 @@ void ChannelMoments(const T* src, int64_t batch, int64_t channels, int64_t inner
                     double* var);
 
 // LRN across channels of an [N, C, inner] tensor (ONNX LRN):
-//   y = x / (bias + alpha / size * sum_{c' in [c - floor((size-1)/2), c + ceil((size-1)/2)]} x^2)^beta
+//   y = x / (bias + alpha / size * sum_{c' in [c - floor((size-1)/2), c + ceil((size-1)/2)]}
+//   x^2)^beta
 template <typename T>
 void Lrn(const T* src, T* dst, int64_t batch, int64_t channels, int64_t inner, int64_t size,
          double alpha, double beta, double bias);

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <string>
 
+#include "kernels/reference/gemm_core.h"
+
 namespace onyx::kernels::reference {
 
 int64_t RnnGateCount(RnnCell cell) {
@@ -98,24 +100,6 @@ Acc Clip(Acc x, Acc clip) {
   return std::min(clip, std::max(-clip, x));
 }
 
-// dst[m][n] = sum_k a[m][k] * b[n][k] for m < rows, n < cols: a [rows, K], b [cols, K].
-// b is transposed once into bt [K, cols] so the inner loop runs over contiguous n.
-template <typename Acc>
-void MatMulTransB(const Acc* a, const Acc* b, int64_t rows, int64_t cols, int64_t k_len, Acc* dst) {
-  std::vector<Acc> bt(static_cast<size_t>(k_len * cols));
-  for (int64_t n = 0; n < cols; ++n)
-    for (int64_t k = 0; k < k_len; ++k) bt[k * cols + n] = b[n * k_len + k];
-  for (int64_t m = 0; m < rows; ++m) {
-    Acc* d = dst + m * cols;
-    std::fill(d, d + cols, Acc(0));
-    for (int64_t k = 0; k < k_len; ++k) {
-      const Acc av = a[m * k_len + k];
-      const Acc* brow = bt.data() + k * cols;
-      for (int64_t n = 0; n < cols; ++n) d[n] += av * brow[n];
-    }
-  }
-}
-
 }  // namespace
 
 template <typename Acc>
@@ -166,7 +150,7 @@ void RecurrentRef(const RnnParams& p, const RnnInputs<Acc>& in, const RnnOutputs
     const RnnActivation* fns = p.activations.data() + d * fns_per_dir;
 
     // Input projections of every step at once: xw[t, b, :] = X[t, b, :] * W^T.
-    MatMulTransB(x_rows.data(), W, S * N, GH, I, xw.data());
+    Gemm<Acc>(false, true, S * N, GH, I, Acc(1), x_rows.data(), I, W, I, Acc(0), xw.data(), GH);
 
     for (int64_t b = 0; b < N; ++b) {
       for (int64_t j = 0; j < H; ++j) {
@@ -177,7 +161,7 @@ void RecurrentRef(const RnnParams& p, const RnnInputs<Acc>& in, const RnnOutputs
 
     for (int64_t s = 0; s < max_len; ++s) {
       // Recurrent projections of the previous state: hr[b, :] = H_{t-1}[b, :] * R^T.
-      MatMulTransB(h.data(), R, N, GH, H, hr.data());
+      Gemm<Acc>(false, true, N, GH, H, Acc(1), h.data(), H, R, H, Acc(0), hr.data(), GH);
       for (int64_t b = 0; b < N; ++b) {
         if (s >= lens[b]) continue;
         const int64_t t = reverse ? lens[b] - 1 - s : s;

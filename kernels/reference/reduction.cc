@@ -32,8 +32,9 @@ constexpr bool kIsInt = std::is_integral_v<T>;  // bool included
 // Accumulator of sums and products: 64-bit integers for integers (wrap-around like ONNX Runtime),
 // double for floating types.
 template <typename T>
-using SumAcc = std::conditional_t<kIsInt<T>, std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>,
-                                  double>;
+using SumAcc =
+    std::conditional_t<kIsInt<T>, std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>,
+                       double>;
 // Comparison type of Max/Min: the integer itself, or double for floating types.
 template <typename T>
 using CmpType = std::conditional_t<kIsInt<T>, T, double>;
@@ -48,7 +49,8 @@ T CastFromDouble(double v) {
     if (std::isnan(v)) return T(0);
     if (v <= static_cast<double>(std::numeric_limits<T>::lowest()))
       return std::numeric_limits<T>::lowest();
-    if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    if (v >= static_cast<double>(std::numeric_limits<T>::max()))
+      return std::numeric_limits<T>::max();
     return static_cast<T>(v);
   } else {
     return static_cast<T>(v);
@@ -112,7 +114,8 @@ T ReduceOne(ReduceOp op, int64_t n, Get get) {
       return CastFromDouble<T>(std::log(acc));
     }
     case ReduceOp::kLogSumExp: {
-      // log(sum(exp(x))) = m + log(sum(exp(x - m))) with m the max, so large inputs do not overflow.
+      // log(sum(exp(x))) = m + log(sum(exp(x - m))) with m the max, so large inputs do not
+      // overflow.
       double m = -std::numeric_limits<double>::infinity();
       for (int64_t j = 0; j < n; ++j) {
         const double v = static_cast<double>(get(j));
@@ -230,8 +233,8 @@ void ArgReduce(const T* src, int64_t* dst, int64_t outer, int64_t n, int64_t inn
   }
 }
 
-#define ONYX_INSTANTIATE_REDUCE(T)                                                         \
-  template void Reduce<T>(ReduceOp, const T*, T*, const ReduceGeometry&, int);            \
+#define ONYX_INSTANTIATE_REDUCE(T)                                             \
+  template void Reduce<T>(ReduceOp, const T*, T*, const ReduceGeometry&, int); \
   template void ArgReduce<T>(const T*, int64_t*, int64_t, int64_t, int64_t, bool, bool);
 
 ONYX_INSTANTIATE_REDUCE(float)

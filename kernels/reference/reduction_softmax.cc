@@ -53,7 +53,8 @@ void SoftmaxSlab(SoftmaxKind kind, const T* src, T* dst, int64_t n, int64_t inne
       for (int64_t i = 0; i < inner; ++i)
         if (arg[i] < 0 && buf[k * inner + i] == mx[i]) arg[i] = k;
     for (int64_t k = 0; k < n; ++k)
-      for (int64_t i = 0; i < inner; ++i) dst[k * inner + i] = static_cast<T>(arg[i] == k ? 1.f : 0.f);
+      for (int64_t i = 0; i < inner; ++i)
+        dst[k * inner + i] = static_cast<T>(arg[i] == k ? 1.f : 0.f);
     return;
   }
   sum.assign(static_cast<size_t>(inner), A(0));
@@ -109,8 +110,8 @@ void SoftmaxRow(SoftmaxKind kind, const T* src, T* dst, int64_t n, std::vector<A
     mx = std::max(mx, buf[k]);
   }
   if (kind == SoftmaxKind::kHardmax) {
-    int64_t arg = 0;
-    while (arg < n - 1 && !(buf[arg] == mx)) ++arg;
+    int64_t arg = 0;  // first index holding the maximum; none (all zeros) when NaN hides it
+    while (arg < n && !(buf[arg] == mx)) ++arg;
     for (int64_t k = 0; k < n; ++k) dst[k] = static_cast<T>(k == arg ? 1.f : 0.f);
     return;
   }
@@ -176,8 +177,9 @@ void TopK(const T* src, T* values, int64_t* indices, int64_t outer, int64_t n, i
       const T* s = src + o * n * inner + i;
       for (int64_t j = 0; j < n; ++j) col[j] = static_cast<C>(s[j * inner]);
       std::iota(order.begin(), order.end(), int64_t{0});
-      std::partial_sort(order.begin(), order.begin() + k, order.end(),
-                        [&](int64_t a, int64_t b) { return RanksBefore(col[a], a, col[b], b, largest); });
+      std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
+        return RanksBefore(col[a], a, col[b], b, largest);
+      });
       for (int64_t j = 0; j < k; ++j) {
         const int64_t out = (o * k + j) * inner + i;
         values[out] = s[order[j] * inner];
@@ -195,8 +197,8 @@ ONYX_INSTANTIATE_SOFTMAX(float16_t)
 ONYX_INSTANTIATE_SOFTMAX(bfloat16_t)
 #undef ONYX_INSTANTIATE_SOFTMAX
 
-#define ONYX_INSTANTIATE_SORT_SCAN(T)                                                          \
-  template void Cumulative<T>(const T*, T*, int64_t, int64_t, int64_t, bool, bool, bool);     \
+#define ONYX_INSTANTIATE_SORT_SCAN(T)                                                     \
+  template void Cumulative<T>(const T*, T*, int64_t, int64_t, int64_t, bool, bool, bool); \
   template void TopK<T>(const T*, T*, int64_t*, int64_t, int64_t, int64_t, int64_t, bool);
 ONYX_INSTANTIATE_SORT_SCAN(float)
 ONYX_INSTANTIATE_SORT_SCAN(double)

@@ -94,9 +94,13 @@ Status SequenceConstructRef(KernelContext& ctx) {
 Status SequenceInsertRef(KernelContext& ctx) {
   ONYX_ASSIGN_OR_RETURN(const Value* seq, SequenceInput(ctx, 0, "input_sequence"));
   ONYX_ASSIGN_OR_RETURN(const Tensor* t, TensorInput(ctx, 1, "tensor"));
-  if (t->dtype() != seq->sequence_elem_type())
+  // An empty sequence fed from a file may not know its element type (SequenceProto stores none).
+  const DType elem = seq->sequence().empty() && seq->sequence_elem_type() == DType::kUndefined
+                         ? t->dtype()
+                         : seq->sequence_elem_type();
+  if (t->dtype() != elem)
     return ctx.node().Fail("input 1 'tensor' has type ", DTypeName(t->dtype()),
-                           " but the sequence holds ", DTypeName(seq->sequence_elem_type()));
+                           " but the sequence holds ", DTypeName(elem));
   std::vector<Tensor> items = seq->sequence();
   const int64_t n = static_cast<int64_t>(items.size());
   int64_t pos = n;
@@ -104,7 +108,7 @@ Status SequenceInsertRef(KernelContext& ctx) {
     ONYX_ASSIGN_OR_RETURN(pos, ReadPosition(ctx, 2, n, 1));
   }
   items.insert(items.begin() + pos, t->Clone());
-  ctx.SetOutput(0, Value::Sequence(std::move(items), seq->sequence_elem_type()));
+  ctx.SetOutput(0, Value::Sequence(std::move(items), elem));
   return Status::Ok();
 }
 

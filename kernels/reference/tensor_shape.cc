@@ -9,12 +9,61 @@
 namespace onyx::kernels::reference {
 namespace {
 
+// A transpose-like copy: the innermost dst dim L is strided in src while dim c is contiguous in
+// src. Walks (c, L) in square tiles so that both the reads and the writes of a tile stay in cache.
+template <typename E>
+void TiledCopyT(const E* src, const std::vector<int64_t>& strides, const Shape& shape, size_t c,
+                E* dst) {
+  constexpr int64_t kTile = 16;
+  const size_t rank = shape.size();
+  const size_t last = rank - 1;
+  const std::vector<int64_t> dst_strides = ContiguousStrides(shape);
+  const int64_t nc = shape[c], nl = shape[last];
+  const int64_t sl = strides[last], dc = dst_strides[c];
+  // Odometer over every dim but c and last.
+  std::vector<int64_t> idx(rank, 0);
+  int64_t outer = 1;
+  for (size_t d = 0; d < last; ++d)
+    if (d != c) outer *= shape[d];
+  int64_t src_off = 0, dst_off = 0;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t c0 = 0; c0 < nc; c0 += kTile) {
+      const int64_t c1 = std::min(nc, c0 + kTile);
+      for (int64_t l0 = 0; l0 < nl; l0 += kTile) {
+        const int64_t l1 = std::min(nl, l0 + kTile);
+        for (int64_t l = l0; l < l1; ++l) {
+          const E* s = src + src_off + l * sl;
+          E* d = dst + dst_off + l;
+          for (int64_t ci = c0; ci < c1; ++ci) d[ci * dc] = s[ci];
+        }
+      }
+    }
+    for (size_t d = last; d-- > 0;) {
+      if (d == c) continue;
+      src_off += strides[d];
+      dst_off += dst_strides[d];
+      if (++idx[d] < shape[d]) break;
+      src_off -= strides[d] * shape[d];
+      dst_off -= dst_strides[d] * shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
 template <typename E>
 void StridedCopyT(const E* src, const std::vector<int64_t>& strides, const Shape& shape, E* dst) {
   const size_t rank = shape.size();
   if (rank == 0) {
     dst[0] = src[0];
     return;
+  }
+  if (rank >= 2 && strides[rank - 1] != 1 && shape[rank - 1] > 1) {
+    for (size_t c = rank - 1; c-- > 0;) {
+      if (strides[c] == 1) {
+        TiledCopyT(src, strides, shape, c, dst);
+        return;
+      }
+    }
   }
   const int64_t inner = shape[rank - 1];
   const int64_t inner_stride = strides[rank - 1];

@@ -1,0 +1,120 @@
+// Session tests: feed validation before any kernel runs, concurrent run(), the plan cache for
+// new input shapes, optimization levels, and the per-value observer behind --dump-dir.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "onyx/session.h"
+#include "tests/engine/model_builder.h"
+
+namespace onyx {
+namespace {
+
+using testing::ModelBuilder;
+
+// y = Relu(x + b), x: float[N,3], b: [3] initializer. Hand-computable.
+std::string AddReluModel() {
+  ModelBuilder b;
+  b.Input("x", onnx::TensorProto::FLOAT, {-1, 3});
+  b.Output("y", onnx::TensorProto::FLOAT, {-1, 3});
+  b.FloatInit("b", {3}, {1.f, -1.f, 0.5f});
+  b.Node("Add", {"x", "b"}, {"s"}, "add");
+  b.Node("Relu", {"s"}, {"y"}, "relu");
+  return b.Bytes();
+}
+
+Tensor Ramp(int64_t rows) {
+  Tensor x = Tensor::Allocate(DType::kFloat, {rows, 3});
+  for (int64_t i = 0; i < rows * 3; ++i) x.data<float>()[i] = static_cast<float>(i) - 2.f;
+  return x;
+}
+
+float Expected(int64_t i) {
+  const float bias[3] = {1.f, -1.f, 0.5f};
+  return std::max(0.f, static_cast<float>(i) - 2.f + bias[i % 3]);
+}
+
+TEST(session, InputsAndOutputsDescribeTheModel) {
+  Session s = Session::FromBytes(AddReluModel());
+  ASSERT_EQ(s.inputs().size(), 1u);
+  EXPECT_EQ(s.inputs()[0].name, "x");
+  EXPECT_EQ(s.inputs()[0].type.ToString(), "float[N,3]");
+  ASSERT_EQ(s.outputs().size(), 1u);
+  EXPECT_EQ(s.outputs()[0].name, "y");
+}
+
+TEST(session, RunsWithNewShapesThroughThePlanCache) {
+  Session s = Session::FromBytes(AddReluModel());
+  for (int64_t rows : {1, 4, 2, 4}) {
+    auto out = s.Run({{"x", Value(Ramp(rows))}});
+    ASSERT_EQ(out[0].second.tensor().shape(), (Shape{rows, 3}));
+    for (int64_t i = 0; i < rows * 3; ++i)
+      EXPECT_EQ(out[0].second.tensor().data<float>()[i], Expected(i)) << rows << " " << i;
+  }
+}
+
+TEST(session, WrongFeedsFailBeforeAnyKernelRuns) {
+  Session s = Session::FromBytes(AddReluModel());
+  auto expect_error = [&](const NamedValues& feeds, const std::string& needle) {
+    NamedValues out;
+    Status st = s.Run(feeds, {}, &out);
+    ASSERT_FALSE(st.ok()) << needle;
+    EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument) << st.message();
+    EXPECT_NE(st.message().find(needle), std::string::npos) << st.message();
+  };
+  expect_error({}, "missing input 'x'");
+  expect_error({{"x", Value(Ramp(1))}, {"z", Value(Ramp(1))}}, "unknown input 'z'");
+  expect_error({{"x", Value(Tensor::Allocate(DType::kInt64, {1, 3}))}}, "element type float, got int64");
+  expect_error({{"x", Value(Tensor::Allocate(DType::kFloat, {3}))}}, "expects rank 2");
+  expect_error({{"x", Value(Tensor::Allocate(DType::kFloat, {2, 4}))}}, "expects dim 1 = 3");
+  EXPECT_THROW(s.Run({}), Error);
+}
+
+TEST(session, RunIsSafeFromSeveralThreads) {
+  Session s = Session::FromBytes(AddReluModel(), SessionOptions{2, OptimizationLevel::kAll});
+  std::vector<std::thread> threads;
+  std::vector<int> failures(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int iter = 0; iter < 50; ++iter) {
+        const int64_t rows = 1 + (iter + t) % 5;
+        auto out = s.Run({{"x", Value(Ramp(rows))}});
+        for (int64_t i = 0; i < rows * 3; ++i)
+          if (out[0].second.tensor().data<float>()[i] != Expected(i)) ++failures[t];
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int f : failures) EXPECT_EQ(f, 0);
+}
+
+TEST(session, ObserverSeesEveryIntermediate) {
+  Session s = Session::FromBytes(AddReluModel());
+  std::vector<std::string> seen;
+  RunOptions ro;
+  ro.observer = [&](const std::string& name, const Value& v) {
+    seen.push_back(name);
+    if (name == "s") EXPECT_EQ(v.tensor().data<float>()[0], -1.f);  // -2 + 1
+  };
+  s.Run({{"x", Value(Ramp(1))}}, ro);
+  EXPECT_EQ(seen, (std::vector<std::string>{"s", "y"}));
+}
+
+TEST(session, OptimizationLevelsGiveTheSameResults) {
+  // Shape → ConstantOfShape-free path: y = Reshape(x, Shape(x)) folds the shape at basic/all.
+  ModelBuilder b;
+  b.Input("x", onnx::TensorProto::FLOAT, {2, 3});
+  b.Output("y", onnx::TensorProto::FLOAT, {2, 3});
+  b.Node("Shape", {"x"}, {"shape"}, "shape");
+  b.Node("Reshape", {"x", "shape"}, {"r"}, "reshape");
+  b.Node("Relu", {"r"}, {"y"}, "relu");
+  for (auto level : {OptimizationLevel::kNone, OptimizationLevel::kBasic, OptimizationLevel::kAll}) {
+    Session s = Session::FromBytes(b.Bytes(), SessionOptions{1, level});
+    auto out = s.Run({{"x", Value(Ramp(2))}});
+    for (int64_t i = 0; i < 6; ++i)
+      EXPECT_EQ(out[0].second.tensor().data<float>()[i], std::max(0.f, static_cast<float>(i) - 2.f));
+  }
+}
+
+}  // namespace
+}  // namespace onyx

@@ -1,0 +1,46 @@
+"""Every light model: onyx (through `onyx run` on .pb inputs) against ONNX Runtime on the same
+random input, rtol 1e-3 / atol 1e-5."""
+import os
+import subprocess
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import numpy_helper
+
+from conftest import DATA
+
+MODELS = ["bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50",
+          "shufflenet", "squeezenet", "vgg19", "zfnet512"]
+
+
+def free_inputs(model):
+    inits = {i.name for i in model.graph.initializer}
+    return [i for i in model.graph.input if i.name not in inits]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_matches_onnxruntime(name, onyx_cli, tmp_path):
+    path = os.path.join(DATA, "light", f"light_{name}.onnx")
+    model = onnx.load(path)
+    rng = np.random.default_rng(2024)
+    feeds, files = {}, []
+    for k, vi in enumerate(free_inputs(model)):
+        shape = [d.dim_value if d.HasField("dim_value") else 1 for d in vi.type.tensor_type.shape.dim]
+        x = rng.random(shape, dtype=np.float32)
+        feeds[vi.name] = x
+        f = tmp_path / f"input_{k}.pb"
+        f.write_bytes(numpy_helper.from_array(x).SerializeToString())
+        files.append(str(f))
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 2
+    expected = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"]).run(None, feeds)
+    out_dir = tmp_path / "out"
+    subprocess.run([onyx_cli, "run", path, *files, "--output-dir", str(out_dir), "--threads", "2"],
+                   check=True, capture_output=True)
+    for vi, e in zip(model.graph.output, expected):
+        t = onnx.TensorProto()
+        safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in vi.name)
+        t.ParseFromString((out_dir / f"{safe}.pb").read_bytes())
+        np.testing.assert_allclose(numpy_helper.to_array(t), e, rtol=1e-3, atol=1e-5)

@@ -60,7 +60,7 @@ class StepContext : public kernels::KernelContext {
     if (!g) return view_.Invalid("graph attribute '", attr, "' is missing");
     return ex_.RunSubgraph(*g, inputs, &frame_, observer_);
   }
-  int intra_op_threads() const override { return 1; }
+  int intra_op_threads() const override { return ex_.threads(); }
 
  private:
   const Executor& ex_;

@@ -42,6 +42,8 @@ class Executor {
   StatusOr<std::vector<Value>> RunSubgraph(const ir::Graph& graph, const std::vector<Value>& inputs,
                                            const Frame* parent, const ValueObserver& observer) const;
 
+  int threads() const { return threads_; }
+
  private:
   const SubgraphPlans* subplans_;
   int threads_;

@@ -47,7 +47,8 @@ const char* NumpyFormat(DType t) {
 
 Tensor ToTensor(const std::string& name, py::object obj) {
   py::module_ np = py::module_::import("numpy");
-  py::object a = np.attr("ascontiguousarray")(obj);
+  // np.require keeps rank 0 (ascontiguousarray would turn a scalar into shape [1]).
+  py::object a = np.attr("require")(np.attr("asarray")(obj), py::none(), "C");
   const DType t = DTypeOfArray(a);
   if (t == DType::kUndefined)
     throw Error(InvalidArgument("input '", name, "': numpy dtype ", std::string(py::str(a.attr("dtype"))), " is not supported"));

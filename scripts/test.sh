@@ -10,15 +10,15 @@ ROOT=$(pwd)
 echo "== unit, model and conformance tests (ctest)"
 ctest --test-dir build --output-on-failure -j2
 
-echo "== python tests (onyx against ONNX Runtime)"
-.venv/bin/python -m pytest -q tests/python
+echo "== python tests (CLI, Python API, light models against ONNX Runtime, generated operator cases)"
+.venv/bin/python -m pytest -q tests/python tests/generated
 
 echo "== sanitizers: loader and executor tests under ASan + UBSan"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DONYX_SANITIZE=ON \
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DONYX_SANITIZE=ON \
   -DONYX_BUILD_BENCH=OFF -DONYX_BUILD_PYTHON=OFF \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache \
   -DPython3_EXECUTABLE="$ROOT/.venv/bin/python" >/dev/null
-cmake --build build-asan -j"$(nproc)" --target onyx_engine_test
+cmake --build build-asan -j"$(nproc)" --target onyx_engine_test onyx_planner_test
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan --output-on-failure -j2 -R '^(loader|executor_sanitized)\.'
+  ctest --test-dir build-asan --output-on-failure -j2 -R '^(loader|session|arena_plan|shape_inference)\.'
 echo "== all tests passed"

@@ -10,6 +10,7 @@
 #include "engine/cli/cli_util.h"
 #include "engine/cli/conformance.h"
 #include "engine/tensor_proto.h"
+#include "kernels/op_registry.h"
 #include "onyx/session.h"
 
 namespace onyx::cli {
@@ -24,6 +25,7 @@ constexpr const char* kUsage =
     "  info         print the model's IR version, opsets, inputs, outputs and operators\n"
     "  bench        time a model on generated inputs (median and p90 latency)\n"
     "  conformance  run the ONNX backend node tests under a directory\n"
+    "  ops          list the registered operators, their opset ranges and kernels\n"
     "\n"
     "`onyx <command> --help` describes each command.\n";
 
@@ -76,6 +78,12 @@ constexpr const char* kConformanceHelp =
     "result / unsupported / error / crash / timeout per test with a summary line. Outputs are\n"
     "compared with rtol 1e-3, atol 1e-7. --expected FILE lists regexes of tests that must pass;\n"
     "the exit code is 1 when one of them does not.\n";
+
+constexpr const char* kOpsHelp =
+    "usage: onyx ops [--json]\n"
+    "\n"
+    "Lists every registered operator: domain, op type, the opset range each definition covers\n"
+    "and its kernel implementations in selection order.\n";
 
 int Fail(const std::string& cmd, const Status& s) {
   std::cerr << "onyx " << cmd << ": error: " << s.message() << "\n";
@@ -318,6 +326,32 @@ int BenchMain(int argc, char** argv) {
   return 0;
 }
 
+int OpsMain(int argc, char** argv) {
+  auto a = ParseArgs(argc, argv, 2, {"json"}, {});
+  if (!a.ok()) return Fail("ops", a.status());
+  const bool json = a->has("json");
+  std::vector<const kernels::OpDef*> defs = kernels::OpRegistry::Global().All();
+  if (json) std::cout << "[";
+  bool first = true;
+  for (const kernels::OpDef* d : defs) {
+    const std::string domain = d->domain.empty() ? "ai.onnx" : d->domain;
+    const std::string until = d->until >= kernels::kLatestOpset ? "latest" : std::to_string(d->until);
+    std::string impls;
+    for (const auto& k : d->impls) impls += (impls.empty() ? "" : ",") + k.name;
+    if (json) {
+      std::cout << (first ? "" : ",") << "\n  {\"domain\": \"" << domain << "\", \"op\": \"" << d->op_type
+                << "\", \"since\": " << d->since << ", \"until\": "
+                << (d->until >= kernels::kLatestOpset ? -1 : d->until) << ", \"shape_inference\": "
+                << (d->infer ? "true" : "false") << ", \"impls\": \"" << impls << "\"}";
+    } else {
+      std::cout << domain << " " << d->op_type << " " << d->since << ".." << until << " [" << impls << "]\n";
+    }
+    first = false;
+  }
+  if (json) std::cout << "\n]\n";
+  return 0;
+}
+
 }  // namespace
 }  // namespace onyx::cli
 
@@ -335,6 +369,7 @@ int main(int argc, char** argv) {
     if (cmd == "plan") return help ? (std::cout << kPlanHelp, 0) : PlanMain(argc, argv);
     if (cmd == "info") return help ? (std::cout << kInfoHelp, 0) : InfoMain(argc, argv);
     if (cmd == "bench") return help ? (std::cout << kBenchHelp, 0) : BenchMain(argc, argv);
+    if (cmd == "ops") return help ? (std::cout << kOpsHelp, 0) : OpsMain(argc, argv);
     if (cmd == "conformance") {
       if (help) return std::cout << kConformanceHelp, 0;
       auto a = ParseArgs(argc, argv, 2, {"quiet"}, {"data", "filter", "json", "expected", "timeout"});

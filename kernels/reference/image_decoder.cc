@@ -28,8 +28,7 @@ std::string HexPrefix(const uint8_t* data, size_t size) {
 
 }  // namespace
 
-Status AllocateImage(const char* format, int64_t width, int64_t height, int channels,
-                     DecodedImage* img) {
+Status CheckImageSize(const char* format, int64_t width, int64_t height) {
   if (width <= 0 || height <= 0) {
     return RuntimeError(format, " header gives an empty or negative size ", width, "x", height);
   }
@@ -37,12 +36,17 @@ Status AllocateImage(const char* format, int64_t width, int64_t height, int chan
     return RuntimeError(format, " image size ", width, "x", height, " exceeds the limit of ",
                         kMaxImagePixels, " pixels");
   }
+  return Status::Ok();
+}
+
+Status AllocateImage(const char* format, int64_t width, int64_t height, int channels,
+                     DecodedImage* img) {
+  ONYX_RETURN_IF_ERROR(CheckImageSize(format, width, height));
   img->width = width;
   img->height = height;
   img->channels = channels;
-  try {
-    img->pixels.assign(static_cast<size_t>(width * height * channels), 0);
-  } catch (const std::bad_alloc&) {
+  img->pixels.reset(new (std::nothrow) uint8_t[img->bytes()]);
+  if (!img->pixels) {
     return RuntimeError("out of memory allocating a ", width, "x", height, "x", channels, " image");
   }
   return Status::Ok();
@@ -135,7 +139,7 @@ Status DecodeImage(const uint8_t* data, size_t size, DecodedImage* img) {
 
 void ConvertImage(const DecodedImage& img, PixelFormat format, uint8_t* dst) {
   const int64_t n = img.height * img.width;
-  const uint8_t* src = img.pixels.data();
+  const uint8_t* src = img.pixels.get();
   if (format == PixelFormat::kGrayscale) {
     if (img.channels == 1) {
       std::memcpy(dst, src, static_cast<size_t>(n));

@@ -11,7 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+#include <memory>
 
 #include "onyx/status.h"
 
@@ -24,16 +24,22 @@ enum class PixelFormat { kRgb, kBgr, kGrayscale };
 struct DecodedImage {
   int64_t height = 0;
   int64_t width = 0;
-  int channels = 0;             // 1 (grayscale) or 3 (RGB)
-  std::vector<uint8_t> pixels;  // height * width * channels bytes
+  int channels = 0;  // 1 (grayscale) or 3 (RGB)
+  // height * width * channels bytes. Left uninitialised by AllocateImage, so a forged header
+  // costs no memory traffic; a decoder that succeeds has written every byte.
+  std::unique_ptr<uint8_t[]> pixels;
+  size_t bytes() const { return static_cast<size_t>(height * width * channels); }
 };
 
 // Largest image accepted (width * height), so a forged header cannot make a decoder allocate
 // without bound: 2^28 pixels is 16384 x 16384, 768 MiB as RGB.
 constexpr int64_t kMaxImagePixels = int64_t{1} << 28;
 
-// Sizes `img` as width x height x channels. Fails (naming `format`) when either dimension is not
-// positive or the image exceeds kMaxImagePixels.
+// Fails (naming `format`) when either dimension is not positive or the image exceeds
+// kMaxImagePixels. Decoders call it as soon as the header is read, before the codec allocates.
+Status CheckImageSize(const char* format, int64_t width, int64_t height);
+
+// Sizes `img` as width x height x channels after CheckImageSize.
 Status AllocateImage(const char* format, int64_t width, int64_t height, int channels,
                      DecodedImage* img);
 

@@ -230,7 +230,7 @@ Status DecodeBmp(const uint8_t* data, size_t size, DecodedImage* img) {
   };
   for (int64_t row = 0; row < info.height; ++row) {
     const int64_t y = info.top_down ? row : info.height - 1 - row;
-    uint8_t* dst = img->pixels.data() + y * info.width * 3;
+    uint8_t* dst = img->pixels.get() + y * info.width * 3;
     const uint8_t* src = data + pixel_offset + row * stride;  // valid only when !rle
     for (int64_t x = 0; x < info.width; ++x, dst += 3) {
       Rgb c;

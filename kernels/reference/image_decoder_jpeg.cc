@@ -58,7 +58,7 @@ void CmykRowToRgb(const uint8_t* src, int64_t width, bool inverted, uint8_t* dst
 }
 
 // Everything libjpeg may longjmp out of. Returns false with *status set for errors found here;
-// libjpeg's own errors longjmp to DecodeJpeg instead.
+// libjpeg's own errors longjmp to RunJpeg instead.
 bool DecodeJpegBody(j_decompress_ptr cinfo, const uint8_t* data, size_t size, DecodedImage* img,
                     Status* status) {
   jpeg_mem_src(cinfo, data, static_cast<unsigned long>(size));
@@ -79,6 +79,14 @@ bool DecodeJpegBody(j_decompress_ptr cinfo, const uint8_t* data, size_t size, De
       cinfo->out_color_space = JCS_RGB;
       break;
   }
+  {
+    // Before jpeg_start_decompress, which allocates whole-image buffers for progressive files.
+    Status s = CheckImageSize("JPEG", cinfo->image_width, cinfo->image_height);
+    if (!s.ok()) {
+      *status = s;
+      return false;
+    }
+  }
   cinfo->dct_method = JDCT_ISLOW;
   cinfo->do_fancy_upsampling = TRUE;
   jpeg_start_decompress(cinfo);
@@ -95,7 +103,7 @@ bool DecodeJpegBody(j_decompress_ptr cinfo, const uint8_t* data, size_t size, De
                                                            JPOOL_IMAGE, cinfo->output_width * 4, 1)
                              : nullptr;
   while (cinfo->output_scanline < cinfo->output_height) {
-    uint8_t* dst = img->pixels.data() + int64_t{cinfo->output_scanline} * width * channels;
+    uint8_t* dst = img->pixels.get() + int64_t{cinfo->output_scanline} * width * channels;
     JSAMPROW row = cmyk ? cmyk_row[0] : dst;
     if (jpeg_read_scanlines(cinfo, &row, 1) != 1) {
       *status = RuntimeError("no scanline returned at row ", cinfo->output_scanline);
@@ -132,7 +140,9 @@ Status DecodeJpeg(const uint8_t* data, size_t size, DecodedImage* img) {
   const bool ok = RunJpeg(&st, data, size, img);
   jpeg_destroy_decompress(&st.cinfo);  // no-op when creation itself failed (mem == NULL)
   if (ok) return Status::Ok();
-  return st.status.ok() ? RuntimeError(st.err.message) : st.status;
+  if (!st.status.ok()) return st.status;
+  const bool truncated = st.err.pub.msg_code == JWRN_JPEG_EOF;
+  return RuntimeError(st.err.message, truncated ? " (the data is truncated)" : "");
 }
 
 }  // namespace onyx::kernels::reference

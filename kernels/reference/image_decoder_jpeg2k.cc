@@ -145,7 +145,7 @@ Status DecodeJpeg2000(const uint8_t* data, size_t size, DecodedImage* img) {
   }
 
   const bool sycc = channels == 3 && image->color_space == OPJ_CLRSPC_SYCC;
-  uint8_t* dst = img->pixels.data();
+  uint8_t* dst = img->pixels.get();
   for (int64_t y = 0; y < height; ++y) {
     for (int64_t x = 0; x < width; ++x) {
       if (channels == 1) {

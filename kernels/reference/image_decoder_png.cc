@@ -77,7 +77,7 @@ bool DecodePngBody(PngState* st, DecodedImage* img) {
   const size_t row_bytes = size_t{width} * channels;
   for (int pass = 0; pass < passes; ++pass) {
     for (png_uint_32 y = 0; y < height; ++y) {
-      png_read_row(png, img->pixels.data() + y * row_bytes, nullptr);
+      png_read_row(png, img->pixels.get() + y * row_bytes, nullptr);
     }
   }
   // The image data is complete; chunks after IDAT (and IEND) are not needed.

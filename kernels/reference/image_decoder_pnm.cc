@@ -108,7 +108,7 @@ Status DecodePnm(const uint8_t* data, size_t size, DecodedImage* img) {
     }
   }
   ONYX_RETURN_IF_ERROR(AllocateImage("PNM", width, height, channels, img));
-  uint8_t* dst = img->pixels.data();
+  uint8_t* dst = img->pixels.get();
   const int64_t count = width * height * channels;
 
   if (plain) {

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "kernels/reference/image_decoder.h"
@@ -127,7 +128,7 @@ Status DecodeTiff(const uint8_t* data, size_t size, DecodedImage* img) {
       (photometric == PHOTOMETRIC_MINISBLACK || photometric == PHOTOMETRIC_MINISWHITE);
   const int channels = gray ? 1 : 3;
   ONYX_RETURN_IF_ERROR(AllocateImage("TIFF", width, height, channels, img));
-  uint8_t* dst = img->pixels.data();
+  uint8_t* dst = img->pixels.get();
 
   // Stored 8-bit RGB / min-is-black strips: copy the colour samples, skip the extra ones.
   const bool direct = has_photometric && bits == 8 && planar == PLANARCONFIG_CONTIG &&
@@ -155,13 +156,16 @@ Status DecodeTiff(const uint8_t* data, size_t size, DecodedImage* img) {
   if (!TIFFRGBAImageOK(tif.get(), why)) {
     return Unsupported("layout not supported by libtiff's RGBA reader: ", why);
   }
-  // Packed ABGR words (TIFFGetR/G/B), top row first.
-  std::vector<uint32_t> raster(size_t{width} * height);
-  if (!TIFFReadRGBAImageOriented(tif.get(), width, height, raster.data(), ORIENTATION_TOPLEFT,
+  // Packed ABGR words (TIFFGetR/G/B), top row first; libtiff writes every word on success.
+  const size_t count = size_t{width} * height;
+  std::unique_ptr<uint32_t[]> raster(new (std::nothrow) uint32_t[count]);
+  if (!raster) return RuntimeError("out of memory for a ", width, "x", height, " RGBA raster");
+  if (!TIFFReadRGBAImageOriented(tif.get(), width, height, raster.get(), ORIENTATION_TOPLEFT,
                                  /*stop_on_error=*/1)) {
     return TiffError(src, "cannot decode image data (corrupt or truncated)");
   }
-  for (uint32_t word : raster) {
+  for (size_t i = 0; i < count; ++i) {
+    const uint32_t word = raster[i];
     *dst++ = static_cast<uint8_t>(TIFFGetR(word));
     if (!gray) {
       *dst++ = static_cast<uint8_t>(TIFFGetG(word));

@@ -44,9 +44,9 @@ Status DecodeWebp(const uint8_t* data, size_t size, DecodedImage* img) {
   // Decode straight into our buffer: RGB, rows of width * 3 bytes.
   config.output.colorspace = MODE_RGB;
   config.output.is_external_memory = 1;
-  config.output.u.RGBA.rgba = img->pixels.data();
+  config.output.u.RGBA.rgba = img->pixels.get();
   config.output.u.RGBA.stride = static_cast<int>(img->width * 3);
-  config.output.u.RGBA.size = img->pixels.size();
+  config.output.u.RGBA.size = img->bytes();
   code = WebPDecode(data, size, &config);
   WebPFreeDecBuffer(&config.output);  // external memory: releases nothing of ours
   if (code != VP8_STATUS_OK) return RuntimeError("cannot decode image data: ", Vp8StatusText(code));

@@ -1,0 +1,1 @@
+"""Generated operator tests (a package so its conftest does not shadow tests/python/conftest.py)."""

@@ -80,8 +80,10 @@ const Value* Frame::Get(int slot) const {
       auto it = plan->constants.find(slot);
       return it == plan->constants.end() ? nullptr : &it->second;
     }
-    case Storage::kOuter: return parent ? parent->Lookup(s.name) : nullptr;
-    default: return &values[slot];
+    case Storage::kOuter:
+      return parent ? parent->Lookup(s.name) : nullptr;
+    default:
+      return &values[slot];
   }
 }
 

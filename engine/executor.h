@@ -40,7 +40,8 @@ class Executor {
 
   // Runs a subgraph body with its formal inputs bound in order.
   StatusOr<std::vector<Value>> RunSubgraph(const ir::Graph& graph, const std::vector<Value>& inputs,
-                                           const Frame* parent, const ValueObserver& observer) const;
+                                           const Frame* parent,
+                                           const ValueObserver& observer) const;
 
   int threads() const { return threads_; }
 

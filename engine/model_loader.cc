@@ -26,7 +26,9 @@ struct LoadContext {
   int inline_counter = 0;
 };
 
-std::string NormalizeDomain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
+std::string NormalizeDomain(const std::string& d) {
+  return d == "ai.onnx" ? "" : d;
+}
 
 StatusOr<std::shared_ptr<ir::Graph>> ConvertGraph(const onnx::GraphProto& gp, LoadContext& lc);
 
@@ -55,14 +57,18 @@ StatusOr<Tensor> SparseToDense(const onnx::SparseTensorProto& sp, LoadContext& l
     return Status::Ok();
   };
   if (indices.rank() == 1) {
-    if (indices.numel() != nnz) return InvalidModel("sparse tensor '", sp.values().name(), "' has ", indices.numel(), " indices for ", nnz, " values");
+    if (indices.numel() != nnz)
+      return InvalidModel("sparse tensor '", sp.values().name(), "' has ", indices.numel(),
+                          " indices for ", nnz, " values");
     for (int64_t k = 0; k < nnz; ++k) ONYX_RETURN_IF_ERROR(put(k, idx[k]));
-  } else if (indices.rank() == 2 && indices.dim(0) == nnz && indices.dim(1) == static_cast<int64_t>(dims.size())) {
+  } else if (indices.rank() == 2 && indices.dim(0) == nnz &&
+             indices.dim(1) == static_cast<int64_t>(dims.size())) {
     for (int64_t k = 0; k < nnz; ++k) {
       int64_t flat = 0;
       for (size_t d = 0; d < dims.size(); ++d) {
         const int64_t v = idx[k * dims.size() + d];
-        if (v < 0 || v >= dims[d]) return InvalidModel("sparse tensor '", sp.values().name(), "' index out of range");
+        if (v < 0 || v >= dims[d])
+          return InvalidModel("sparse tensor '", sp.values().name(), "' index out of range");
         flat = flat * dims[d] + v;
       }
       ONYX_RETURN_IF_ERROR(put(k, flat));
@@ -83,17 +89,28 @@ StatusOr<ir::Attribute> ConvertAttribute(const onnx::AttributeProto& ap, LoadCon
   int type = ap.type();
   if (type == 0) {
     // IR < 2 style: infer the type from which field is set.
-    if (ap.has_f()) type = 1;
-    else if (ap.has_i()) type = 2;
-    else if (ap.has_s()) type = 3;
-    else if (ap.has_t()) type = 4;
-    else if (ap.has_g()) type = 5;
-    else if (ap.floats_size()) type = 6;
-    else if (ap.ints_size()) type = 7;
-    else if (ap.strings_size()) type = 8;
-    else if (ap.tensors_size()) type = 9;
-    else if (ap.graphs_size()) type = 10;
-    else if (!a.ref_attr_name.empty()) type = 0;
+    if (ap.has_f())
+      type = 1;
+    else if (ap.has_i())
+      type = 2;
+    else if (ap.has_s())
+      type = 3;
+    else if (ap.has_t())
+      type = 4;
+    else if (ap.has_g())
+      type = 5;
+    else if (ap.floats_size())
+      type = 6;
+    else if (ap.ints_size())
+      type = 7;
+    else if (ap.strings_size())
+      type = 8;
+    else if (ap.tensors_size())
+      type = 9;
+    else if (ap.graphs_size())
+      type = 10;
+    else if (!a.ref_attr_name.empty())
+      type = 0;
   }
   if (type < 0 || type > 14)
     return InvalidModel(where, ": attribute '", ap.name(), "' has unknown type ", type);
@@ -104,7 +121,9 @@ StatusOr<ir::Attribute> ConvertAttribute(const onnx::AttributeProto& ap, LoadCon
   a.floats.assign(ap.floats().begin(), ap.floats().end());
   a.ints.assign(ap.ints().begin(), ap.ints().end());
   a.strings.assign(ap.strings().begin(), ap.strings().end());
-  auto ctx = [&](const Status& s) { return s.WithContext(where + ": attribute '" + ap.name() + "': "); };
+  auto ctx = [&](const Status& s) {
+    return s.WithContext(where + ": attribute '" + ap.name() + "': ");
+  };
   if (a.type == ir::AttrType::kTensor) {
     auto t = TensorFromProto(ap.t(), lc.ext);
     if (!t.ok()) return ctx(t.status());
@@ -176,18 +195,21 @@ Status AppendNode(const onnx::NodeProto& np, LoadContext& lc, std::vector<ir::No
 Status ExpandFunctionCall(const ir::Node& call, const onnx::FunctionProto& fn, LoadContext& lc,
                           std::vector<ir::Node>& out, int depth) {
   if (depth > 32)
-    return InvalidModel(call.Describe(), ": model-local functions nest more than 32 deep (recursion?)");
+    return InvalidModel(call.Describe(),
+                        ": model-local functions nest more than 32 deep (recursion?)");
   const std::string prefix = "__" + fn.name() + "_" + std::to_string(lc.inline_counter++) + "/";
   std::map<std::string, std::string> rename;
   for (int i = 0; i < fn.input_size(); ++i)
     rename[fn.input(i)] = i < static_cast<int>(call.inputs.size()) ? call.inputs[i] : "";
   for (int i = 0; i < fn.output_size(); ++i)
-    rename[fn.output(i)] = i < static_cast<int>(call.outputs.size()) ? call.outputs[i] : prefix + fn.output(i);
+    rename[fn.output(i)] =
+        i < static_cast<int>(call.outputs.size()) ? call.outputs[i] : prefix + fn.output(i);
   std::map<std::string, const ir::Attribute*> call_attrs;
   for (const auto& a : call.attributes) call_attrs[a.name] = &a;
   // Function-level opset imports override the model's for the body.
   LoadContext body_lc = lc;
-  for (const auto& os : fn.opset_import()) body_lc.opsets[NormalizeDomain(os.domain())] = os.version();
+  for (const auto& os : fn.opset_import())
+    body_lc.opsets[NormalizeDomain(os.domain())] = os.version();
   auto map_name = [&](const std::string& s) -> std::string {
     if (s.empty()) return s;
     auto it = rename.find(s);
@@ -224,8 +246,10 @@ Status ExpandFunctionCall(const ir::Node& call, const onnx::FunctionProto& fn, L
         }
       }
       n.attributes = std::move(attrs);
-      if (n.name.empty()) n.name = prefix + n.op_type;
-      else n.name = prefix + n.name;
+      if (n.name.empty())
+        n.name = prefix + n.op_type;
+      else
+        n.name = prefix + n.name;
       n.index = static_cast<int>(out.size());
       out.push_back(std::move(n));
     }
@@ -239,7 +263,8 @@ StatusOr<std::shared_ptr<ir::Graph>> ConvertGraph(const onnx::GraphProto& gp, Lo
   g->name = gp.name();
   g->opsets = lc.opsets;
   for (const auto& tp : gp.initializer()) {
-    if (tp.name().empty()) return InvalidModel("graph '", gp.name(), "' has an initializer without a name");
+    if (tp.name().empty())
+      return InvalidModel("graph '", gp.name(), "' has an initializer without a name");
     auto t = TensorFromProto(tp, lc.ext);
     if (!t.ok()) return t.status().WithContext("initializer '" + tp.name() + "': ");
     if (!g->initializers.emplace(tp.name(), std::move(t).value()).second)
@@ -331,7 +356,8 @@ Status ValidateGraph(ir::Graph& g, const std::vector<std::string>& outer_scope) 
   std::set<std::string> local;
   for (const auto& v : g.inputs) {
     if (v.name.empty()) return InvalidModel("graph '", g.name, "' has an input without a name");
-    if (!local.insert(v.name).second) return InvalidModel("graph input '", v.name, "' is declared twice");
+    if (!local.insert(v.name).second)
+      return InvalidModel("graph input '", v.name, "' is declared twice");
   }
   for (const auto& [name, t] : g.initializers) local.insert(name);
   // Single assignment: each name produced once (by a node, an input or an initializer).
@@ -340,8 +366,9 @@ Status ValidateGraph(ir::Graph& g, const std::vector<std::string>& outer_scope) 
     for (const auto& o : n.outputs) {
       if (o.empty()) continue;
       if (local.count(o))
-        return InvalidModel(n.Describe(), ": output '", o,
-                            "' is also a graph input or initializer; every value must be produced once");
+        return InvalidModel(
+            n.Describe(), ": output '", o,
+            "' is also a graph input or initializer; every value must be produced once");
       auto [it, fresh] = producer.emplace(o, &n);
       if (!fresh)
         return InvalidModel(n.Describe(), ": output '", o, "' is already produced by ",
@@ -382,11 +409,13 @@ Status ValidateGraph(ir::Graph& g, const std::vector<std::string>& outer_scope) 
   }
   for (const auto& o : g.outputs)
     if (!visible.count(o.name))
-      return InvalidModel("graph output '", o.name, "' is not produced by any node, input or initializer");
+      return InvalidModel("graph output '", o.name,
+                          "' is not produced by any node, input or initializer");
   const int cyc = FindCycleNode(g);
   if (cyc >= 0)
-    return InvalidModel(g.nodes[cyc].Describe(),
-                        " is part of a cycle: the graph is not a DAG (its inputs depend on its own outputs)");
+    return InvalidModel(
+        g.nodes[cyc].Describe(),
+        " is part of a cycle: the graph is not a DAG (its inputs depend on its own outputs)");
   return Status::Ok();
 }
 
@@ -394,12 +423,15 @@ namespace {
 StatusOr<ir::Model> LoadImpl(const std::string& bytes, const std::string& display_name,
                              const std::string& model_dir) {
   const std::string prefix = display_name + ": ";
-  if (bytes.empty()) return InvalidModel(prefix, "the file is empty; expected a serialized ONNX ModelProto");
+  if (bytes.empty())
+    return InvalidModel(prefix, "the file is empty; expected a serialized ONNX ModelProto");
   onnx::ModelProto mp;
   if (!mp.ParseFromString(bytes))
-    return InvalidModel(prefix, "not a valid ONNX model: protobuf parsing failed (truncated or corrupt file?)");
+    return InvalidModel(
+        prefix, "not a valid ONNX model: protobuf parsing failed (truncated or corrupt file?)");
   if (!mp.has_graph())
-    return InvalidModel(prefix, "not a valid ONNX model: it has no graph (is this really an .onnx file?)");
+    return InvalidModel(prefix,
+                        "not a valid ONNX model: it has no graph (is this really an .onnx file?)");
   if (!mp.has_ir_version() || mp.ir_version() <= 0)
     return InvalidModel(prefix, "the model has no ir_version");
   if (mp.ir_version() < kMinIrVersion || mp.ir_version() > kMaxIrVersion)
@@ -410,8 +442,10 @@ StatusOr<ir::Model> LoadImpl(const std::string& bytes, const std::string& displa
   lc.ir_version = mp.ir_version();
   lc.ext.model_dir = model_dir;
   for (const auto& os : mp.opset_import()) lc.opsets[NormalizeDomain(os.domain())] = os.version();
-  if (lc.opsets.empty()) return InvalidModel(prefix, "the model imports no opset (opset_import is empty)");
-  for (const auto& fn : mp.functions()) lc.functions[{NormalizeDomain(fn.domain()), fn.name()}] = &fn;
+  if (lc.opsets.empty())
+    return InvalidModel(prefix, "the model imports no opset (opset_import is empty)");
+  for (const auto& fn : mp.functions())
+    lc.functions[{NormalizeDomain(fn.domain()), fn.name()}] = &fn;
   ir::Model m;
   m.ir_version = mp.ir_version();
   m.producer_name = mp.producer_name();
@@ -437,7 +471,8 @@ StatusOr<ir::Model> LoadModelFromFile(const std::string& path) {
   std::ostringstream ss;
   ss << f.rdbuf();
   const size_t slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string dir =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   auto m = LoadImpl(ss.str(), base, dir);
   if (!m.ok()) return m;

@@ -14,7 +14,8 @@ constexpr int64_t kMaxIrVersion = 13;  // the newest IR the pinned onnx release 
 // Reads, parses and validates a model file. External data is resolved relative to its directory.
 StatusOr<ir::Model> LoadModelFromFile(const std::string& path);
 // Parses and validates serialized ModelProto bytes (external data is rejected: no directory).
-StatusOr<ir::Model> LoadModelFromBytes(const std::string& bytes, const std::string& display_name = "<bytes>");
+StatusOr<ir::Model> LoadModelFromBytes(const std::string& bytes,
+                                       const std::string& display_name = "<bytes>");
 
 // Validates a graph and its subgraphs: every input defined (in the graph, an initializer, a graph
 // input or an enclosing scope), every value produced once, no cycles. Fills Node::implicit_inputs.

@@ -120,11 +120,13 @@ struct Session::Impl {
         if (!v.is_sequence() && !v.is_optional_none())
           return InvalidArgument(Prefix(), who, " expects a sequence ", t.ToString());
         return Status::Ok();
-      default: return Status::Ok();
+      default:
+        return Status::Ok();
     }
   }
 
-  StatusOr<std::shared_ptr<CachedPlan>> PlanFor(const std::map<std::string, TypeInfo>& types) const {
+  StatusOr<std::shared_ptr<CachedPlan>> PlanFor(
+      const std::map<std::string, TypeInfo>& types) const {
     std::ostringstream sig;
     for (const auto& [name, t] : types) sig << name << ':' << t.ToString() << ';';
     std::lock_guard<std::mutex> lock(mu);
@@ -203,13 +205,18 @@ Session Session::FromBytes(const std::string& bytes, SessionOptions options) {
   return std::move(s).value();
 }
 
-const std::vector<IoInfo>& Session::inputs() const { return impl_->inputs; }
-const std::vector<IoInfo>& Session::outputs() const { return impl_->outputs; }
+const std::vector<IoInfo>& Session::inputs() const {
+  return impl_->inputs;
+}
+const std::vector<IoInfo>& Session::outputs() const {
+  return impl_->outputs;
+}
 std::vector<std::string> Session::required_inputs() const {
   return impl_->model.graph->RequiredInputs();
 }
 
-Status Session::Run(const NamedValues& feeds, const RunOptions& options, NamedValues* outputs) const {
+Status Session::Run(const NamedValues& feeds, const RunOptions& options,
+                    NamedValues* outputs) const {
   const Impl& im = *impl_;
   const ir::Graph& g = *im.model.graph;
   std::map<std::string, const Value*> by_name;
@@ -219,7 +226,8 @@ Status Session::Run(const NamedValues& feeds, const RunOptions& options, NamedVa
     if (it == im.inputs.end()) {
       std::string names;
       for (const auto& i : im.inputs) names += (names.empty() ? "" : ", ") + i.name;
-      return InvalidArgument(im.Prefix(), "unknown input '", name, "'; the model's inputs are: ", names);
+      return InvalidArgument(im.Prefix(), "unknown input '", name,
+                             "'; the model's inputs are: ", names);
     }
     if (!by_name.emplace(name, &v).second)
       return InvalidArgument(im.Prefix(), "input '", name, "' is fed twice");
@@ -227,7 +235,8 @@ Status Session::Run(const NamedValues& feeds, const RunOptions& options, NamedVa
   }
   for (const auto& name : g.RequiredInputs())
     if (!by_name.count(name))
-      return InvalidArgument(im.Prefix(), "missing input '", name, "' (required, no initializer default)");
+      return InvalidArgument(im.Prefix(), "missing input '", name,
+                             "' (required, no initializer default)");
   // Symbols shared by several inputs must agree.
   std::map<std::string, std::pair<int64_t, std::string>> symbols;
   for (const auto& in : im.inputs) {
@@ -259,7 +268,8 @@ Status Session::Run(const NamedValues& feeds, const RunOptions& options, NamedVa
   });
   if (!s.ok()) return s.WithContext(im.Prefix());
   outputs->clear();
-  for (size_t i = 0; i < outs.size(); ++i) outputs->push_back({g.outputs[i].name, std::move(outs[i])});
+  for (size_t i = 0; i < outs.size(); ++i)
+    outputs->push_back({g.outputs[i].name, std::move(outs[i])});
   return Status::Ok();
 }
 
@@ -269,7 +279,8 @@ NamedValues Session::Run(const NamedValues& feeds, const RunOptions& options) co
   return out;
 }
 
-StatusOr<std::string> Session::DescribePlan(const std::map<std::string, Shape>& shapes, bool json) const {
+StatusOr<std::string> Session::DescribePlan(const std::map<std::string, Shape>& shapes,
+                                            bool json) const {
   const Impl& im = *impl_;
   std::map<std::string, TypeInfo> types;
   for (const auto& name : im.model.graph->RequiredInputs()) {
@@ -292,9 +303,15 @@ StatusOr<std::string> Session::DescribePlan(const std::map<std::string, Shape>& 
   return json ? cached->plan->ToJson() : cached->plan->Print();
 }
 
-int64_t Session::ir_version() const { return impl_->model.ir_version; }
-std::map<std::string, int64_t> Session::opsets() const { return impl_->model.opsets; }
-std::string Session::model_name() const { return impl_->model.display_name; }
+int64_t Session::ir_version() const {
+  return impl_->model.ir_version;
+}
+std::map<std::string, int64_t> Session::opsets() const {
+  return impl_->model.opsets;
+}
+std::string Session::model_name() const {
+  return impl_->model.display_name;
+}
 
 namespace {
 void CountOps(const ir::Graph& g, std::map<std::string, int>& counts) {
@@ -323,7 +340,13 @@ bool AllDeterministic(const ir::Graph& g) {
 }
 }  // namespace
 
-bool Session::deterministic() const { return AllDeterministic(*impl_->model.graph); }
+int Session::intra_op_threads() const {
+  return impl_->threads;
+}
+
+bool Session::deterministic() const {
+  return AllDeterministic(*impl_->model.graph);
+}
 
 std::map<std::string, int> Session::operator_counts() const {
   std::map<std::string, int> counts;

@@ -15,10 +15,12 @@ namespace onyx::engine {
 namespace {
 
 bool IsSubByte(DType t) {
-  return t == DType::kInt4 || t == DType::kUInt4 || t == DType::kFloat4E2M1 ||
-         t == DType::kInt2 || t == DType::kUInt2;
+  return t == DType::kInt4 || t == DType::kUInt4 || t == DType::kFloat4E2M1 || t == DType::kInt2 ||
+         t == DType::kUInt2;
 }
-int BitsPerElement(DType t) { return (t == DType::kInt2 || t == DType::kUInt2) ? 2 : 4; }
+int BitsPerElement(DType t) {
+  return (t == DType::kInt2 || t == DType::kUInt2) ? 2 : 4;
+}
 
 // Unpacks n sub-byte elements from packed bytes (low bits first) into one byte each, sign-extending
 // the signed types.
@@ -76,7 +78,8 @@ StatusOr<std::string> ResolveExternalPath(const onnx::TensorProto& p, const std:
     return InvalidModel(TensorLabel(p), " uses external data '", location,
                         "' but the model was not loaded from a file, so there is no directory to "
                         "read it from");
-  if (location.empty()) return InvalidModel(TensorLabel(p), " has external data without a location");
+  if (location.empty())
+    return InvalidModel(TensorLabel(p), " has external data without a location");
   if (location[0] == '/' || location.find('\\') != std::string::npos)
     return InvalidModel(TensorLabel(p), " has external data location '", location,
                         "': absolute paths are not allowed; it must be relative to the model's "
@@ -158,8 +161,10 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p, const ExternalDataC
   const DType t = static_cast<DType>(p.data_type());
   Shape shape(p.dims().begin(), p.dims().end());
   for (int64_t d : shape)
-    if (d < 0) return InvalidModel(TensorLabel(p), " has negative dim in shape ", ShapeToString(shape));
-  if (p.has_segment()) return Unsupported(TensorLabel(p), " is segmented, which onyx does not read");
+    if (d < 0)
+      return InvalidModel(TensorLabel(p), " has negative dim in shape ", ShapeToString(shape));
+  if (p.has_segment())
+    return Unsupported(TensorLabel(p), " is segmented, which onyx does not read");
   Tensor out = Tensor::Allocate(t, shape);
   const int64_t n = out.numel();
 
@@ -192,10 +197,12 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p, const ExternalDataC
       ONYX_RETURN_IF_ERROR((CopyField<int64_t, int64_t>(p, p.int64_data(), 1, out, "int64_data")));
       return out;
     case DType::kUInt32:
-      ONYX_RETURN_IF_ERROR((CopyField<uint64_t, uint32_t>(p, p.uint64_data(), 1, out, "uint64_data")));
+      ONYX_RETURN_IF_ERROR(
+          (CopyField<uint64_t, uint32_t>(p, p.uint64_data(), 1, out, "uint64_data")));
       return out;
     case DType::kUInt64:
-      ONYX_RETURN_IF_ERROR((CopyField<uint64_t, uint64_t>(p, p.uint64_data(), 1, out, "uint64_data")));
+      ONYX_RETURN_IF_ERROR(
+          (CopyField<uint64_t, uint64_t>(p, p.uint64_data(), 1, out, "uint64_data")));
       return out;
     case DType::kInt32:
       ONYX_RETURN_IF_ERROR((CopyField<int32_t, int32_t>(p, p.int32_data(), 1, out, "int32_data")));
@@ -244,7 +251,8 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p, const ExternalDataC
       for (int64_t i = 0; i < n; ++i) out.strings()[i] = p.string_data(static_cast<int>(i));
       return out;
     }
-    default: break;
+    default:
+      break;
   }
   return Unsupported(TensorLabel(p), " has data type ", DTypeName(t), " which onyx cannot read");
 }
@@ -265,8 +273,9 @@ void TensorToProto(const Tensor& t, const std::string& name, onnx::TensorProto* 
     std::string raw(PackedBytes(t.dtype(), n), '\0');
     const uint8_t mask = static_cast<uint8_t>((1u << bits) - 1);
     for (int64_t i = 0; i < n; ++i)
-      raw[i / per_byte] = static_cast<char>(static_cast<uint8_t>(raw[i / per_byte]) |
-                                            ((t.data<uint8_t>()[i] & mask) << ((i % per_byte) * bits)));
+      raw[i / per_byte] =
+          static_cast<char>(static_cast<uint8_t>(raw[i / per_byte]) |
+                            ((t.data<uint8_t>()[i] & mask) << ((i % per_byte) * bits)));
     p->set_raw_data(raw);
     return;
   }
@@ -279,8 +288,10 @@ TypeInfo TypeFromProto(const onnx::TypeProto& proto) {
     case onnx::TypeProto::kTensorType:
     case onnx::TypeProto::kSparseTensorType: {
       const bool sparse = proto.value_case() == onnx::TypeProto::kSparseTensorType;
-      const int32_t elem = sparse ? proto.sparse_tensor_type().elem_type() : proto.tensor_type().elem_type();
-      const bool has_shape = sparse ? proto.sparse_tensor_type().has_shape() : proto.tensor_type().has_shape();
+      const int32_t elem =
+          sparse ? proto.sparse_tensor_type().elem_type() : proto.tensor_type().elem_type();
+      const bool has_shape =
+          sparse ? proto.sparse_tensor_type().has_shape() : proto.tensor_type().has_shape();
       const auto& shape = sparse ? proto.sparse_tensor_type().shape() : proto.tensor_type().shape();
       info.kind = TypeInfo::Kind::kTensor;
       info.elem = IsKnownDType(elem) ? static_cast<DType>(elem) : DType::kUndefined;
@@ -306,13 +317,15 @@ TypeInfo TypeFromProto(const onnx::TypeProto& proto) {
       info.map_key = static_cast<DType>(proto.map_type().key_type());
       info.inner = std::make_shared<TypeInfo>(TypeFromProto(proto.map_type().value_type()));
       break;
-    default: break;
+    default:
+      break;
   }
   return info;
 }
 
 StatusOr<Value> ValueFromSequenceProto(const onnx::SequenceProto& proto) {
-  if (proto.elem_type() != onnx::SequenceProto::TENSOR && proto.elem_type() != onnx::SequenceProto::UNDEFINED)
+  if (proto.elem_type() != onnx::SequenceProto::TENSOR &&
+      proto.elem_type() != onnx::SequenceProto::UNDEFINED)
     return Unsupported("sequence '", proto.name(), "' holds non-tensor elements");
   std::vector<Tensor> items;
   DType elem = DType::kUndefined;
@@ -328,7 +341,8 @@ StatusOr<Value> ValueFromOptionalProto(const onnx::OptionalProto& proto) {
   switch (proto.elem_type()) {
     case onnx::OptionalProto::TENSOR:
       if (proto.has_tensor_value()) {
-        ONYX_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(proto.tensor_value(), ExternalDataContext{}));
+        ONYX_ASSIGN_OR_RETURN(Tensor t,
+                              TensorFromProto(proto.tensor_value(), ExternalDataContext{}));
         return Value(std::move(t));
       }
       return Value::OptionalNone(TypeInfo::Tensor(DType::kUndefined));
@@ -339,8 +353,10 @@ StatusOr<Value> ValueFromOptionalProto(const onnx::OptionalProto& proto) {
         seq.kind = TypeInfo::Kind::kSequence;
         return Value::OptionalNone(seq);
       }
-    case onnx::OptionalProto::UNDEFINED: return Value::OptionalNone(TypeInfo());
-    default: return Unsupported("optional '", proto.name(), "' holds a type onyx cannot read");
+    case onnx::OptionalProto::UNDEFINED:
+      return Value::OptionalNone(TypeInfo());
+    default:
+      return Unsupported("optional '", proto.name(), "' holds a type onyx cannot read");
   }
 }
 
@@ -364,7 +380,7 @@ void ValueToOptionalProto(const Value& v, const std::string& name, onnx::Optiona
   } else {
     const TypeInfo& t = v.is_optional_none() ? v.none_type() : TypeInfo();
     proto->set_elem_type(t.kind == TypeInfo::Kind::kSequence ? onnx::OptionalProto::SEQUENCE
-                                                            : onnx::OptionalProto::TENSOR);
+                                                             : onnx::OptionalProto::TENSOR);
   }
 }
 

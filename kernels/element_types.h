@@ -13,7 +13,7 @@ namespace onyx {
 struct float16_t {
   uint16_t bits = 0;
   float16_t() = default;
-  float16_t(float f) : bits(FloatToHalf(f)) {}  // NOLINT: implicit like a builtin float
+  float16_t(float f) : bits(FloatToHalf(f)) {}          // NOLINT: implicit like a builtin float
   operator float() const { return HalfToFloat(bits); }  // NOLINT
   static float16_t FromBits(uint16_t b) {
     float16_t h;
@@ -25,7 +25,7 @@ struct float16_t {
 struct bfloat16_t {
   uint16_t bits = 0;
   bfloat16_t() = default;
-  bfloat16_t(float f) : bits(FloatToBFloat16(f)) {}  // NOLINT
+  bfloat16_t(float f) : bits(FloatToBFloat16(f)) {}         // NOLINT
   operator float() const { return BFloat16ToFloat(bits); }  // NOLINT
   static bfloat16_t FromBits(uint16_t b) {
     bfloat16_t h;
@@ -37,9 +37,11 @@ struct bfloat16_t {
 // The C++ type of each DType (for the types kernels template over).
 template <DType D>
 struct CppType;
-#define ONYX_CPP_TYPE(D, T) \
-  template <>               \
-  struct CppType<DType::D> { using type = T; }
+#define ONYX_CPP_TYPE(D, T)  \
+  template <>                \
+  struct CppType<DType::D> { \
+    using type = T;          \
+  }
 ONYX_CPP_TYPE(kFloat, float);
 ONYX_CPP_TYPE(kDouble, double);
 ONYX_CPP_TYPE(kFloat16, float16_t);
@@ -66,26 +68,52 @@ struct TypeTag {
 template <typename F>
 bool VisitFloat(DType t, F&& f) {
   switch (t) {
-    case DType::kFloat: f(TypeTag<float>{}); return true;
-    case DType::kDouble: f(TypeTag<double>{}); return true;
-    case DType::kFloat16: f(TypeTag<float16_t>{}); return true;
-    case DType::kBFloat16: f(TypeTag<bfloat16_t>{}); return true;
-    default: return false;
+    case DType::kFloat:
+      f(TypeTag<float>{});
+      return true;
+    case DType::kDouble:
+      f(TypeTag<double>{});
+      return true;
+    case DType::kFloat16:
+      f(TypeTag<float16_t>{});
+      return true;
+    case DType::kBFloat16:
+      f(TypeTag<bfloat16_t>{});
+      return true;
+    default:
+      return false;
   }
 }
 
 template <typename F>
 bool VisitInteger(DType t, F&& f) {
   switch (t) {
-    case DType::kInt8: f(TypeTag<int8_t>{}); return true;
-    case DType::kInt16: f(TypeTag<int16_t>{}); return true;
-    case DType::kInt32: f(TypeTag<int32_t>{}); return true;
-    case DType::kInt64: f(TypeTag<int64_t>{}); return true;
-    case DType::kUInt8: f(TypeTag<uint8_t>{}); return true;
-    case DType::kUInt16: f(TypeTag<uint16_t>{}); return true;
-    case DType::kUInt32: f(TypeTag<uint32_t>{}); return true;
-    case DType::kUInt64: f(TypeTag<uint64_t>{}); return true;
-    default: return false;
+    case DType::kInt8:
+      f(TypeTag<int8_t>{});
+      return true;
+    case DType::kInt16:
+      f(TypeTag<int16_t>{});
+      return true;
+    case DType::kInt32:
+      f(TypeTag<int32_t>{});
+      return true;
+    case DType::kInt64:
+      f(TypeTag<int64_t>{});
+      return true;
+    case DType::kUInt8:
+      f(TypeTag<uint8_t>{});
+      return true;
+    case DType::kUInt16:
+      f(TypeTag<uint16_t>{});
+      return true;
+    case DType::kUInt32:
+      f(TypeTag<uint32_t>{});
+      return true;
+    case DType::kUInt64:
+      f(TypeTag<uint64_t>{});
+      return true;
+    default:
+      return false;
   }
 }
 

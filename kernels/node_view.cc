@@ -48,8 +48,9 @@ std::vector<std::string> NodeView::attr_strings(const std::string& name,
 
 const Tensor* NodeView::attr_tensor(const std::string& name) const {
   const ir::Attribute* a = node_->attr(name);
-  return a && (a->type == ir::AttrType::kTensor || a->type == ir::AttrType::kSparseTensor) ? &a->t
-                                                                                          : nullptr;
+  return a && (a->type == ir::AttrType::kTensor || a->type == ir::AttrType::kSparseTensor)
+             ? &a->t
+             : nullptr;
 }
 
 const ir::Graph* NodeView::attr_graph(const std::string& name) const {

@@ -1,6 +1,10 @@
 // Shared building blocks for op definitions: broadcasting, axes, element copies, inference helpers.
 #include "kernels/op_helpers.h"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -191,6 +195,86 @@ Tensor MakeInt64Tensor(const std::vector<int64_t>& values) {
   Tensor t = Tensor::Allocate(DType::kInt64, {static_cast<int64_t>(values.size())});
   std::copy(values.begin(), values.end(), t.data<int64_t>());
   return t;
+}
+
+std::string DescribeInput(const NodeView& node, int i) {
+  const auto& ins = node.node().inputs;
+  return StrCat("input ", i, " '", i < static_cast<int>(ins.size()) ? ins[i] : "", "'");
+}
+
+Status CheckTensorInputs(KernelContext& ctx) {
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    if (ctx.has_input(i) && !ctx.input_value(i).is_tensor())
+      return ctx.node().Fail(DescribeInput(ctx.node(), i), " must be a tensor");
+  }
+  return Status::Ok();
+}
+
+Status RequireInputs(KernelContext& ctx, int n) {
+  for (int i = 0; i < n; ++i)
+    if (!ctx.has_input(i)) return ctx.node().Invalid("missing required input ", i);
+  return CheckTensorInputs(ctx);
+}
+
+Status CheckElementCount(const NodeView& node, const std::vector<Dim>& dims) {
+  int64_t n = 1;
+  bool too_big = false;
+  for (const Dim& d : dims) {
+    if (!d.known()) continue;
+    if (d.value == 0) return Status::Ok();
+    if (n > kMaxOutputElements / d.value) too_big = true;
+    n = too_big ? n : n * d.value;
+  }
+  if (too_big) return node.Invalid("output shape has more than 2^46 elements");
+  return Status::Ok();
+}
+
+StatusOr<Tensor> NewOutput(KernelContext& ctx, int i, DType dtype, const Shape& shape) {
+  for (int64_t d : shape)
+    if (d < 0)
+      return ctx.node().Fail("output ", i, " would have a negative dim ", ShapeToString(shape));
+  std::vector<Dim> dims;
+  for (int64_t d : shape) dims.push_back(Dim::Known(d));
+  ONYX_RETURN_IF_ERROR(CheckElementCount(ctx.node(), dims));
+  return ctx.Output(i, dtype, shape);
+}
+
+TypeInfo RankedType(DType t, std::vector<Dim> dims) {
+  TypeInfo ti = TypeInfo::Tensor(t);
+  ti.has_shape = true;
+  ti.dims = std::move(dims);
+  return ti;
+}
+
+TypeInfo UnknownDimsType(DType t, int64_t rank) {
+  return RankedType(t, std::vector<Dim>(static_cast<size_t>(rank)));
+}
+
+void ParallelFor(int64_t n, int64_t work_per_item, int threads,
+                 const std::function<void(int64_t, int64_t)>& fn) {
+  // Below this much work a parallel split costs more than it saves.
+  constexpr double kParallelMinWork = 1 << 16;
+  if (n <= 0) return;
+  work_per_item = std::max<int64_t>(work_per_item, 1);
+  // In double: n * work_per_item may overflow int64 for huge user-given shapes.
+  if (threads <= 1 || n == 1 ||
+      static_cast<double>(n) * static_cast<double>(work_per_item) < kParallelMinWork) {
+    fn(0, n);
+    return;
+  }
+  // Chunks of at least this much work keep scheduling overhead small against memory traffic.
+  constexpr int64_t kMinChunkWork = int64_t{1} << 14;
+  const int64_t grain = std::max<int64_t>(1, kMinChunkWork / work_per_item);
+  auto run = [&] {
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, grain),
+                      [&](const tbb::blocked_range<int64_t>& r) { fn(r.begin(), r.end()); });
+  };
+  if (threads < tbb::this_task_arena::max_concurrency()) {
+    tbb::task_arena arena(threads);
+    arena.execute(run);
+  } else {
+    run();
+  }
 }
 
 }  // namespace onyx::kernels

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -81,5 +82,30 @@ void ForEachBroadcast(const Shape& out_shape, const std::vector<std::vector<int6
     }
   }
 }
+
+// ---- kernel input/output checks ----
+// "input 1 'shape'" (the ONNX input name from the node), for error messages.
+std::string DescribeInput(const NodeView& node, int i);
+// Fails naming the input unless every present input holds a tensor (not a sequence or optional).
+Status CheckTensorInputs(KernelContext& ctx);
+// Fails unless inputs [0, n) are present; then CheckTensorInputs.
+Status RequireInputs(KernelContext& ctx, int n);
+// Largest element count a kernel output may have (guards products of user-given dims).
+constexpr int64_t kMaxOutputElements = int64_t{1} << 46;
+// Fails when the known dims multiply out beyond kMaxOutputElements (or overflow int64).
+Status CheckElementCount(const NodeView& node, const std::vector<Dim>& dims);
+// ctx.Output after checking that the shape is sane (no negative dims, no overflowing size).
+StatusOr<Tensor> NewOutput(KernelContext& ctx, int i, DType dtype, const Shape& shape);
+// A tensor type of element type t with the given (possibly symbolic) dims.
+TypeInfo RankedType(DType t, std::vector<Dim> dims);
+// A tensor type of element type t, rank `rank`, every dim unknown.
+TypeInfo UnknownDimsType(DType t, int64_t rank);
+
+// ---- threading ----
+// Calls fn(begin, end) over disjoint chunks covering [0, n), on at most `threads` threads (the
+// session's intra-op count). A single call fn(0, n) on the calling thread when threads <= 1 or the
+// work is small (n * work_per_item < 2^16, roughly elements touched). Nothing runs when n <= 0.
+void ParallelFor(int64_t n, int64_t work_per_item, int threads,
+                 const std::function<void(int64_t, int64_t)>& fn);
 
 }  // namespace onyx::kernels

@@ -24,12 +24,11 @@ OpDef& OpRegistry::Add(const std::string& domain, const std::string& op_type, in
   def.until = until;
   def.infer = infer;
   std::string name = impl_name.empty() ? op_type + "_ref" : impl_name;
-  def.impls.push_back(KernelImpl{
-      name, nullptr,
-      [reference_fn](const NodeView&, const std::vector<TypeInfo>&)
-          -> StatusOr<std::unique_ptr<Kernel>> {
-        return std::unique_ptr<Kernel>(new FunctionKernel(reference_fn));
-      }});
+  def.impls.push_back(KernelImpl{name, nullptr,
+                                 [reference_fn](const NodeView&, const std::vector<TypeInfo>&)
+                                     -> StatusOr<std::unique_ptr<Kernel>> {
+                                   return std::unique_ptr<Kernel>(new FunctionKernel(reference_fn));
+                                 }});
   return AddDef(std::move(def));
 }
 
@@ -64,6 +63,15 @@ std::vector<const OpDef*> OpRegistry::All() const {
   for (const auto& [key, list] : ops_)
     for (const auto& def : list) out.push_back(def.get());
   return out;
+}
+
+void AddRanges(OpRegistry& r, const char* op, std::initializer_list<int64_t> sinces, InferFn infer,
+               KernelFn fn) {
+  const int64_t* s = sinces.begin();
+  for (size_t i = 0; i < sinces.size(); ++i) {
+    const int64_t until = i + 1 < sinces.size() ? s[i + 1] - 1 : kLatestOpset;
+    r.Add("", op, s[i], until, infer, fn);
+  }
 }
 
 }  // namespace onyx::kernels

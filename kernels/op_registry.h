@@ -2,6 +2,7 @@
 // ordered kernel implementations (most specialised first, reference last).
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -52,6 +53,12 @@ class OpRegistry {
  private:
   std::map<std::pair<std::string, std::string>, std::vector<std::unique_ptr<OpDef>>> ops_;
 };
+
+// Registers one ai.onnx definition per semantic range of `op`: `sinces` are the opsets where its
+// behaviour changed, each range ending where the next begins (the last at kLatestOpset). Every
+// range gets the same infer function and reference kernel, which branch on the node's opset.
+void AddRanges(OpRegistry& r, const char* op, std::initializer_list<int64_t> sinces, InferFn infer,
+               KernelFn fn);
 
 // Implemented in kernels/ops/register_all.cc: calls every family's Register function in order.
 void RegisterAllOps(OpRegistry& r);

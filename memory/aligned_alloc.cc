@@ -12,6 +12,8 @@ void* AlignedAlloc(size_t bytes) {
   return p;
 }
 
-void AlignedFree(void* p) { std::free(p); }
+void AlignedFree(void* p) {
+  std::free(p);
+}
 
 }  // namespace onyx::memory

@@ -11,6 +11,8 @@ constexpr size_t kAlignment = 64;
 // pointer). Throws std::bad_alloc on failure; the executor turns that into an error.
 void* AlignedAlloc(size_t bytes);
 void AlignedFree(void* p);
-inline size_t AlignUp(size_t n, size_t a = kAlignment) { return (n + a - 1) / a * a; }
+inline size_t AlignUp(size_t n, size_t a = kAlignment) {
+  return (n + a - 1) / a * a;
+}
 
 }  // namespace onyx::memory

@@ -14,7 +14,9 @@ Arena::Arena(size_t bytes) : size_(bytes) {
 #endif
 }
 
-Arena::~Arena() { AlignedFree(base_); }
+Arena::~Arena() {
+  AlignedFree(base_);
+}
 
 void Arena::Poison() {
   if (size_) std::memset(base_, 0xA5, size_);

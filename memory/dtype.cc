@@ -140,7 +140,15 @@ uint8_t EncodeMini(DType t, float x, bool saturate) {
   const MiniTable& tab = TableFor(t);
   MiniFloat f = FormatOf(t);
   const uint8_t sign_bit = static_cast<uint8_t>(1u << (tab.total_bits - 1));
-  if (std::isnan(x)) return t == DType::kFloat4E2M1 ? 0x7 : tab.nan_code;
+  // NaN keeps its sign where the format has signed NaNs (Cast spec: -NaN -> -NaN for E4M3FN and
+  // E5M2); FNUZ formats have the single NaN 0x80. E5M2 gets the quiet NaN S.11111.10, as ml_dtypes
+  // (the ONNX reference) does; float4 has no NaN and gives 0x8, ml_dtypes' code for +NaN.
+  if (std::isnan(x)) {
+    if (t == DType::kFloat4E2M1) return 0x8;
+    if (f.nan_is_0x80) return 0x80;
+    const uint8_t nan = f.has_inf ? 0x7E : 0x7F;
+    return std::signbit(x) ? static_cast<uint8_t>(nan | sign_bit) : nan;
+  }
   const bool neg = std::signbit(x);
   const float a = std::fabs(x);
   auto with_sign = [&](uint8_t code) -> uint8_t {
@@ -148,21 +156,23 @@ uint8_t EncodeMini(DType t, float x, bool saturate) {
     if (f.nan_is_0x80 && code == 0) return 0;  // no negative zero in FNUZ formats
     return static_cast<uint8_t>(code | sign_bit);
   };
+  // What an out-of-range magnitude becomes: the largest finite value when saturating (float4
+  // always saturates), inf where the format has one, else NaN.
   uint8_t overflow;
+  bool overflow_is_nan = false;
   if (saturate || t == DType::kFloat4E2M1) {
     overflow = tab.positives.back().second;
   } else if (f.has_inf) {
     overflow = static_cast<uint8_t>(((1u << f.exp_bits) - 1) << f.man_bits);  // inf
   } else {
-    // No inf: overflow becomes NaN (the sign is kept for E4M3FN, FNUZ has one NaN).
-    if (f.nan_is_0x80) return 0x80;
-    return with_sign(0x7F);
+    overflow = tab.nan_code;
+    overflow_is_nan = true;
   }
-  if (std::isinf(a)) {
-    if (!saturate && f.has_inf) return with_sign(overflow);
-    if (saturate) return with_sign(tab.positives.back().second);
+  auto overflowed = [&]() -> uint8_t {
+    if (overflow_is_nan) return f.nan_is_0x80 ? tab.nan_code : with_sign(tab.nan_code);
     return with_sign(overflow);
-  }
+  };
+  if (std::isinf(a)) return overflowed();
   const auto& p = tab.positives;
   if (a > tab.max_finite) {
     // Values within half an ulp above the max round down to it (IEEE round-to-nearest).
@@ -170,7 +180,7 @@ uint8_t EncodeMini(DType t, float x, bool saturate) {
     const float half_ulp = (tab.max_finite - prev) / 2;
     if (a < tab.max_finite + half_ulp || saturate) return with_sign(p.back().second);
     if (a == tab.max_finite + half_ulp && (p.back().second & 1) == 0) return with_sign(p.back().second);
-    return with_sign(overflow);
+    return overflowed();
   }
   auto it = std::lower_bound(p.begin(), p.end(), std::make_pair(a, uint8_t{0}));
   if (it == p.end()) return with_sign(p.back().second);

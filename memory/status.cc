@@ -1,20 +1,27 @@
 // Status helpers and the internal-invariant failure handler.
+#include "onyx/status.h"
+
 #include <cstdio>
 #include <cstdlib>
-
-#include "onyx/status.h"
 
 namespace onyx {
 
 const char* ErrorCodeName(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kOk: return "ok";
-    case ErrorCode::kInvalidArgument: return "invalid argument";
-    case ErrorCode::kInvalidModel: return "invalid model";
-    case ErrorCode::kUnsupported: return "unsupported";
-    case ErrorCode::kNotFound: return "not found";
-    case ErrorCode::kIo: return "i/o error";
-    case ErrorCode::kRuntime: return "runtime error";
+    case ErrorCode::kOk:
+      return "ok";
+    case ErrorCode::kInvalidArgument:
+      return "invalid argument";
+    case ErrorCode::kInvalidModel:
+      return "invalid model";
+    case ErrorCode::kUnsupported:
+      return "unsupported";
+    case ErrorCode::kNotFound:
+      return "not found";
+    case ErrorCode::kIo:
+      return "i/o error";
+    case ErrorCode::kRuntime:
+      return "runtime error";
   }
   return "unknown";
 }

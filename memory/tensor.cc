@@ -1,11 +1,12 @@
 // Tensor buffers: owned (aligned, zero-filled), borrowed, or shared with a holder.
+#include "onyx/tensor.h"
+
 #include <cstring>
 #include <new>
 #include <sstream>
 
 #include "memory/aligned_alloc.h"
 #include "onyx/status.h"
-#include "onyx/tensor.h"
 
 namespace onyx {
 

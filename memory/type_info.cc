@@ -28,7 +28,8 @@ Shape TypeInfo::static_shape() const {
 std::string TypeInfo::ToString() const {
   std::ostringstream os;
   switch (kind) {
-    case Kind::kUnknown: return "?";
+    case Kind::kUnknown:
+      return "?";
     case Kind::kTensor:
       os << DTypeName(elem);
       if (has_shape) {
@@ -45,9 +46,13 @@ std::string TypeInfo::ToString() const {
         os << "[...]";
       }
       return os.str();
-    case Kind::kSequence: return "seq(" + (inner ? inner->ToString() : "?") + ")";
-    case Kind::kOptional: return "optional(" + (inner ? inner->ToString() : "?") + ")";
-    case Kind::kMap: return std::string("map(") + DTypeName(map_key) + "," + (inner ? inner->ToString() : "?") + ")";
+    case Kind::kSequence:
+      return "seq(" + (inner ? inner->ToString() : "?") + ")";
+    case Kind::kOptional:
+      return "optional(" + (inner ? inner->ToString() : "?") + ")";
+    case Kind::kMap:
+      return std::string("map(") + DTypeName(map_key) + "," + (inner ? inner->ToString() : "?") +
+             ")";
   }
   return "?";
 }

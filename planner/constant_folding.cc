@@ -77,7 +77,8 @@ StatusOr<std::vector<Value>> FoldNode(const ir::Node& node, const kernels::OpDef
 std::optional<Tensor> FoldShapeOp(const ir::Node& node, const TypeInfo& input) {
   if (node.domain != "" || !input.shape_is_static()) return std::nullopt;
   const Shape shape = input.static_shape();
-  if (node.op_type == "Size") return Tensor::Scalar<int64_t>(DType::kInt64, ShapeElementCount(shape));
+  if (node.op_type == "Size")
+    return Tensor::Scalar<int64_t>(DType::kInt64, ShapeElementCount(shape));
   if (node.op_type != "Shape") return std::nullopt;
   kernels::NodeView view(node);
   const int64_t rank = static_cast<int64_t>(shape.size());

@@ -11,7 +11,8 @@
 namespace onyx::planner {
 
 // True when the node may be folded: deterministic, no subgraphs, every present input constant.
-bool CanFold(const ir::Node& node, const kernels::OpDef& op, const std::vector<const Value*>& inputs);
+bool CanFold(const ir::Node& node, const kernels::OpDef& op,
+             const std::vector<const Value*>& inputs);
 
 // Runs the node's first kernel on constant inputs; returns one Value per output (undefined for
 // omitted outputs).

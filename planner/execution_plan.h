@@ -52,13 +52,13 @@ struct ExecutionPlan {
   std::map<std::string, int> slot_of;
   std::map<int, Value> constants;  // kConstant slots
   std::vector<PlanStep> steps;
-  std::vector<int> input_slots;   // in graph-input order
-  std::vector<int> output_slots;  // in graph-output order
+  std::vector<int> input_slots;          // in graph-input order
+  std::vector<int> output_slots;         // in graph-output order
   std::vector<std::string> outer_names;  // names read from enclosing scopes
-  size_t arena_bytes = 0;           // size of the planned arena
-  size_t arena_bytes_no_reuse = 0;  // sum of all arena values' sizes
-  size_t arena_bytes_max_live = 0;  // max over steps of bytes live at once (lower bound)
-  int folded_nodes = 0;             // nodes removed by constant folding
+  size_t arena_bytes = 0;                // size of the planned arena
+  size_t arena_bytes_no_reuse = 0;       // sum of all arena values' sizes
+  size_t arena_bytes_max_live = 0;       // max over steps of bytes live at once (lower bound)
+  int folded_nodes = 0;                  // nodes removed by constant folding
 
   // Human-readable schedule with each value's storage, offset and size (`onyx plan`).
   std::string Print() const;

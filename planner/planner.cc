@@ -59,7 +59,8 @@ std::string UnsupportedMessage(const ir::Node& n) {
 
 void CollectUnsupported(const ir::Graph& g, std::vector<std::string>& out) {
   for (const auto& n : g.nodes) {
-    if (!OpRegistry::Global().Find(n.domain, n.op_type, n.opset)) out.push_back(UnsupportedMessage(n));
+    if (!OpRegistry::Global().Find(n.domain, n.op_type, n.opset))
+      out.push_back(UnsupportedMessage(n));
     for (const auto& a : n.attributes) {
       if (a.g) CollectUnsupported(*a.g, out);
       for (const auto& sg : a.graphs) CollectUnsupported(*sg, out);
@@ -85,8 +86,9 @@ class PlanBuilder {
     return id;
   }
 
-  StatusOr<std::unique_ptr<ExecutionPlan>> Build(const std::map<std::string, TypeInfo>& input_types,
-                                                 const std::map<std::string, TypeInfo>& outer_types) {
+  StatusOr<std::unique_ptr<ExecutionPlan>> Build(
+      const std::map<std::string, TypeInfo>& input_types,
+      const std::map<std::string, TypeInfo>& outer_types) {
     // Graph inputs: fed, defaulted by an initializer (IR < 4), or declared.
     for (const auto& in : g_.inputs) {
       const int id = Slot(in.name);
@@ -228,12 +230,13 @@ class PlanBuilder {
     plan_->constants[id] = std::move(v);
   }
 
-  StatusOr<std::vector<TypeInfo>> InferSubgraph(const ir::Graph& sg, const std::vector<TypeInfo>& inputs) {
+  StatusOr<std::vector<TypeInfo>> InferSubgraph(const ir::Graph& sg,
+                                                const std::vector<TypeInfo>& inputs) {
     std::map<std::string, TypeInfo> in_types, outer;
     for (size_t i = 0; i < sg.inputs.size(); ++i)
       in_types[sg.inputs[i].name] = i < inputs.size() && inputs[i].kind != TypeInfo::Kind::kUnknown
-                                         ? inputs[i]
-                                         : sg.inputs[i].type;
+                                        ? inputs[i]
+                                        : sg.inputs[i].type;
     for (const auto& s : plan_->slots) outer[s.name] = s.type;
     PlanOptions o = opts_;
     o.infer_only = true;
@@ -269,8 +272,7 @@ class PlanBuilder {
         st.impl_name = impl.name;
         break;
       }
-      if (!st.kernel)
-        return view.NotSupported("no kernel accepts this node:", rejections);
+      if (!st.kernel) return view.NotSupported("no kernel accepts this node:", rejections);
     }
     return Status::Ok();
   }
@@ -282,10 +284,9 @@ class PlanBuilder {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<ExecutionPlan>> BuildPlan(const ir::Graph& graph,
-                                                   const std::map<std::string, TypeInfo>& input_types,
-                                                   const std::map<std::string, TypeInfo>& outer_types,
-                                                   const PlanOptions& options) {
+StatusOr<std::unique_ptr<ExecutionPlan>> BuildPlan(
+    const ir::Graph& graph, const std::map<std::string, TypeInfo>& input_types,
+    const std::map<std::string, TypeInfo>& outer_types, const PlanOptions& options) {
   PlanBuilder b(graph, options);
   return b.Build(input_types, outer_types);
 }
@@ -302,11 +303,16 @@ Status CheckOperatorsSupported(const ir::Graph& graph) {
 
 const char* StorageName(Storage s) {
   switch (s) {
-    case Storage::kInput: return "input";
-    case Storage::kConstant: return "constant";
-    case Storage::kArena: return "arena";
-    case Storage::kHeap: return "heap";
-    case Storage::kOuter: return "outer";
+    case Storage::kInput:
+      return "input";
+    case Storage::kConstant:
+      return "constant";
+    case Storage::kArena:
+      return "arena";
+    case Storage::kHeap:
+      return "heap";
+    case Storage::kOuter:
+      return "outer";
   }
   return "?";
 }
@@ -316,9 +322,15 @@ std::string JsonEscape(const std::string& s) {
   std::string o;
   for (char c : s) {
     switch (c) {
-      case '"': o += "\\\""; break;
-      case '\\': o += "\\\\"; break;
-      case '\n': o += "\\n"; break;
+      case '"':
+        o += "\\\"";
+        break;
+      case '\\':
+        o += "\\\\";
+        break;
+      case '\n':
+        o += "\\n";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[8];
@@ -355,20 +367,24 @@ std::string ExecutionPlan::Print() const {
 std::string ExecutionPlan::ToJson() const {
   std::ostringstream os;
   os << "{\n  \"nodes\": " << steps.size() << ",\n  \"folded_nodes\": " << folded_nodes
-     << ",\n  \"arena_bytes\": " << arena_bytes << ",\n  \"no_reuse_bytes\": " << arena_bytes_no_reuse
+     << ",\n  \"arena_bytes\": " << arena_bytes
+     << ",\n  \"no_reuse_bytes\": " << arena_bytes_no_reuse
      << ",\n  \"max_live_bytes\": " << arena_bytes_max_live << ",\n  \"schedule\": [";
   for (size_t i = 0; i < steps.size(); ++i) {
     const PlanStep& st = steps[i];
-    os << (i ? "," : "") << "\n    {\"step\": " << i << ", \"node\": \"" << JsonEscape(st.node->name)
-       << "\", \"op\": \"" << JsonEscape(st.node->op_type) << "\", \"index\": " << st.node->index
-       << ", \"impl\": \"" << JsonEscape(st.impl_name) << "\", \"outputs\": [";
+    os << (i ? "," : "") << "\n    {\"step\": " << i << ", \"node\": \""
+       << JsonEscape(st.node->name) << "\", \"op\": \"" << JsonEscape(st.node->op_type)
+       << "\", \"index\": " << st.node->index << ", \"impl\": \"" << JsonEscape(st.impl_name)
+       << "\", \"outputs\": [";
     bool first = true;
     for (int o : st.outputs) {
       if (o < 0) continue;
       const ValueSlot& s = slots[o];
       os << (first ? "" : ", ") << "{\"name\": \"" << JsonEscape(s.name) << "\", \"type\": \""
-         << JsonEscape(s.type.ToString()) << "\", \"storage\": \"" << StorageName(s.storage) << "\"";
-      if (s.storage == Storage::kArena) os << ", \"offset\": " << s.offset << ", \"bytes\": " << s.bytes;
+         << JsonEscape(s.type.ToString()) << "\", \"storage\": \"" << StorageName(s.storage)
+         << "\"";
+      if (s.storage == Storage::kArena)
+        os << ", \"offset\": " << s.offset << ", \"bytes\": " << s.bytes;
       os << "}";
       first = false;
     }

@@ -23,10 +23,9 @@ struct PlanOptions {
 // declared ones for the creation-time check). Graph inputs not listed use their initializer as
 // a constant (IR < 4 defaults) or their declared type. `outer_types`: names visible from
 // enclosing scopes (for subgraphs).
-StatusOr<std::unique_ptr<ExecutionPlan>> BuildPlan(const ir::Graph& graph,
-                                                   const std::map<std::string, TypeInfo>& input_types,
-                                                   const std::map<std::string, TypeInfo>& outer_types,
-                                                   const PlanOptions& options);
+StatusOr<std::unique_ptr<ExecutionPlan>> BuildPlan(
+    const ir::Graph& graph, const std::map<std::string, TypeInfo>& input_types,
+    const std::map<std::string, TypeInfo>& outer_types, const PlanOptions& options);
 
 // Every node of the graph and its subgraphs whose (domain, op, opset) has no registered OpDef,
 // as one error listing them all; Ok when everything is implemented.

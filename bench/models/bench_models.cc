@@ -29,8 +29,14 @@ void BM_Run(benchmark::State& state, const std::string& model) {
   for (auto _ : state) benchmark::DoNotOptimize(s.Run(feeds));
 }
 
-BENCHMARK_CAPTURE(BM_Run, squeezenet, std::string("squeezenet"))->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Run, resnet50, std::string("resnet50"))->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Run, squeezenet, std::string("squeezenet"))
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Run, resnet50, std::string("resnet50"))
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -93,7 +93,8 @@ StatusOr<NamedValues> GenerateInputs(const Session& s, const std::string& kind,
       shape = it->second;
     } else {
       if (!in.type.has_shape)
-        return InvalidArgument("input '", in.name, "' has no declared shape; pass --shape ", in.name, "=...");
+        return InvalidArgument("input '", in.name, "' has no declared shape; pass --shape ",
+                               in.name, "=...");
       for (const Dim& d : in.type.dims) shape.push_back(d.known() ? d.value : 1);
     }
     const DType t = in.type.elem;
@@ -123,12 +124,14 @@ Status CompareTensors(const Tensor& e, const Tensor& a, double rtol, double atol
   if (e.dtype() != a.dtype())
     return RuntimeError("element type ", DTypeName(a.dtype()), ", expected ", DTypeName(e.dtype()));
   if (e.shape() != a.shape())
-    return RuntimeError("shape ", ShapeToString(a.shape()), ", expected ", ShapeToString(e.shape()));
+    return RuntimeError("shape ", ShapeToString(a.shape()), ", expected ",
+                        ShapeToString(e.shape()));
   const int64_t n = e.numel();
   if (e.dtype() == DType::kString) {
     for (int64_t i = 0; i < n; ++i)
       if (e.strings()[i] != a.strings()[i])
-        return RuntimeError("element ", i, " is '", a.strings()[i], "', expected '", e.strings()[i], "'");
+        return RuntimeError("element ", i, " is '", a.strings()[i], "', expected '", e.strings()[i],
+                            "'");
     return Status::Ok();
   }
   const bool fp = IsFloatingPoint(e.dtype()) || e.dtype() == DType::kComplex64 ||
@@ -174,11 +177,17 @@ Status CompareTensors(const Tensor& e, const Tensor& a, double rtol, double atol
   if (bad == 0) return Status::Ok();
   std::ostringstream os;
   os << bad << " of " << m << " elements differ; first at flat index " << first << ": got ";
-  if (e.dtype() == DType::kInt64) os << a.data<int64_t>()[first] << ", expected " << e.data<int64_t>()[first];
-  else if (e.dtype() == DType::kUInt64) os << a.data<uint64_t>()[first] << ", expected " << e.data<uint64_t>()[first];
-  else if (e.dtype() == DType::kComplex64) os << a.data<float>()[first] << ", expected " << e.data<float>()[first];
-  else if (e.dtype() == DType::kComplex128) os << a.data<double>()[first] << ", expected " << e.data<double>()[first];
-  else os << LoadAsDouble(a.dtype(), a.raw_data(), first) << ", expected " << LoadAsDouble(e.dtype(), e.raw_data(), first);
+  if (e.dtype() == DType::kInt64)
+    os << a.data<int64_t>()[first] << ", expected " << e.data<int64_t>()[first];
+  else if (e.dtype() == DType::kUInt64)
+    os << a.data<uint64_t>()[first] << ", expected " << e.data<uint64_t>()[first];
+  else if (e.dtype() == DType::kComplex64)
+    os << a.data<float>()[first] << ", expected " << e.data<float>()[first];
+  else if (e.dtype() == DType::kComplex128)
+    os << a.data<double>()[first] << ", expected " << e.data<double>()[first];
+  else
+    os << LoadAsDouble(a.dtype(), a.raw_data(), first) << ", expected "
+       << LoadAsDouble(e.dtype(), e.raw_data(), first);
   if (worst > 0) os << " (max abs diff " << worst << ")";
   return RuntimeError(os.str());
 }
@@ -191,10 +200,12 @@ Status CompareValues(const Value& e, const Value& a, double rtol, double atol) {
                                              : "got a value, expected an empty optional");
   }
   if (e.is_sequence() != a.is_sequence())
-    return RuntimeError(a.is_sequence() ? "got a sequence, expected a tensor" : "got a tensor, expected a sequence");
+    return RuntimeError(a.is_sequence() ? "got a sequence, expected a tensor"
+                                        : "got a tensor, expected a sequence");
   if (e.is_sequence()) {
     if (e.sequence().size() != a.sequence().size())
-      return RuntimeError("sequence has ", a.sequence().size(), " items, expected ", e.sequence().size());
+      return RuntimeError("sequence has ", a.sequence().size(), " items, expected ",
+                          e.sequence().size());
     for (size_t i = 0; i < e.sequence().size(); ++i) {
       Status s = CompareTensors(e.sequence()[i], a.sequence()[i], rtol, atol);
       if (!s.ok()) return s.WithContext(StrCat("sequence item ", i, ": "));
@@ -209,15 +220,18 @@ Status CompareTypesAndShapes(const Value& e, const Value& a) {
   if (e.kind() != a.kind()) return RuntimeError("value kind differs from the expected one");
   auto check = [](const Tensor& x, const Tensor& y) -> Status {
     if (x.dtype() != y.dtype())
-      return RuntimeError("element type ", DTypeName(y.dtype()), ", expected ", DTypeName(x.dtype()));
+      return RuntimeError("element type ", DTypeName(y.dtype()), ", expected ",
+                          DTypeName(x.dtype()));
     if (x.shape() != y.shape())
-      return RuntimeError("shape ", ShapeToString(y.shape()), ", expected ", ShapeToString(x.shape()));
+      return RuntimeError("shape ", ShapeToString(y.shape()), ", expected ",
+                          ShapeToString(x.shape()));
     return Status::Ok();
   };
   if (e.is_tensor()) return check(e.tensor(), a.tensor());
   if (e.is_sequence()) {
     if (e.sequence().size() != a.sequence().size()) return RuntimeError("sequence length differs");
-    for (size_t i = 0; i < e.sequence().size(); ++i) ONYX_RETURN_IF_ERROR(check(e.sequence()[i], a.sequence()[i]));
+    for (size_t i = 0; i < e.sequence().size(); ++i)
+      ONYX_RETURN_IF_ERROR(check(e.sequence()[i], a.sequence()[i]));
   }
   return Status::Ok();
 }
@@ -234,12 +248,14 @@ std::string Summarize(const Value& v) {
   const int64_t n = t.numel();
   if (t.dtype() == DType::kString) {
     os << " [";
-    for (int64_t i = 0; i < std::min<int64_t>(n, 6); ++i) os << (i ? ", " : "") << '"' << t.strings()[i] << '"';
+    for (int64_t i = 0; i < std::min<int64_t>(n, 6); ++i)
+      os << (i ? ", " : "") << '"' << t.strings()[i] << '"';
     os << (n > 6 ? ", ...]" : "]");
     return os.str();
   }
   os << " [";
-  for (int64_t i = 0; i < std::min<int64_t>(n, 6); ++i) os << (i ? ", " : "") << LoadAsDouble(t.dtype(), t.raw_data(), i);
+  for (int64_t i = 0; i < std::min<int64_t>(n, 6); ++i)
+    os << (i ? ", " : "") << LoadAsDouble(t.dtype(), t.raw_data(), i);
   os << (n > 6 ? ", ...]" : "]");
   return os.str();
 }

@@ -87,7 +87,8 @@ Outcome RunTest(const std::string& dir) {
     // input count leaves optional trailing inputs unfed.
     for (size_t k = 0; k < in_files.size(); ++k) {
       if (k >= ins.size())
-        return {"error", StrCat(name, ": ", in_files.size(), " input files for ", ins.size(), " inputs")};
+        return {"error",
+                StrCat(name, ": ", in_files.size(), " input files for ", ins.size(), " inputs")};
       auto v = engine::ReadValueFile(in_files[k], ins[k].type);
       if (!v.ok()) return {"error", v.status().message()};
       feeds.push_back({ins[k].name, std::move(v).value()});
@@ -99,7 +100,8 @@ Outcome RunTest(const std::string& dir) {
       return {unsup ? "unsupported" : "error", s.message()};
     }
     if (out_files.size() > outs.size())
-      return {"fail", StrCat(name, ": model produced ", outs.size(), " outputs, expected ", out_files.size())};
+      return {"fail", StrCat(name, ": model produced ", outs.size(), " outputs, expected ",
+                             out_files.size())};
     // Random operators (RandomNormal, Bernoulli, ...) cannot reproduce numpy's generator: their
     // tests are checked for element type and shape only, as the ONNX spec promises no values.
     const bool exact = session->deterministic();
@@ -108,7 +110,8 @@ Outcome RunTest(const std::string& dir) {
       if (!e.ok()) return {"error", e.status().message()};
       Status c = exact ? CompareValues(*e, outs[k].second, kRtol, kAtol)
                        : CompareTypesAndShapes(*e, outs[k].second);
-      if (!c.ok()) return {"fail", StrCat(name, ": output ", k, " '", outs[k].first, "': ", c.message())};
+      if (!c.ok())
+        return {"fail", StrCat(name, ": output ", k, " '", outs[k].first, "': ", c.message())};
     }
   }
   if (sets == 0) return {"error", "no test_data_set_* directory"};
@@ -142,7 +145,9 @@ Outcome RunIsolated(const std::string& dir, int timeout_s) {
   bool timed_out = false;
   char buf[4096];
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
     if (left <= 0) {
       timed_out = true;
       break;
@@ -166,7 +171,9 @@ Outcome RunIsolated(const std::string& dir, int timeout_s) {
   }
   int wstatus = 0;
   waitpid(pid, &wstatus, 0);
-  if (WIFSIGNALED(wstatus)) return {"crash", StrCat("killed by signal ", WTERMSIG(wstatus), " (", strsignal(WTERMSIG(wstatus)), ")")};
+  if (WIFSIGNALED(wstatus))
+    return {"crash", StrCat("killed by signal ", WTERMSIG(wstatus), " (",
+                            strsignal(WTERMSIG(wstatus)), ")")};
   const size_t nl = data.find('\n');
   if (nl == std::string::npos) return {"crash", "the test process exited without a result"};
   return {data.substr(0, nl), data.substr(nl + 1)};
@@ -216,7 +223,8 @@ int ConformanceMain(const Args& args) {
   if (args.has("expected")) {
     std::ifstream f(args.get("expected"));
     if (!f) {
-      std::cerr << "onyx conformance: cannot read --expected file '" << args.get("expected") << "'\n";
+      std::cerr << "onyx conformance: cannot read --expected file '" << args.get("expected")
+                << "'\n";
       return 2;
     }
     std::string line;

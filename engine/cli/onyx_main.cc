@@ -32,12 +32,14 @@ constexpr const char* kUsage =
 constexpr const char* kRunHelp =
     "usage: onyx run MODEL [IN.pb ...] [options]\n"
     "\n"
-    "Positional .pb files bind, in order, to the graph inputs that have no initializer (the layout\n"
+    "Positional .pb files bind, in order, to the graph inputs that have no initializer (the "
+    "layout\n"
     "of the ONNX backend test data). They may hold a TensorProto, SequenceProto or OptionalProto.\n"
     "\n"
     "options:\n"
     "  --input NAME=FILE.pb   bind a named input (repeatable)\n"
-    "  --generate ramp|random generate the inputs not given (ramp: the ONNX test runner's arange/n)\n"
+    "  --generate ramp|random generate the inputs not given (ramp: the ONNX test runner's "
+    "arange/n)\n"
     "  --shape NAME=1x3x224x224  shape for generated inputs (symbolic dims default to 1)\n"
     "  --output-dir DIR       write each output as DIR/<name>.pb\n"
     "  --dump-dir DIR         write every intermediate value as DIR/<name>.pb\n"
@@ -49,13 +51,15 @@ constexpr const char* kRunHelp =
 constexpr const char* kPlanHelp =
     "usage: onyx plan MODEL [--shape NAME=1x3x224x224 ...] [--optimization L] [--json]\n"
     "\n"
-    "Prints the schedule (nodes after all passes), each value's storage, arena offset and size, and\n"
+    "Prints the schedule (nodes after all passes), each value's storage, arena offset and size, "
+    "and\n"
     "arena_bytes / no_reuse_bytes / max_live_bytes. Symbolic input dims default to 1.\n";
 
 constexpr const char* kInfoHelp =
     "usage: onyx info MODEL\n"
     "\n"
-    "Prints the IR version, opset imports, inputs, outputs, operator counts and the operators onyx\n"
+    "Prints the IR version, opset imports, inputs, outputs, operator counts and the operators "
+    "onyx\n"
     "cannot run yet.\n";
 
 constexpr const char* kBenchHelp =
@@ -100,7 +104,8 @@ StatusOr<std::map<std::string, Shape>> ParseShapes(const Args& a) {
   std::map<std::string, Shape> shapes;
   for (const std::string& s : a.all("shape")) {
     const size_t eq = s.find('=');
-    if (eq == std::string::npos) return InvalidArgument("--shape expects NAME=1x3x224x224, got '", s, "'");
+    if (eq == std::string::npos)
+      return InvalidArgument("--shape expects NAME=1x3x224x224, got '", s, "'");
     ONYX_ASSIGN_OR_RETURN(Shape shape, ParseShape(s.substr(eq + 1)));
     shapes[s.substr(0, eq)] = shape;
   }
@@ -143,15 +148,21 @@ void PrintTop(const Value& v, int k) {
   std::iota(idx.begin(), idx.end(), 0);
   auto val = [&](int64_t i) { return LoadAsDouble(t.dtype(), t.raw_data(), i); };
   const size_t kk = std::min<size_t>(static_cast<size_t>(k), idx.size());
-  std::partial_sort(idx.begin(), idx.begin() + kk, idx.end(),
-                    [&](int64_t a, int64_t b) { return val(a) > val(b) || (val(a) == val(b) && a < b); });
-  for (size_t i = 0; i < kk; ++i) std::printf("    #%zu  index %lld  value %.6g\n", i + 1, static_cast<long long>(idx[i]), val(idx[i]));
+  std::partial_sort(idx.begin(), idx.begin() + kk, idx.end(), [&](int64_t a, int64_t b) {
+    return val(a) > val(b) || (val(a) == val(b) && a < b);
+  });
+  for (size_t i = 0; i < kk; ++i)
+    std::printf("    #%zu  index %lld  value %.6g\n", i + 1, static_cast<long long>(idx[i]),
+                val(idx[i]));
 }
 
 int RunMain(int argc, char** argv) {
-  auto a = ParseArgs(argc, argv, 2, {}, {"input", "output-dir", "dump-dir", "optimization", "threads", "generate", "shape", "top", "repeat"});
+  auto a = ParseArgs(argc, argv, 2, {},
+                     {"input", "output-dir", "dump-dir", "optimization", "threads", "generate",
+                      "shape", "top", "repeat"});
   if (!a.ok()) return Fail("run", a.status());
-  if (a->positional.empty()) return Fail("run", InvalidArgument("missing MODEL (see onyx run --help)"));
+  if (a->positional.empty())
+    return Fail("run", InvalidArgument("missing MODEL (see onyx run --help)"));
   auto opts = ParseSessionOptions(*a);
   if (!opts.ok()) return Fail("run", opts.status());
   auto shapes = ParseShapes(*a);
@@ -169,18 +180,22 @@ int RunMain(int argc, char** argv) {
   // Positional .pb files bind to the inputs without initializers, in order.
   std::vector<IoInfo> free_inputs;
   for (const auto& in : session->inputs())
-    if (std::find(required.begin(), required.end(), in.name) != required.end()) free_inputs.push_back(in);
+    if (std::find(required.begin(), required.end(), in.name) != required.end())
+      free_inputs.push_back(in);
   for (size_t k = 1; k < a->positional.size(); ++k) {
     if (k - 1 >= free_inputs.size())
-      return Fail("run", InvalidArgument("got ", a->positional.size() - 1, " input files but the model has ",
-                                         free_inputs.size(), " inputs without initializers"));
+      return Fail("run", InvalidArgument("got ", a->positional.size() - 1,
+                                         " input files but the model has ", free_inputs.size(),
+                                         " inputs without initializers"));
     auto v = engine::ReadValueFile(a->positional[k], free_inputs[k - 1].type);
-    if (!v.ok()) return Fail("run", v.status().WithContext("input '" + free_inputs[k - 1].name + "': "));
+    if (!v.ok())
+      return Fail("run", v.status().WithContext("input '" + free_inputs[k - 1].name + "': "));
     feeds.push_back({free_inputs[k - 1].name, std::move(v).value()});
   }
   for (const std::string& spec : a->all("input")) {
     const size_t eq = spec.find('=');
-    if (eq == std::string::npos) return Fail("run", InvalidArgument("--input expects NAME=FILE.pb, got '", spec, "'"));
+    if (eq == std::string::npos)
+      return Fail("run", InvalidArgument("--input expects NAME=FILE.pb, got '", spec, "'"));
     const std::string name = spec.substr(0, eq);
     TypeInfo hint;
     bool known = false;
@@ -198,7 +213,8 @@ int RunMain(int argc, char** argv) {
     auto gen = GenerateInputs(*session, a->get("generate"), *shapes, 0);
     if (!gen.ok()) return Fail("run", gen.status());
     for (auto& [name, v] : *gen) {
-      bool given = std::any_of(feeds.begin(), feeds.end(), [&](const auto& f) { return f.first == name; });
+      bool given =
+          std::any_of(feeds.begin(), feeds.end(), [&](const auto& f) { return f.first == name; });
       if (!given) feeds.push_back({name, v});
     }
   }
@@ -208,7 +224,8 @@ int RunMain(int argc, char** argv) {
   if (!dump.empty()) {
     if (!EnsureDir(dump)) return Fail("run", IoError("cannot create --dump-dir '", dump, "'"));
     ro.observer = [&](const std::string& name, const Value& v) {
-      Status s = engine::WriteValueFile(dump + "/" + SafeFileName(name) + ".pb", name, v, TypeInfo());
+      Status s =
+          engine::WriteValueFile(dump + "/" + SafeFileName(name) + ".pb", name, v, TypeInfo());
       if (!s.ok() && dump_status.ok()) dump_status = s;
     };
   }
@@ -223,25 +240,29 @@ int RunMain(int argc, char** argv) {
   }
   if (!dump_status.ok()) return Fail("run", dump_status);
   const std::string out_dir = a->get("output-dir");
-  if (!out_dir.empty() && !EnsureDir(out_dir)) return Fail("run", IoError("cannot create --output-dir '", out_dir, "'"));
+  if (!out_dir.empty() && !EnsureDir(out_dir))
+    return Fail("run", IoError("cannot create --output-dir '", out_dir, "'"));
   for (size_t i = 0; i < outs.size(); ++i) {
     const auto& [name, v] = outs[i];
     std::cout << "output '" << name << "': " << Summarize(v) << "\n";
     if (*top > 0) PrintTop(v, *top);
     if (!out_dir.empty()) {
-      Status s = engine::WriteValueFile(out_dir + "/" + SafeFileName(name) + ".pb", name, v, session->outputs()[i].type);
+      Status s = engine::WriteValueFile(out_dir + "/" + SafeFileName(name) + ".pb", name, v,
+                                        session->outputs()[i].type);
       if (!s.ok()) return Fail("run", s);
     }
   }
+  const int threads = session->intra_op_threads();
   std::printf("latency: %.3f ms (median of %d run%s, %d thread%s)\n", Median(times), *repeat,
-              *repeat == 1 ? "" : "s", opts->intra_op_threads, opts->intra_op_threads == 1 ? "" : "s");
+              *repeat == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
   return 0;
 }
 
 int PlanMain(int argc, char** argv) {
   auto a = ParseArgs(argc, argv, 2, {"json"}, {"shape", "optimization", "threads"});
   if (!a.ok()) return Fail("plan", a.status());
-  if (a->positional.size() != 1) return Fail("plan", InvalidArgument("expected exactly one MODEL (see onyx plan --help)"));
+  if (a->positional.size() != 1)
+    return Fail("plan", InvalidArgument("expected exactly one MODEL (see onyx plan --help)"));
   auto opts = ParseSessionOptions(*a);
   if (!opts.ok()) return Fail("plan", opts.status());
   auto shapes = ParseShapes(*a);
@@ -257,20 +278,26 @@ int PlanMain(int argc, char** argv) {
 int InfoMain(int argc, char** argv) {
   auto a = ParseArgs(argc, argv, 2, {}, {});
   if (!a.ok()) return Fail("info", a.status());
-  if (a->positional.size() != 1) return Fail("info", InvalidArgument("expected exactly one MODEL (see onyx info --help)"));
+  if (a->positional.size() != 1)
+    return Fail("info", InvalidArgument("expected exactly one MODEL (see onyx info --help)"));
   const std::string path = a->positional[0];
   auto missing = UnsupportedNodes(path);
   if (!missing.ok()) return Fail("info", missing.status());
   auto session = Session::Create(path);
   if (session.ok()) {
-    std::cout << "model: " << session->model_name() << "\nir_version: " << session->ir_version() << "\nopsets:";
-    for (const auto& [d, v] : session->opsets()) std::cout << " " << (d.empty() ? "ai.onnx" : d) << "=" << v;
+    std::cout << "model: " << session->model_name() << "\nir_version: " << session->ir_version()
+              << "\nopsets:";
+    for (const auto& [d, v] : session->opsets())
+      std::cout << " " << (d.empty() ? "ai.onnx" : d) << "=" << v;
     std::cout << "\ninputs:\n";
-    for (const auto& in : session->inputs()) std::cout << "  " << in.name << ": " << in.type.ToString() << "\n";
+    for (const auto& in : session->inputs())
+      std::cout << "  " << in.name << ": " << in.type.ToString() << "\n";
     std::cout << "outputs:\n";
-    for (const auto& out : session->outputs()) std::cout << "  " << out.name << ": " << out.type.ToString() << "\n";
+    for (const auto& out : session->outputs())
+      std::cout << "  " << out.name << ": " << out.type.ToString() << "\n";
     std::cout << "operators:\n";
-    for (const auto& [op, n] : session->operator_counts()) std::cout << "  " << op << ": " << n << "\n";
+    for (const auto& [op, n] : session->operator_counts())
+      std::cout << "  " << op << ": " << n << "\n";
     std::cout << "unsupported: none\n";
     return 0;
   }
@@ -282,9 +309,11 @@ int InfoMain(int argc, char** argv) {
 }
 
 int BenchMain(int argc, char** argv) {
-  auto a = ParseArgs(argc, argv, 2, {"json"}, {"threads", "warmup", "runs", "optimization", "shape"});
+  auto a =
+      ParseArgs(argc, argv, 2, {"json"}, {"threads", "warmup", "runs", "optimization", "shape"});
   if (!a.ok()) return Fail("bench", a.status());
-  if (a->positional.size() != 1) return Fail("bench", InvalidArgument("expected exactly one MODEL (see onyx bench --help)"));
+  if (a->positional.size() != 1)
+    return Fail("bench", InvalidArgument("expected exactly one MODEL (see onyx bench --help)"));
   auto opts = ParseSessionOptions(*a);
   if (!opts.ok()) return Fail("bench", opts.status());
   auto shapes = ParseShapes(*a);
@@ -316,9 +345,10 @@ int BenchMain(int argc, char** argv) {
   const double med = Median(times), p90 = Percentile(times, 0.9);
   const double mn = *std::min_element(times.begin(), times.end());
   if (a->has("json")) {
-    std::printf("{\"model\": \"%s\", \"threads\": %d, \"runs\": %d, \"median_ms\": %.4f, \"p90_ms\": %.4f, "
-                "\"min_ms\": %.4f, \"session_create_ms\": %.3f}\n",
-                session->model_name().c_str(), opts->intra_op_threads, *runs, med, p90, mn, create_ms);
+    std::printf(
+        "{\"model\": \"%s\", \"threads\": %d, \"runs\": %d, \"median_ms\": %.4f, \"p90_ms\": %.4f, "
+        "\"min_ms\": %.4f, \"session_create_ms\": %.3f}\n",
+        session->model_name().c_str(), session->intra_op_threads(), *runs, med, p90, mn, create_ms);
   } else {
     std::printf("%s: session create %.1f ms; %d runs: median %.3f ms, p90 %.3f ms, min %.3f ms\n",
                 session->model_name().c_str(), create_ms, *runs, med, p90, mn);
@@ -335,16 +365,19 @@ int OpsMain(int argc, char** argv) {
   bool first = true;
   for (const kernels::OpDef* d : defs) {
     const std::string domain = d->domain.empty() ? "ai.onnx" : d->domain;
-    const std::string until = d->until >= kernels::kLatestOpset ? "latest" : std::to_string(d->until);
+    const std::string until =
+        d->until >= kernels::kLatestOpset ? "latest" : std::to_string(d->until);
     std::string impls;
     for (const auto& k : d->impls) impls += (impls.empty() ? "" : ",") + k.name;
     if (json) {
-      std::cout << (first ? "" : ",") << "\n  {\"domain\": \"" << domain << "\", \"op\": \"" << d->op_type
-                << "\", \"since\": " << d->since << ", \"until\": "
-                << (d->until >= kernels::kLatestOpset ? -1 : d->until) << ", \"shape_inference\": "
-                << (d->infer ? "true" : "false") << ", \"impls\": \"" << impls << "\"}";
+      std::cout << (first ? "" : ",") << "\n  {\"domain\": \"" << domain << "\", \"op\": \""
+                << d->op_type << "\", \"since\": " << d->since
+                << ", \"until\": " << (d->until >= kernels::kLatestOpset ? -1 : d->until)
+                << ", \"shape_inference\": " << (d->infer ? "true" : "false") << ", \"impls\": \""
+                << impls << "\"}";
     } else {
-      std::cout << domain << " " << d->op_type << " " << d->since << ".." << until << " [" << impls << "]\n";
+      std::cout << domain << " " << d->op_type << " " << d->since << ".." << until << " [" << impls
+                << "]\n";
     }
     first = false;
   }
@@ -372,7 +405,8 @@ int main(int argc, char** argv) {
     if (cmd == "ops") return help ? (std::cout << kOpsHelp, 0) : OpsMain(argc, argv);
     if (cmd == "conformance") {
       if (help) return std::cout << kConformanceHelp, 0;
-      auto a = ParseArgs(argc, argv, 2, {"quiet"}, {"data", "filter", "json", "expected", "timeout"});
+      auto a =
+          ParseArgs(argc, argv, 2, {"quiet"}, {"data", "filter", "json", "expected", "timeout"});
       if (!a.ok()) return Fail("conformance", a.status());
       return ConformanceMain(*a);
     }

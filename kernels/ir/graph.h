@@ -57,8 +57,8 @@ struct Attribute {
 struct Node {
   std::string name;
   std::string op_type;
-  std::string domain;  // "" is ai.onnx
-  int64_t opset = 0;   // the model's opset import for `domain`
+  std::string domain;                // "" is ai.onnx
+  int64_t opset = 0;                 // the model's opset import for `domain`
   std::vector<std::string> inputs;   // "" marks an omitted optional input
   std::vector<std::string> outputs;  // "" marks an omitted optional output
   std::vector<Attribute> attributes;
@@ -80,7 +80,7 @@ struct ValueInfo {
 struct Graph {
   std::string name;
   std::vector<Node> nodes;
-  std::vector<ValueInfo> inputs;   // graph inputs, initializer-backed ones included (IR < 4)
+  std::vector<ValueInfo> inputs;  // graph inputs, initializer-backed ones included (IR < 4)
   std::vector<ValueInfo> outputs;
   std::map<std::string, TypeInfo> value_info;  // declared types of intermediates
   std::map<std::string, Tensor> initializers;  // dense (sparse initializers densified)
@@ -96,7 +96,7 @@ struct Model {
   std::string producer_version;
   std::map<std::string, int64_t> opsets;
   std::shared_ptr<Graph> graph;
-  std::string path;  // file it came from; "" when loaded from bytes
+  std::string path;          // file it came from; "" when loaded from bytes
   std::string display_name;  // basename of path, or "<bytes>", used in error messages
 };
 

@@ -64,15 +64,6 @@ Status InferPRelu(InferContext& ctx) {
   return InferSameAsInput0(ctx);
 }
 
-void AddRanges(OpRegistry& r, const char* op, std::initializer_list<int64_t> sinces, InferFn infer,
-               KernelFn fn) {
-  const int64_t* s = sinces.begin();
-  for (size_t i = 0; i < sinces.size(); ++i) {
-    const int64_t until = i + 1 < sinces.size() ? s[i + 1] - 1 : kLatestOpset;
-    r.Add("", op, s[i], until, infer, fn);
-  }
-}
-
 }  // namespace
 
 void RegisterActivation(OpRegistry& r) {

@@ -126,7 +126,10 @@ Status InferVariadic(InferContext& ctx) {
 Status InferWhere(InferContext& ctx) {
   for (int i = 0; i < 3; ++i)
     if (!ctx.has_input(i)) return ctx.node().Invalid("input ", i, " is missing");
-  ONYX_RETURN_IF_ERROR(CheckType(ctx, 0, kBool));
+  const TypeInfo& cond = ctx.input_type(0);
+  if (cond.is_tensor() && cond.elem != DType::kUndefined && cond.elem != DType::kBool)
+    return ctx.node().Invalid("input 0 '", InputName(ctx, 0), "' has type ", DTypeName(cond.elem),
+                              "; expected bool");
   ONYX_RETURN_IF_ERROR(CheckType(ctx, 1, kCastable));
   ONYX_RETURN_IF_ERROR(CheckSameType(ctx, 1, 2));
   return InferBroadcast(ctx, {0, 1, 2}, ctx.input_type(1).elem);
@@ -163,8 +166,11 @@ StatusOr<DType> CastTarget(const NodeView& node) {
   }
   if (to == DType::kUndefined || !(kCastable & Bit(to)))
     return node.NotSupported("attribute 'to' names type ",
-                             a->type == ir::AttrType::kString ? a->s : std::to_string(a->i),
-                             ", which Cast does not support");
+                             a->type == ir::AttrType::kString ? a->s
+                             : IsKnownDType(static_cast<int32_t>(a->i))
+                                 ? std::string(DTypeName(static_cast<DType>(a->i)))
+                                 : std::to_string(a->i),
+                             ", which ", node.op_type(), " does not support");
   return to;
 }
 
@@ -197,17 +203,6 @@ Status InferBitShift(InferContext& ctx) {
 
 Status InferIsInf(InferContext& ctx) {
   return InferPredicate<kFloats>(ctx);
-}
-
-// Registers one definition per semantic range: `sinces` are the opsets where the behaviour
-// changed (the kernel branches on the node's opset inside a range-specific reading of attrs).
-void AddRanges(OpRegistry& r, const char* op, std::initializer_list<int64_t> sinces, InferFn infer,
-               KernelFn fn) {
-  const int64_t* s = sinces.begin();
-  for (size_t i = 0; i < sinces.size(); ++i) {
-    const int64_t until = i + 1 < sinces.size() ? s[i + 1] - 1 : kLatestOpset;
-    r.Add("", op, s[i], until, infer, fn);
-  }
 }
 
 }  // namespace

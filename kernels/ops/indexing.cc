@@ -19,64 +19,6 @@ namespace ref = reference;
 
 // ---- shared helpers ----
 
-std::string InputName(const NodeView& node, int i) {
-  const auto& ins = node.node().inputs;
-  return StrCat("input ", i, " '", i < static_cast<int>(ins.size()) ? ins[i] : "", "'");
-}
-
-Status CheckTensorInputs(KernelContext& ctx) {
-  for (int i = 0; i < ctx.num_inputs(); ++i) {
-    if (ctx.has_input(i) && !ctx.input_value(i).is_tensor())
-      return ctx.node().Fail(InputName(ctx.node(), i), " must be a tensor");
-  }
-  return Status::Ok();
-}
-
-Status RequireInputs(KernelContext& ctx, int n) {
-  for (int i = 0; i < n; ++i)
-    if (!ctx.has_input(i)) return ctx.node().Invalid("missing required input ", i);
-  return CheckTensorInputs(ctx);
-}
-
-// Largest element count a kernel output may have (guards products of user-given dims).
-constexpr int64_t kMaxOutputElements = int64_t{1} << 46;
-
-// Fails when the known dims multiply out beyond kMaxOutputElements (or overflow int64).
-Status CheckElementCount(const NodeView& node, const std::vector<Dim>& dims) {
-  int64_t n = 1;
-  bool too_big = false;
-  for (const Dim& d : dims) {
-    if (!d.known()) continue;
-    if (d.value == 0) return Status::Ok();
-    if (n > kMaxOutputElements / d.value) too_big = true;
-    n = too_big ? n : n * d.value;
-  }
-  if (too_big) return node.Invalid("output shape has more than 2^46 elements");
-  return Status::Ok();
-}
-
-// ctx.Output after checking that the shape is sane (no negative dims, no overflowing size).
-StatusOr<Tensor> NewOutput(KernelContext& ctx, int i, DType dtype, const Shape& shape) {
-  for (int64_t d : shape)
-    if (d < 0)
-      return ctx.node().Fail("output ", i, " would have a negative dim ", ShapeToString(shape));
-  std::vector<Dim> dims;
-  for (int64_t d : shape) dims.push_back(Dim::Known(d));
-  ONYX_RETURN_IF_ERROR(CheckElementCount(ctx.node(), dims));
-  return ctx.Output(i, dtype, shape);
-}
-
-TypeInfo RankedType(DType t, std::vector<Dim> dims) {
-  TypeInfo ti = TypeInfo::Tensor(t);
-  ti.has_shape = true;
-  ti.dims = std::move(dims);
-  return ti;
-}
-
-TypeInfo UnknownDimsType(DType t, int64_t rank) {
-  return RankedType(t, std::vector<Dim>(static_cast<size_t>(rank)));
-}
-
 Status ExpectIndexInput(InferContext& ctx, int i) {
   return ExpectInputType(ctx, i, {DType::kInt32, DType::kInt64});
 }
@@ -86,7 +28,7 @@ Status ExpectSameType(InferContext& ctx, int i) {
   const TypeInfo& a = ctx.input_type(0);
   const TypeInfo& b = ctx.input_type(i);
   if (a.is_tensor() && b.is_tensor() && a.elem != b.elem)
-    return ctx.node().Invalid(InputName(ctx.node(), i), " has type ", DTypeName(b.elem),
+    return ctx.node().Invalid(DescribeInput(ctx.node(), i), " has type ", DTypeName(b.elem),
                               ", expected ", DTypeName(a.elem), " like input 0");
   return Status::Ok();
 }
@@ -95,7 +37,7 @@ Status ExpectSameType(InferContext& ctx, int i) {
 StatusOr<std::vector<int64_t>> ReadIndices(KernelContext& ctx, int i) {
   const Tensor& t = ctx.input(i);
   if (t.dtype() != DType::kInt64 && t.dtype() != DType::kInt32)
-    return ctx.node().NotSupported(InputName(ctx.node(), i), " has type ", DTypeName(t.dtype()),
+    return ctx.node().NotSupported(DescribeInput(ctx.node(), i), " has type ", DTypeName(t.dtype()),
                                    "; expected int32 or int64");
   return TensorToInts(t);
 }
@@ -103,7 +45,7 @@ StatusOr<std::vector<int64_t>> ReadIndices(KernelContext& ctx, int i) {
 // Index v at flat position pos must lie in [-dim, dim); negative values count from the back.
 Status NormalizeIndex(const NodeView& node, int input, int64_t pos, int64_t dim, int64_t* v) {
   if (*v < -dim || *v >= dim)
-    return node.Fail(InputName(node, input), " has value ", *v, " at position ", pos,
+    return node.Fail(DescribeInput(node, input), " has value ", *v, " at position ", pos,
                      ", out of range [", -dim, ", ", dim - 1, "] for a dim of size ", dim);
   if (*v < 0) *v += dim;
   return Status::Ok();
@@ -513,7 +455,7 @@ Status InferOneHot(InferContext& ctx) {
     const TypeInfo& t = ctx.input_type(i);
     if (t.is_tensor() && (t.elem == DType::kString || t.elem == DType::kBool ||
                           t.elem == DType::kComplex64 || t.elem == DType::kComplex128))
-      return node.NotSupported(InputName(node, i), " has type ", DTypeName(t.elem));
+      return node.NotSupported(DescribeInput(node, i), " has type ", DTypeName(t.elem));
   }
   if (!idx.has_shape) {
     ctx.SetOutputType(0, TypeInfo::Tensor(values.elem));

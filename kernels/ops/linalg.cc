@@ -13,11 +13,6 @@ namespace {
 
 namespace ref = reference;
 
-std::string InputName(const NodeView& node, int i) {
-  const auto& ins = node.node().inputs;
-  return StrCat("input ", i, " '", i < static_cast<int>(ins.size()) ? ins[i] : "", "'");
-}
-
 std::vector<DType> DetTypes(const NodeView& node) {
   std::vector<DType> types = {DType::kFloat, DType::kDouble, DType::kFloat16};
   if (node.opset() >= 22) types.push_back(DType::kBFloat16);
@@ -33,12 +28,12 @@ Status InferDet(InferContext& ctx) {
   if (x.has_shape) {
     const int64_t rank = x.rank();
     if (rank < 2)
-      return node.Invalid(InputName(node, 0), " has type ", x.ToString(),
+      return node.Invalid(DescribeInput(node, 0), " has type ", x.ToString(),
                           "; expected rank >= 2 ([*, M, M])");
     const Dim& rows = x.dims[rank - 2];
     const Dim& cols = x.dims[rank - 1];
     if (rows.known() && cols.known() && rows.value != cols.value)
-      return node.Invalid(InputName(node, 0), " has type ", x.ToString(),
+      return node.Invalid(DescribeInput(node, 0), " has type ", x.ToString(),
                           "; expected square matrices in the last two dims");
     y.has_shape = true;
     y.dims.assign(x.dims.begin(), x.dims.end() - 2);
@@ -54,7 +49,7 @@ Status DetKernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const int64_t rank = x.rank();
   if (rank < 2 || x.dim(rank - 1) != x.dim(rank - 2))
-    return node.Fail(InputName(node, 0), " has shape ", ShapeToString(x.shape()),
+    return node.Fail(DescribeInput(node, 0), " has shape ", ShapeToString(x.shape()),
                      "; expected [*, M, M]");
   const int64_t m = x.dim(rank - 1);
   const Shape y_shape(x.shape().begin(), x.shape().end() - 2);
@@ -65,7 +60,7 @@ Status DetKernel(KernelContext& ctx) {
     ref::Determinant(x.data<T>(), y.data<T>(), batch, m);
   });
   if (!visited)
-    return node.NotSupported(InputName(node, 0), " has type ", DTypeName(x.dtype()),
+    return node.NotSupported(DescribeInput(node, 0), " has type ", DTypeName(x.dtype()),
                              ", which this operator does not support");
   return Status::Ok();
 }

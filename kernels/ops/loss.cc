@@ -19,11 +19,6 @@ const std::vector<DType> kFloatTypes = {DType::kFloat, DType::kDouble, DType::kF
 const std::vector<DType> kFloatTypesWithBf16 = {DType::kFloat, DType::kDouble, DType::kFloat16,
                                                 DType::kBFloat16};
 
-std::string InputName(const NodeView& node, int i) {
-  const auto& ins = node.node().inputs;
-  return StrCat("input ", i, " '", i < static_cast<int>(ins.size()) ? ins[i] : "", "'");
-}
-
 bool IsSoftmaxCrossEntropy(const NodeView& node) {
   return node.op_type() == "SoftmaxCrossEntropyLoss";
 }
@@ -68,21 +63,21 @@ std::string DimsToString(const std::vector<Dim>& dims) {
 Status CheckLossShapes(const NodeView& node, const std::vector<Dim>* input,
                        const std::vector<Dim>* target, const std::vector<Dim>* weight) {
   if (input && input->size() < 2)
-    return node.Invalid(InputName(node, 0), " has shape ", DimsToString(*input),
+    return node.Invalid(DescribeInput(node, 0), " has shape ", DimsToString(*input),
                         "; expected rank >= 2 (N, C, d1, ..., dk)");
   if (input && target) {
     bool ok = target->size() + 1 == input->size();
     for (size_t i = 0; ok && i < target->size(); ++i)
       ok = !DimsConflict((*target)[i], (*input)[i == 0 ? 0 : i + 1]);
     if (!ok)
-      return node.Invalid(InputName(node, 1), " has shape ", DimsToString(*target),
-                          "; expected (N, d1, ..., dk) matching ", InputName(node, 0), " ",
+      return node.Invalid(DescribeInput(node, 1), " has shape ", DimsToString(*target),
+                          "; expected (N, d1, ..., dk) matching ", DescribeInput(node, 0), " ",
                           DimsToString(*input));
   }
   if (weight) {
     if (weight->size() != 1 || (input && DimsConflict((*weight)[0], (*input)[1])))
-      return node.Invalid(InputName(node, 2), " has shape ", DimsToString(*weight),
-                          "; expected (C) with C = dim 1 of ", InputName(node, 0),
+      return node.Invalid(DescribeInput(node, 2), " has shape ", DimsToString(*weight),
+                          "; expected (C) with C = dim 1 of ", DescribeInput(node, 0),
                           input ? " " + DimsToString(*input) : "");
   }
   return Status::Ok();
@@ -108,7 +103,7 @@ Status InferLoss(InferContext& ctx) {
   const TypeInfo& w = has_w ? ctx.input_type(2) : x;
   if (has_w && x.is_tensor() && w.is_tensor() && x.elem != DType::kUndefined &&
       w.elem != DType::kUndefined && x.elem != w.elem)
-    return node.Invalid(InputName(node, 2), " has type ", DTypeName(w.elem), ", expected ",
+    return node.Invalid(DescribeInput(node, 2), " has type ", DTypeName(w.elem), ", expected ",
                         DTypeName(x.elem), " like input 0");
   ONYX_RETURN_IF_ERROR(CheckLossShapes(node, x.has_shape ? &x.dims : nullptr,
                                        t.has_shape ? &t.dims : nullptr,
@@ -145,13 +140,13 @@ Status InferLoss(InferContext& ctx) {
 StatusOr<std::vector<int64_t>> ReadTargets(const NodeView& node, const Tensor& target, int64_t c,
                                            ref::IgnoreIndex ignore) {
   if (target.dtype() != DType::kInt32 && target.dtype() != DType::kInt64)
-    return node.NotSupported(InputName(node, 1), " has type ", DTypeName(target.dtype()),
+    return node.NotSupported(DescribeInput(node, 1), " has type ", DTypeName(target.dtype()),
                              "; expected int32 or int64");
   std::vector<int64_t> values = TensorToInts(target);
   for (size_t i = 0; i < values.size(); ++i) {
     const int64_t v = values[i];
     if ((v < 0 || v >= c) && !ignore.Matches(v))
-      return node.Fail(InputName(node, 1), " has class index ", v, " at position ", i,
+      return node.Fail(DescribeInput(node, 1), " has class index ", v, " at position ", i,
                        ", out of range [0, ", c - 1, "]",
                        ignore.present ? StrCat(" and not ignore_index ", ignore.value) : "");
   }
@@ -164,7 +159,7 @@ Status LossKernel(KernelContext& ctx) {
   for (int i = 0; i < 3; ++i) {
     if (i < 2 && !ctx.has_input(i)) return node.Invalid("missing required input ", i);
     if (ctx.has_input(i) && !ctx.input_value(i).is_tensor())
-      return node.Fail(InputName(node, i), " must be a tensor");
+      return node.Fail(DescribeInput(node, i), " must be a tensor");
   }
   ONYX_ASSIGN_OR_RETURN(const ref::LossReduction reduction, ParseReduction(node));
   const ref::IgnoreIndex ignore = ParseIgnoreIndex(node);
@@ -176,8 +171,8 @@ Status LossKernel(KernelContext& ctx) {
   const std::vector<Dim> w_dims = weight ? KnownDims(weight->shape()) : std::vector<Dim>();
   ONYX_RETURN_IF_ERROR(CheckLossShapes(node, &x_dims, &t_dims, weight ? &w_dims : nullptr));
   if (weight && weight->dtype() != x.dtype())
-    return node.Invalid(InputName(node, 2), " has type ", DTypeName(weight->dtype()), ", expected ",
-                        DTypeName(x.dtype()), " like input 0");
+    return node.Invalid(DescribeInput(node, 2), " has type ", DTypeName(weight->dtype()),
+                        ", expected ", DTypeName(x.dtype()), " like input 0");
   const int64_t n = x.dim(0);
   const int64_t c = x.dim(1);
   // d = d1 * ... * dk, taken from the target so that it is right even when C = 0 (then every
@@ -205,7 +200,7 @@ Status LossKernel(KernelContext& ctx) {
     }
   });
   if (!visited)
-    return node.NotSupported(InputName(node, 0), " has type ", DTypeName(x.dtype()),
+    return node.NotSupported(DescribeInput(node, 0), " has type ", DTypeName(x.dtype()),
                              ", which this operator does not support");
   return Status::Ok();
 }

@@ -21,22 +21,9 @@ namespace ref = reference;
 const std::vector<DType> kFloatTypes = {DType::kFloat, DType::kDouble, DType::kFloat16,
                                         DType::kBFloat16};
 
-// "input 1 'scale'".
-std::string InputDesc(const NodeView& node, int i) {
-  const auto& ins = node.node().inputs;
-  return StrCat("input ", i, " '", i < static_cast<int>(ins.size()) ? ins[i] : "", "'");
-}
-
 Status RequireInputs(InferContext& ctx, int count) {
   for (int i = 0; i < count; ++i)
     if (!ctx.has_input(i)) return ctx.node().Invalid("required input ", i, " is missing");
-  return Status::Ok();
-}
-
-Status RequireInputs(KernelContext& ctx, int count) {
-  for (int i = 0; i < count; ++i)
-    if (!ctx.has_input(i) || !ctx.input_value(i).is_tensor())
-      return ctx.node().Invalid("required input ", i, " is missing or not a tensor");
   return Status::Ok();
 }
 
@@ -49,20 +36,20 @@ Status ExpectFloatInputs(InferContext& ctx, std::initializer_list<int> inputs) {
 template <typename F>
 Status ForFloat(const NodeView& node, const Tensor& t, int input, F&& f) {
   if (VisitFloat(t.dtype(), std::forward<F>(f))) return Status::Ok();
-  return node.NotSupported(InputDesc(node, input), " has type ", DTypeName(t.dtype()),
+  return node.NotSupported(DescribeInput(node, input), " has type ", DTypeName(t.dtype()),
                            ", which this operator does not support");
 }
 
 Status ExpectRankAtLeast(const NodeView& node, const Tensor& t, int input, int64_t rank) {
   if (t.rank() >= rank) return Status::Ok();
-  return node.Invalid(InputDesc(node, input), " has shape ", ShapeToString(t.shape()),
+  return node.Invalid(DescribeInput(node, input), " has shape ", ShapeToString(t.shape()),
                       "; expected rank >= ", rank);
 }
 
 Status ExpectNumel(const NodeView& node, const Tensor& t, int input, int64_t expected,
                    const char* what) {
   if (t.numel() == expected) return Status::Ok();
-  return node.Invalid(InputDesc(node, input), " has shape ", ShapeToString(t.shape()),
+  return node.Invalid(DescribeInput(node, input), " has shape ", ShapeToString(t.shape()),
                       "; expected ", expected, " elements (", what, ")");
 }
 
@@ -79,15 +66,15 @@ Status ExpectStaticNumel(InferContext& ctx, int input, const Dim& expected, cons
   if (!t.has_shape || !t.shape_is_static()) return Status::Ok();
   const int64_t n = ShapeElementCount(t.static_shape());
   if (n == expected.value) return Status::Ok();
-  return ctx.node().Invalid(InputDesc(ctx.node(), input), " has type ", t.ToString(), "; expected ",
-                            expected.value, " elements (", what, ")");
+  return ctx.node().Invalid(DescribeInput(ctx.node(), input), " has type ", t.ToString(),
+                            "; expected ", expected.value, " elements (", what, ")");
 }
 
 // Plan-time check that X (input 0) has rank >= `rank` when its rank is known.
 Status ExpectStaticRankAtLeast(InferContext& ctx, int64_t rank) {
   const TypeInfo& x = ctx.input_type(0);
   if (!x.has_shape || x.rank() >= rank) return Status::Ok();
-  return ctx.node().Invalid(InputDesc(ctx.node(), 0), " has type ", x.ToString(),
+  return ctx.node().Invalid(DescribeInput(ctx.node(), 0), " has type ", x.ToString(),
                             "; expected rank >= ", rank);
 }
 
@@ -116,7 +103,7 @@ StatusOr<std::vector<double>> ExpandParam(const NodeView& node, const Tensor& t,
     ok = t.dim(d) == td || t.dim(d) == 1;
   }
   if (!ok)
-    return node.Invalid(InputDesc(node, input), " has shape ", ShapeToString(t.shape()),
+    return node.Invalid(DescribeInput(node, input), " has shape ", ShapeToString(t.shape()),
                         ", which does not broadcast to the normalized shape ",
                         ShapeToString(target));
   std::vector<double> vals = TensorToDoubles(t);
@@ -423,7 +410,7 @@ Status RmsNormKernel(KernelContext& ctx) {
   const double epsilon = node.attr_float("epsilon", 1e-5f);
   const DType out_type = ctx.input(1).dtype();
   if (std::find(kFloatTypes.begin(), kFloatTypes.end(), out_type) == kFloatTypes.end())
-    return node.NotSupported(InputDesc(node, 1), " has type ", DTypeName(out_type),
+    return node.NotSupported(DescribeInput(node, 1), " has type ", DTypeName(out_type),
                              ", which this operator does not support");
   Tensor y = ctx.Output(0, out_type, x.shape());
   // Same types: straight into Y. Mixed types: compute in X's type, then convert to V.
@@ -569,14 +556,14 @@ Status DropoutKernel(KernelContext& ctx) {
     if (ctx.has_input(1)) {
       const Tensor& r = ctx.input(1);
       if (r.numel() != 1)
-        return node.Invalid(InputDesc(node, 1), " must hold one value, got shape ",
+        return node.Invalid(DescribeInput(node, 1), " must hold one value, got shape ",
                             ShapeToString(r.shape()));
       ratio = ElementAsDouble(r, 0);
     }
     if (ctx.has_input(2)) {
       const Tensor& t = ctx.input(2);
       if (t.numel() != 1 || t.dtype() != DType::kBool)
-        return node.Invalid(InputDesc(node, 2), " must be one bool, got ", DTypeName(t.dtype()),
+        return node.Invalid(DescribeInput(node, 2), " must be one bool, got ", DTypeName(t.dtype()),
                             ShapeToString(t.shape()));
       training = *t.data<bool>();
     }
@@ -596,7 +583,7 @@ Status DropoutKernel(KernelContext& ctx) {
     return Status::Ok();
   }
   if (!(ratio >= 0 && ratio < 1))
-    return node.Invalid(InputDesc(node, 1), " ratio must be in [0, 1), got ", ratio);
+    return node.Invalid(DescribeInput(node, 1), " ratio must be in [0, 1), got ", ratio);
   std::mt19937 gen(node.has_attr("seed") ? static_cast<uint32_t>(node.attr_int("seed", 0))
                                          : std::random_device{}());
   const double scale = 1.0 / (1.0 - ratio);

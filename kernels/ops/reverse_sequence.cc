@@ -13,11 +13,6 @@ namespace {
 
 namespace ref = reference;
 
-std::string InputName(const NodeView& node, int i) {
-  const auto& ins = node.node().inputs;
-  return StrCat("input ", i, " '", i < static_cast<int>(ins.size()) ? ins[i] : "", "'");
-}
-
 // Every ONNX type: the loop copies elements by size, so the whole T list of the spec is covered.
 const std::vector<DType> kAllTypes = {
     DType::kUInt8,  DType::kUInt16, DType::kUInt32, DType::kUInt64,    DType::kInt8,
@@ -48,16 +43,16 @@ Status InferReverseSequence(InferContext& ctx) {
   const TypeInfo& x = ctx.input_type(0);
   const TypeInfo& lens = ctx.input_type(1);
   if (x.has_shape && x.rank() < 2)
-    return node.Invalid(InputName(node, 0), " has type ", x.ToString(), "; expected rank >= 2");
+    return node.Invalid(DescribeInput(node, 0), " has type ", x.ToString(), "; expected rank >= 2");
   if (lens.has_shape) {
     const bool bad_rank = lens.rank() != 1;
     const bool bad_dim = !bad_rank && x.has_shape && lens.dims[0].known() &&
                          x.dims[axes.batch].known() &&
                          lens.dims[0].value != x.dims[axes.batch].value;
     if (bad_rank || bad_dim)
-      return node.Invalid(InputName(node, 1), " has type ", lens.ToString(),
+      return node.Invalid(DescribeInput(node, 1), " has type ", lens.ToString(),
                           "; expected shape [batch] with batch = dim ", axes.batch, " of ",
-                          InputName(node, 0), " ", x.ToString());
+                          DescribeInput(node, 0), " ", x.ToString());
   }
   ctx.SetOutputType(0, x);
   return Status::Ok();
@@ -72,21 +67,21 @@ Status ReverseSequenceKernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& lens_t = ctx.input(1);
   if (x.rank() < 2)
-    return node.Fail(InputName(node, 0), " has shape ", ShapeToString(x.shape()),
+    return node.Fail(DescribeInput(node, 0), " has shape ", ShapeToString(x.shape()),
                      "; expected rank >= 2");
   if (lens_t.dtype() != DType::kInt64 && lens_t.dtype() != DType::kInt32)
-    return node.NotSupported(InputName(node, 1), " has type ", DTypeName(lens_t.dtype()),
+    return node.NotSupported(DescribeInput(node, 1), " has type ", DTypeName(lens_t.dtype()),
                              "; expected int64");
   const int64_t batch = x.dim(axes.batch);
   const int64_t time = x.dim(axes.time);
   if (lens_t.rank() != 1 || lens_t.dim(0) != batch)
-    return node.Fail(InputName(node, 1), " has shape ", ShapeToString(lens_t.shape()),
-                     "; expected [", batch, "] (dim ", axes.batch, " of ", InputName(node, 0), " ",
-                     ShapeToString(x.shape()), ")");
+    return node.Fail(DescribeInput(node, 1), " has shape ", ShapeToString(lens_t.shape()),
+                     "; expected [", batch, "] (dim ", axes.batch, " of ", DescribeInput(node, 0),
+                     " ", ShapeToString(x.shape()), ")");
   const std::vector<int64_t> lens = TensorToInts(lens_t);
   for (int64_t b = 0; b < batch; ++b)
     if (lens[b] < 0 || lens[b] > time)
-      return node.Fail(InputName(node, 1), " has length ", lens[b], " for batch ", b,
+      return node.Fail(DescribeInput(node, 1), " has length ", lens[b], " for batch ", b,
                        ", out of range [0, ", time, "]");
   int64_t inner = 1;  // the dims after the two sequence axes
   for (int64_t d = 2; d < x.rank(); ++d) inner *= x.dim(d);

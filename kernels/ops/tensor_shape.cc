@@ -22,56 +22,14 @@ namespace ref = reference;
 
 // ---- shared helpers ----
 
-// "input 1 'shape'".
-std::string InputName(const NodeView& node, int i) {
-  const auto& ins = node.node().inputs;
-  return StrCat("input ", i, " '", i < static_cast<int>(ins.size()) ? ins[i] : "", "'");
-}
-
-// Every present input must hold a tensor at run time (sequences are for Identity only).
-Status CheckTensorInputs(KernelContext& ctx) {
-  for (int i = 0; i < ctx.num_inputs(); ++i) {
-    if (ctx.has_input(i) && !ctx.input_value(i).is_tensor())
-      return ctx.node().Fail(InputName(ctx.node(), i), " must be a tensor");
-  }
-  return Status::Ok();
-}
-
-// Largest element count a kernel output may have (guards products of user-given dims).
-constexpr int64_t kMaxOutputElements = int64_t{1} << 46;
-
-// Fails when the known dims multiply out beyond kMaxOutputElements (or overflow int64).
-Status CheckElementCount(const NodeView& node, const std::vector<Dim>& dims) {
-  int64_t n = 1;
-  bool too_big = false;
-  for (const Dim& d : dims) {
-    if (!d.known()) continue;
-    if (d.value == 0) return Status::Ok();
-    if (n > kMaxOutputElements / d.value) too_big = true;
-    n = too_big ? n : n * d.value;
-  }
-  if (too_big) return node.Invalid("output shape has more than 2^46 elements");
-  return Status::Ok();
-}
-
-// ctx.Output after checking that the shape is sane (no negative dims, no overflowing size).
-StatusOr<Tensor> NewOutput(KernelContext& ctx, int i, DType dtype, const Shape& shape) {
-  for (int64_t d : shape)
-    if (d < 0)
-      return ctx.node().Fail("output ", i, " would have a negative dim ", ShapeToString(shape));
-  std::vector<Dim> dims;
-  for (int64_t d : shape) dims.push_back(Dim::Known(d));
-  ONYX_RETURN_IF_ERROR(CheckElementCount(ctx.node(), dims));
-  return ctx.Output(i, dtype, shape);
-}
-
 // Reads an int32/int64 input (a shape, axes, pads ...) at run time.
 StatusOr<std::vector<int64_t>> IntsInput(KernelContext& ctx, int i) {
   const Tensor& t = ctx.input(i);
   if (t.dtype() != DType::kInt64 && t.dtype() != DType::kInt32)
-    return ctx.node().Fail(InputName(ctx.node(), i), " must be int64, got ", DTypeName(t.dtype()));
+    return ctx.node().Fail(DescribeInput(ctx.node(), i), " must be int64, got ",
+                           DTypeName(t.dtype()));
   if (t.rank() > 1)
-    return ctx.node().Fail(InputName(ctx.node(), i), " must be 1-D, got shape ",
+    return ctx.node().Fail(DescribeInput(ctx.node(), i), " must be 1-D, got shape ",
                            ShapeToString(t.shape()));
   return TensorToInts(t);
 }
@@ -79,17 +37,6 @@ StatusOr<std::vector<int64_t>> IntsInput(KernelContext& ctx, int i) {
 // Infer-time check of an int32/int64 input.
 Status ExpectIntInput(InferContext& ctx, int i) {
   return ExpectInputType(ctx, i, {DType::kInt32, DType::kInt64});
-}
-
-TypeInfo RankedType(DType t, std::vector<Dim> dims) {
-  TypeInfo ti = TypeInfo::Tensor(t);
-  ti.has_shape = true;
-  ti.dims = std::move(dims);
-  return ti;
-}
-
-TypeInfo UnknownDimsType(DType t, int64_t rank) {
-  return RankedType(t, std::vector<Dim>(static_cast<size_t>(rank)));
 }
 
 std::vector<Dim> KnownDims(const std::vector<int64_t>& v) {
@@ -161,18 +108,18 @@ StatusOr<std::vector<Dim>> ReshapeDims(const NodeView& node, const TypeInfo& in,
     const int64_t v = shape[i];
     if (v == -1) {
       if (infer_at >= 0)
-        return node.Invalid(InputName(node, 1), " ", ShapeToString(shape),
+        return node.Invalid(DescribeInput(node, 1), " ", ShapeToString(shape),
                             " contains -1 more than once");
       infer_at = static_cast<int>(i);
       continue;
     }
-    if (v < -1) return node.Invalid(InputName(node, 1), " has invalid dim ", v, " at ", i);
+    if (v < -1) return node.Invalid(DescribeInput(node, 1), " has invalid dim ", v, " at ", i);
     if (v == 0) has_zero = true;
     if (v == 0 && !allowzero) {
       if (!in.has_shape) {
         out[i] = Dim();
       } else if (static_cast<int64_t>(i) >= in.rank()) {
-        return node.Invalid(InputName(node, 1), " has 0 at position ", i,
+        return node.Invalid(DescribeInput(node, 1), " has 0 at position ", i,
                             " (copy the input dim) but the input has rank ", in.rank());
       } else {
         out[i] = in.dims[i];
@@ -182,7 +129,7 @@ StatusOr<std::vector<Dim>> ReshapeDims(const NodeView& node, const TypeInfo& in,
     out[i] = Dim::Known(v);
   }
   if (allowzero && has_zero && infer_at >= 0)
-    return node.Invalid(InputName(node, 1), " has both 0 and -1 while allowzero=1");
+    return node.Invalid(DescribeInput(node, 1), " has both 0 and -1 while allowzero=1");
   if (!in.has_shape) {
     return out;
   }
@@ -279,7 +226,7 @@ Status ReshapeKernel(KernelContext& ctx) {
   if (node.opset() < 5) {
     ONYX_ASSIGN_OR_RETURN(shape, node.RequiredInts("shape"));
   } else {
-    if (!ctx.has_input(1)) return node.Invalid("missing ", InputName(node, 1));
+    if (!ctx.has_input(1)) return node.Invalid("missing ", DescribeInput(node, 1));
     ONYX_ASSIGN_OR_RETURN(shape, IntsInput(ctx, 1));
   }
   ONYX_ASSIGN_OR_RETURN(std::vector<Dim> dims,
@@ -524,11 +471,11 @@ Status InferConcat(InferContext& ctx) {
   for (int i = 0; i < ctx.num_inputs(); ++i) {
     const TypeInfo& t = ctx.input_type(i);
     if (t.is_tensor() && elem != DType::kUndefined && t.elem != elem)
-      return ctx.node().Invalid(InputName(ctx.node(), i), " has type ", DTypeName(t.elem),
+      return ctx.node().Invalid(DescribeInput(ctx.node(), i), " has type ", DTypeName(t.elem),
                                 ", expected ", DTypeName(elem), " like input 0");
     if (!t.has_shape) continue;
     if (rank >= 0 && t.rank() != rank)
-      return ctx.node().Invalid(InputName(ctx.node(), i), " has rank ", t.rank(), ", expected ",
+      return ctx.node().Invalid(DescribeInput(ctx.node(), i), " has rank ", t.rank(), ", expected ",
                                 rank, " like the inputs before it");
     rank = t.rank();
   }
@@ -558,7 +505,7 @@ Status InferConcat(InferContext& ctx) {
         continue;
       }
       if (td.known() && dims[d].known() && td.value != dims[d].value)
-        return ctx.node().Invalid(InputName(ctx.node(), i), " has shape ", t.ToString(),
+        return ctx.node().Invalid(DescribeInput(ctx.node(), i), " has shape ", t.ToString(),
                                   " whose dim ", d, " differs from the other inputs (",
                                   dims[d].value, ")");
       if (!dims[d].known() && (td.known() || dims[d].symbol.empty())) dims[d] = td;
@@ -589,9 +536,10 @@ Status ConcatKernel(KernelContext& ctx) {
     bool ok = t.rank() == first.rank() && t.dtype() == first.dtype();
     for (int64_t d = 0; ok && d < t.rank(); ++d) ok = d == axis || t.dim(d) == first.dim(d);
     if (!ok)
-      return node.Fail(InputName(node, i), " is ", DTypeName(t.dtype()), ShapeToString(t.shape()),
-                       ", which does not match input 0 ", DTypeName(first.dtype()),
-                       ShapeToString(first.shape()), " outside axis ", axis);
+      return node.Fail(DescribeInput(node, i), " is ", DTypeName(t.dtype()),
+                       ShapeToString(t.shape()), ", which does not match input 0 ",
+                       DTypeName(first.dtype()), ShapeToString(first.shape()), " outside axis ",
+                       axis);
     shape[axis] += t.dim(axis);
   }
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, first.dtype(), shape));
@@ -940,7 +888,7 @@ Status InferPad(InferContext& ctx) {
     ONYX_RETURN_IF_ERROR(ExpectIntInput(ctx, 3));
     if (ctx.has_input(2) && ctx.input_type(2).is_tensor() && in.is_tensor() &&
         ctx.input_type(2).elem != in.elem)
-      return node.Invalid(InputName(node, 2), " has type ", DTypeName(ctx.input_type(2).elem),
+      return node.Invalid(DescribeInput(node, 2), " has type ", DTypeName(ctx.input_type(2).elem),
                           ", expected ", DTypeName(in.elem), " like input 0");
   }
   if (!in.has_shape) {
@@ -986,7 +934,7 @@ Status PadKernel(KernelContext& ctx) {
     if (ctx.has_input(2)) {
       const Tensor& v = ctx.input(2);
       if (v.dtype() != x.dtype() || v.numel() != 1)
-        return node.Fail(InputName(node, 2), " must be one ", DTypeName(x.dtype()),
+        return node.Fail(DescribeInput(node, 2), " must be one ", DTypeName(x.dtype()),
                          " element, got ", DTypeName(v.dtype()), ShapeToString(v.shape()));
       CopyElements(x.dtype(), v.raw_data(), 0, value.raw_data(), 0, 1);
     }
@@ -1020,14 +968,14 @@ Status InferTile(InferContext& ctx) {
     return Status::Ok();
   }
   if (static_cast<int64_t>(repeats.size()) != in.rank())
-    return node.Invalid(InputName(node, 1), " has ", repeats.size(),
+    return node.Invalid(DescribeInput(node, 1), " has ", repeats.size(),
                         " entries for an input of rank ", in.rank());
   std::vector<Dim> dims = in.dims;
   for (size_t a = 0; a < dims.size(); ++a) {
-    if (repeats[a] < 0) return node.Invalid(InputName(node, 1), " has a negative repeat");
+    if (repeats[a] < 0) return node.Invalid(DescribeInput(node, 1), " has a negative repeat");
     if (repeats[a] == 1) continue;
     if (dims[a].known() && repeats[a] > 0 && dims[a].value > kMaxOutputElements / repeats[a])
-      return node.Invalid(InputName(node, 1), " repeat ", repeats[a], " makes axis ", a,
+      return node.Invalid(DescribeInput(node, 1), " repeat ", repeats[a], " makes axis ", a,
                           " too large");
     dims[a] = dims[a].known() ? Dim::Known(dims[a].value * repeats[a])
                               : (repeats[a] == 0 ? Dim::Known(0) : Dim());
@@ -1058,13 +1006,15 @@ Status TileKernel(KernelContext& ctx) {
     ONYX_ASSIGN_OR_RETURN(repeats, IntsInput(ctx, 1));
   }
   if (static_cast<int64_t>(repeats.size()) != x.rank())
-    return node.Fail(InputName(node, 1), " has ", repeats.size(), " entries for an input of rank ",
-                     x.rank());
+    return node.Fail(DescribeInput(node, 1), " has ", repeats.size(),
+                     " entries for an input of rank ", x.rank());
   Shape shape = x.shape();
   for (size_t a = 0; a < shape.size(); ++a) {
-    if (repeats[a] < 0) return node.Fail(InputName(node, 1), " has a negative repeat ", repeats[a]);
+    if (repeats[a] < 0)
+      return node.Fail(DescribeInput(node, 1), " has a negative repeat ", repeats[a]);
     if (repeats[a] > 0 && shape[a] > kMaxOutputElements / repeats[a])
-      return node.Fail(InputName(node, 1), " repeat ", repeats[a], " makes axis ", a, " too large");
+      return node.Fail(DescribeInput(node, 1), " repeat ", repeats[a], " makes axis ", a,
+                       " too large");
     shape[a] *= repeats[a];
   }
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), shape));
@@ -1088,7 +1038,7 @@ Status InferExpand(InferContext& ctx) {
     return Status::Ok();
   }
   for (int64_t s : shape)
-    if (s < 0) return node.Invalid(InputName(node, 1), " has a negative dim ", s);
+    if (s < 0) return node.Invalid(DescribeInput(node, 1), " has a negative dim ", s);
   if (!in.has_shape) {
     ctx.SetOutputType(0, UnknownDimsType(in.elem, static_cast<int64_t>(shape.size())));
     return Status::Ok();
@@ -1109,7 +1059,7 @@ Status ExpandKernel(KernelContext& ctx) {
   if (!ctx.has_input(1)) return node.Invalid("input 'shape' is required");
   ONYX_ASSIGN_OR_RETURN(std::vector<int64_t> shape, IntsInput(ctx, 1));
   for (int64_t s : shape)
-    if (s < 0) return node.Fail(InputName(node, 1), " has a negative dim ", s);
+    if (s < 0) return node.Fail(DescribeInput(node, 1), " has a negative dim ", s);
   auto out = BroadcastShapes({x.shape(), shape});
   if (!out.ok()) return node.Fail("cannot expand input 0: ", out.status().message());
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), *out));
@@ -1256,7 +1206,7 @@ Status InferConstantOfShape(InferContext& ctx) {
     return Status::Ok();
   }
   for (int64_t s : shape)
-    if (s < 0) return node.Invalid(InputName(node, 0), " has a negative dim ", s);
+    if (s < 0) return node.Invalid(DescribeInput(node, 0), " has a negative dim ", s);
   const TypeInfo out = TypeInfo::TensorWithShape(value.dtype(), shape);
   ONYX_RETURN_IF_ERROR(CheckElementCount(node, out.dims));
   ctx.SetOutputType(0, out);
@@ -1269,7 +1219,7 @@ Status ConstantOfShapeKernel(KernelContext& ctx) {
   ONYX_ASSIGN_OR_RETURN(Tensor value, FillValue(node));
   ONYX_ASSIGN_OR_RETURN(std::vector<int64_t> shape, IntsInput(ctx, 0));
   for (int64_t s : shape)
-    if (s < 0) return node.Fail(InputName(node, 0), " has a negative dim ", s);
+    if (s < 0) return node.Fail(DescribeInput(node, 0), " has a negative dim ", s);
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, value.dtype(), shape));
   ref::FillElements(value.dtype(), value.raw_data(), y.raw_data(), y.numel());
   return Status::Ok();
@@ -1336,7 +1286,7 @@ Status RangeKernel(KernelContext& ctx) {
   ONYX_RETURN_IF_ERROR(CheckTensorInputs(ctx));
   const NodeView& node = ctx.node();
   for (int i = 0; i < 3; ++i)
-    if (!ctx.has_input(i)) return node.Invalid("missing ", InputName(node, i));
+    if (!ctx.has_input(i)) return node.Invalid("missing ", DescribeInput(node, i));
   const Tensor& start = ctx.input(0);
   if (std::find(kRangeTypes.begin(), kRangeTypes.end(), start.dtype()) == kRangeTypes.end())
     return node.NotSupported("input 0 'start' has type ", DTypeName(start.dtype()));
@@ -1404,7 +1354,7 @@ Status TriluKernel(KernelContext& ctx) {
   int64_t k = 0;
   if (ctx.has_input(1)) {
     ONYX_ASSIGN_OR_RETURN(std::vector<int64_t> kv, IntsInput(ctx, 1));
-    if (kv.size() != 1) return node.Fail(InputName(node, 1), " must hold one value");
+    if (kv.size() != 1) return node.Fail(DescribeInput(node, 1), " must hold one value");
     k = kv[0];
   }
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), x.shape()));
@@ -1498,11 +1448,12 @@ StatusOr<std::vector<int64_t>> CropPadTargets(const NodeView& node, int64_t rank
     for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
   ONYX_ASSIGN_OR_RETURN(std::vector<int64_t> norm, NormalizeAxes(node, axes, rank, "'axes'"));
   if (shape.size() != norm.size())
-    return node.Invalid(InputName(node, 1), " has ", shape.size(), " entries for ", norm.size(),
+    return node.Invalid(DescribeInput(node, 1), " has ", shape.size(), " entries for ", norm.size(),
                         " axes");
   std::vector<int64_t> target(static_cast<size_t>(rank), -1);
   for (size_t i = 0; i < norm.size(); ++i) {
-    if (shape[i] < 0) return node.Invalid(InputName(node, 1), " has a negative size ", shape[i]);
+    if (shape[i] < 0)
+      return node.Invalid(DescribeInput(node, 1), " has a negative size ", shape[i]);
     target[norm[i]] = shape[i];
   }
   return target;

@@ -4,6 +4,7 @@
 #include "kernels/reference/activation.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -12,32 +13,6 @@
 
 namespace onyx::kernels::ref {
 namespace {
-
-Status TypeError(KernelContext& ctx, int i = 0) {
-  return ctx.node().NotSupported("input ", i, " has type ", DTypeName(ctx.input(i).dtype()),
-                                 ", which this operator does not support");
-}
-
-// Y = f(X) for the types `visit` accepts; f receives the compute type.
-template <typename Visit, typename F>
-Status Activation(KernelContext& ctx, Visit visit, F f) {
-  if (!ctx.has_input(0)) return ctx.node().Invalid("input 0 'X' is missing");
-  const Tensor& x = ctx.input(0);
-  if (!visit(x.dtype(), [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        Tensor y = ctx.Output(0, x.dtype(), x.shape());
-        MapUnary(x.data<T>(), y.data<T>(), x.numel(), ctx.intra_op_threads(), f);
-      }))
-    return TypeError(ctx);
-  return Status::Ok();
-}
-
-// Float types only; `f` is a generic lambda over float/double.
-template <typename F>
-Status FloatActivation(KernelContext& ctx, F f) {
-  return Activation(
-      ctx, [](DType t, auto g) { return VisitFloat(t, g); }, f);
-}
 
 // exp for activations: the branch-free float version (vectorises), libm for double.
 template <typename C>
@@ -87,7 +62,7 @@ ONYX_ELEMENT_INLINE C Softplus(C v) {
 
 Status ReluRef(KernelContext& ctx) {
   // Float types; opset 14 adds the signed integers (any numeric type is accepted).
-  return Activation(
+  return UnaryKernel(
       ctx, [](DType t, auto g) { return VisitNumeric(t, g); },
       [](auto v) {
         using C = decltype(v);
@@ -97,7 +72,7 @@ Status ReluRef(KernelContext& ctx) {
 
 Status LeakyReluRef(KernelContext& ctx) {
   const float alpha = ctx.node().attr_float("alpha", 0.01f);
-  return FloatActivation(ctx, [alpha](auto v) {
+  return FloatUnaryKernel(ctx, [alpha](auto v) {
     using C = decltype(v);
     return Select(v < C(0), static_cast<C>(alpha) * v, v);
   });
@@ -133,13 +108,13 @@ Status PReluRef(KernelContext& ctx) {
                           return Select(v < C(0), static_cast<C>(s * v), v);
                         });
       }))
-    return TypeError(ctx);
+    return UnsupportedInputType(ctx);
   return Status::Ok();
 }
 
 Status EluRef(KernelContext& ctx) {
   const float alpha = ctx.node().attr_float("alpha", 1.0f);
-  return FloatActivation(ctx, [alpha](auto v) {
+  return FloatUnaryKernel(ctx, [alpha](auto v) {
     using C = decltype(v);
     return Select(v < C(0), static_cast<C>(alpha) * (ActExp(v) - C(1)), v);
   });
@@ -149,7 +124,7 @@ Status SeluRef(KernelContext& ctx) {
   const bool v1 = ctx.node().opset() < 6;  // opset 1 documented shorter constants
   const float alpha = ctx.node().attr_float("alpha", v1 ? 1.6732f : 1.67326319217681884765625f);
   const float gamma = ctx.node().attr_float("gamma", v1 ? 1.0507f : 1.05070102214813232421875f);
-  return FloatActivation(ctx, [alpha, gamma](auto v) {
+  return FloatUnaryKernel(ctx, [alpha, gamma](auto v) {
     using C = decltype(v);
     const C a = static_cast<C>(alpha), g = static_cast<C>(gamma);
     return Select(v > C(0), g * v, g * (a * ActExp(v) - a));
@@ -159,18 +134,20 @@ Status SeluRef(KernelContext& ctx) {
 Status CeluRef(KernelContext& ctx) {
   const float alpha = ctx.node().attr_float("alpha", 1.0f);
   if (alpha == 0) return ctx.node().Invalid("attribute alpha must not be 0");
-  return FloatActivation(ctx, [alpha](auto v) {
+  return FloatUnaryKernel(ctx, [alpha](auto v) {
     using C = decltype(v);
     const C a = static_cast<C>(alpha);
+    // max(0, x) + min(0, a(exp(x/a) - 1)) is x for x > 0 and the second term otherwise; picking
+    // by x keeps NaN inputs NaN (summing two clamps turned them into 0).
     const C neg = a * (ActExp(v / a) - C(1));
-    return Select(v > C(0), v, C(0)) + Select(neg < C(0), neg, C(0));
+    return Select(v > C(0), v, neg);
   });
 }
 
 Status GeluRef(KernelContext& ctx) {
   const std::string approximate = ctx.node().attr_string("approximate", "none");
   if (approximate == "tanh") {
-    return FloatActivation(ctx, [](auto v) {
+    return FloatUnaryKernel(ctx, [](auto v) {
       using C = decltype(v);
       const C kSqrt2OverPi = static_cast<C>(0.7978845608028654);
       const C kCoeff = static_cast<C>(0.044715);
@@ -180,7 +157,7 @@ Status GeluRef(KernelContext& ctx) {
   if (approximate != "none")
     return ctx.node().Invalid("attribute approximate is '", approximate,
                               "'; expected 'none' or 'tanh'");
-  return FloatActivation(ctx, [](auto v) {
+  return FloatUnaryKernel(ctx, [](auto v) {
     using C = decltype(v);
     const C kSqrtHalf = static_cast<C>(0.7071067811865476);
     return C(0.5) * v * (C(1) + std::erf(v * kSqrtHalf));
@@ -188,13 +165,13 @@ Status GeluRef(KernelContext& ctx) {
 }
 
 Status SigmoidRef(KernelContext& ctx) {
-  return FloatActivation(ctx, [](auto v) { return Sigmoid(v); });
+  return FloatUnaryKernel(ctx, [](auto v) { return Sigmoid(v); });
 }
 
 Status HardSigmoidRef(KernelContext& ctx) {
   const float alpha = ctx.node().attr_float("alpha", 0.2f);
   const float beta = ctx.node().attr_float("beta", 0.5f);
-  return FloatActivation(ctx, [alpha, beta](auto v) {
+  return FloatUnaryKernel(ctx, [alpha, beta](auto v) {
     using C = decltype(v);
     const C r = Select(static_cast<C>(alpha) * v + static_cast<C>(beta) < C(0), C(0),
                        static_cast<C>(alpha) * v + static_cast<C>(beta));
@@ -204,7 +181,7 @@ Status HardSigmoidRef(KernelContext& ctx) {
 
 Status HardSwishRef(KernelContext& ctx) {
   // x * HardSigmoid(x) with alpha = 1/6, beta = 0.5.
-  return FloatActivation(ctx, [](auto v) {
+  return FloatUnaryKernel(ctx, [](auto v) {
     using C = decltype(v);
     const C h = v / C(6) + C(0.5);
     const C r = Select(h > C(1), C(1), Select(h < C(0), C(0), h));
@@ -213,25 +190,28 @@ Status HardSwishRef(KernelContext& ctx) {
 }
 
 Status SoftplusRef(KernelContext& ctx) {
-  return FloatActivation(ctx, [](auto v) { return Softplus(v); });
+  return FloatUnaryKernel(ctx, [](auto v) { return Softplus(v); });
 }
 
 Status SoftsignRef(KernelContext& ctx) {
-  return FloatActivation(ctx, [](auto v) {
+  return FloatUnaryKernel(ctx, [](auto v) {
     using C = decltype(v);
     return v / (C(1) + std::fabs(v));
   });
 }
 
 Status MishRef(KernelContext& ctx) {
-  return FloatActivation(ctx, [](auto v) {
+  return FloatUnaryKernel(ctx, [](auto v) {
     using C = decltype(v);
     if constexpr (std::is_same_v<C, float>) {
       // tanh(log(1 + n)) = n(n + 2) / (n(n + 2) + 2) with n = e^v: no log, so it vectorises.
       // Above 20 the ratio is 1 in float (and n(n + 2) would overflow).
+      // At -inf the formula is -inf * tanh(softplus(-inf)) = -inf * 0 = NaN, as the reference
+      // evaluator and ONNX Runtime give; the clamped exp would otherwise return -inf.
       const C n = ExpClampedF32(v);
       const C m = n * (n + C(2));
-      return Select(v > C(20), v, v * m / (m + C(2)));
+      const C r = Select(v > C(20), v, v * m / (m + C(2)));
+      return Select(v < -std::numeric_limits<C>::max(), v * C(0), r);
     } else {
       return v * std::tanh(Softplus(v));
     }
@@ -240,7 +220,7 @@ Status MishRef(KernelContext& ctx) {
 
 Status SwishRef(KernelContext& ctx) {
   const float alpha = ctx.node().attr_float("alpha", 1.0f);
-  return FloatActivation(ctx, [alpha](auto v) {
+  return FloatUnaryKernel(ctx, [alpha](auto v) {
     using C = decltype(v);
     return v * Sigmoid(static_cast<C>(alpha) * v);
   });
@@ -248,7 +228,7 @@ Status SwishRef(KernelContext& ctx) {
 
 Status ThresholdedReluRef(KernelContext& ctx) {
   const float alpha = ctx.node().attr_float("alpha", 1.0f);
-  return FloatActivation(ctx, [alpha](auto v) {
+  return FloatUnaryKernel(ctx, [alpha](auto v) {
     using C = decltype(v);
     return Select(v > static_cast<C>(alpha), v, C(0));
   });
@@ -258,7 +238,7 @@ Status ShrinkRef(KernelContext& ctx) {
   const float lambd = ctx.node().attr_float("lambd", 0.5f);
   const float bias = ctx.node().attr_float("bias", 0.0f);
   // Every numeric type; integers compute in double and convert back.
-  return Activation(
+  return UnaryKernel(
       ctx, [](DType t, auto g) { return VisitNumeric(t, g); },
       [lambd, bias](auto v) {
         using C = decltype(v);
@@ -271,7 +251,7 @@ Status ShrinkRef(KernelContext& ctx) {
 }
 
 Status TanhRef(KernelContext& ctx) {
-  return FloatActivation(ctx, [](auto v) { return Tanh(v); });
+  return FloatUnaryKernel(ctx, [](auto v) { return Tanh(v); });
 }
 
 }  // namespace onyx::kernels::ref

@@ -45,6 +45,26 @@ Status ReadInts(const NodeView& node, const char* name, size_t size, int64_t def
   return Status::Ok();
 }
 
+// The start both geometries share: records in/kernel, checks kernel_shape against the input's
+// spatial rank, reads strides and dilations.
+Status InitWindow(const NodeView& node, const std::vector<int64_t>& in,
+                  const std::vector<int64_t>& kernel, WindowGeometry& g) {
+  const size_t rank = in.size();
+  g.in = in;
+  g.kernel = kernel;
+  if (kernel.size() != rank) {
+    return node.Invalid("kernel_shape ", IntsToString(kernel), " has ", kernel.size(),
+                        " dims; expected ", rank, " to match the input's spatial dims ",
+                        IntsToString(in));
+  }
+  for (int64_t k : kernel) {
+    if (k < 1) return node.Invalid("kernel_shape ", IntsToString(kernel), " must be positive");
+  }
+  ONYX_RETURN_IF_ERROR(ReadInts(node, "strides", rank, 1, 1, &g.strides));
+  ONYX_RETURN_IF_ERROR(ReadInts(node, "dilations", rank, 1, 1, &g.dilations));
+  return Status::Ok();
+}
+
 }  // namespace
 
 int64_t WindowGeometry::InSize() const {
@@ -61,18 +81,7 @@ StatusOr<WindowGeometry> ResolveWindow(const NodeView& node, const std::vector<i
                                        const std::vector<int64_t>& kernel, bool allow_ceil_mode) {
   const size_t rank = in.size();
   WindowGeometry g;
-  g.in = in;
-  g.kernel = kernel;
-  if (kernel.size() != rank) {
-    return node.Invalid("kernel_shape ", IntsToString(kernel), " has ", kernel.size(),
-                        " dims; expected ", rank, " to match the input's spatial dims ",
-                        IntsToString(in));
-  }
-  for (int64_t k : kernel) {
-    if (k < 1) return node.Invalid("kernel_shape ", IntsToString(kernel), " must be positive");
-  }
-  ONYX_RETURN_IF_ERROR(ReadInts(node, "strides", rank, 1, 1, &g.strides));
-  ONYX_RETURN_IF_ERROR(ReadInts(node, "dilations", rank, 1, 1, &g.dilations));
+  ONYX_RETURN_IF_ERROR(InitWindow(node, in, kernel, g));
   std::vector<int64_t> pads;
   ONYX_RETURN_IF_ERROR(ReadInts(node, "pads", 2 * rank, 0, 0, &pads));
   const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
@@ -118,18 +127,7 @@ StatusOr<WindowGeometry> ResolveConvTransposeWindow(const NodeView& node,
                                                     const std::vector<int64_t>& kernel) {
   const size_t rank = in.size();
   WindowGeometry g;
-  g.in = in;
-  g.kernel = kernel;
-  if (kernel.size() != rank) {
-    return node.Invalid("kernel_shape ", IntsToString(kernel), " has ", kernel.size(),
-                        " dims; expected ", rank, " to match the input's spatial dims ",
-                        IntsToString(in));
-  }
-  for (int64_t k : kernel) {
-    if (k < 1) return node.Invalid("kernel_shape ", IntsToString(kernel), " must be positive");
-  }
-  ONYX_RETURN_IF_ERROR(ReadInts(node, "strides", rank, 1, 1, &g.strides));
-  ONYX_RETURN_IF_ERROR(ReadInts(node, "dilations", rank, 1, 1, &g.dilations));
+  ONYX_RETURN_IF_ERROR(InitWindow(node, in, kernel, g));
   std::vector<int64_t> output_padding;
   ONYX_RETURN_IF_ERROR(ReadInts(node, "output_padding", rank, 0, 0, &output_padding));
   std::vector<int64_t> pads;

@@ -4,9 +4,12 @@
 // branches on the node's opset where ONNX changed the semantics.
 //
 // Contract shared by all: inputs and outputs are dense row-major tensors; outputs are written
-// element by element in index order, so running in place on a same-shape input is safe.
+// element by element in index order, so running in place on a same-shape input is safe (for the
+// variadic ops only on input 0 or 1: later inputs are read after the output is first written).
 // Float16/bfloat16 compute through float, float8/float4 through Cast only.
 #pragma once
+
+#include <string>
 
 #include "kernels/kernel.h"
 

@@ -124,101 +124,24 @@ uint8_t FloatToE8M0(float x, bool saturate, const std::string& round_mode) {
   return static_cast<uint8_t>(exp);
 }
 
-// Layout of the small float formats Cast writes.
-struct MiniFormat {
-  int exp_bits;
-  int man_bits;
-  int bias;
-  bool has_inf;  // E5M2: IEEE-style inf at the top exponent
-  bool fnuz;     // 0x80 is the only NaN; no negative zero
-  uint8_t nan;   // code for (positive) NaN
-};
-
-MiniFormat MiniFormatOf(DType t) {
-  switch (t) {
-    case DType::kFloat8E4M3FN:
-      return {4, 3, 7, false, false, 0x7F};
-    case DType::kFloat8E4M3FNUZ:
-      return {4, 3, 8, false, true, 0x80};
-    case DType::kFloat8E5M2:
-      return {5, 2, 15, true, false, 0x7E};
-    case DType::kFloat8E5M2FNUZ:
-      return {5, 2, 16, false, true, 0x80};
-    default:
-      return {2, 1, 1, false, false, 0x8};  // float4e2m1: no inf or NaN (NaN -> -0)
-  }
-}
-
-// Largest finite magnitude: all-ones exponent is reserved for inf/NaN in E5M2; E4M3FN keeps
-// the top exponent but S.1111.111 is NaN; FNUZ formats and float4 use every code.
-double MiniMax(const MiniFormat& f) {
-  int top_exp = (1 << f.exp_bits) - 1;
-  int top_man = (1 << f.man_bits) - 1;
-  if (f.has_inf)
-    --top_exp;
-  else if (!f.fnuz && f.exp_bits == 4)
-    --top_man;  // E4M3FN
-  return std::ldexp(1.0 + top_man / static_cast<double>(1 << f.man_bits), top_exp - f.bias);
-}
-
-// float -> float8 (E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ) or float4e2m1 with round-to-nearest-even,
-// following the Cast spec tables: saturate clamps out-of-range values (and inf) to +-max;
-// otherwise they become inf (E5M2) or NaN. float4e2m1 always saturates.
-uint8_t FloatToMini(DType t, double x, bool saturate) {
-  const MiniFormat f = MiniFormatOf(t);
-  const int total_bits = 1 + f.exp_bits + f.man_bits;
-  const uint8_t sign_bit = static_cast<uint8_t>(1u << (total_bits - 1));
-  const bool neg = std::signbit(x);
-  if (t == DType::kFloat4E2M1) saturate = true;
-  auto with_sign = [&](uint8_t code) -> uint8_t {
-    if (!neg) return code;
-    if (f.fnuz && code == 0) return 0;  // no negative zero
-    return static_cast<uint8_t>(code | sign_bit);
-  };
-  const uint8_t max_code = [&] {
-    // Encoded below from MiniMax; computed once per call (cheap).
-    const int top_exp = (1 << f.exp_bits) - 1 - (f.has_inf ? 1 : 0);
-    int top_man = (1 << f.man_bits) - 1;
-    if (!f.has_inf && !f.fnuz && f.exp_bits == 4) --top_man;
-    return static_cast<uint8_t>((top_exp << f.man_bits) | top_man);
-  }();
-  auto overflow = [&]() -> uint8_t {
-    if (saturate) return with_sign(max_code);
-    if (f.has_inf) return with_sign(static_cast<uint8_t>(((1 << f.exp_bits) - 1) << f.man_bits));
-    if (f.fnuz) return 0x80;
-    return with_sign(f.nan);
-  };
-  if (std::isnan(x)) {
-    if (f.fnuz) return 0x80;
-    return t == DType::kFloat4E2M1 ? f.nan : with_sign(f.nan);
-  }
-  const double a = std::fabs(x);
-  if (std::isinf(a)) return overflow();
-  if (a == 0) return with_sign(0);
-  const int min_exp = 1 - f.bias;  // exponent of the smallest normal
-  int e = std::ilogb(a);
-  if (e < min_exp) e = min_exp;  // subnormal range: fixed quantum
-  const double quantum = std::ldexp(1.0, e - f.man_bits);
-  const double r = std::nearbyint(a / quantum) * quantum;  // ties to even
-  if (r > MiniMax(f)) return overflow();
-  if (r == 0) return with_sign(0);
-  int re = std::ilogb(r);
-  uint32_t code;
-  if (re < min_exp) {
-    code = static_cast<uint32_t>(r / std::ldexp(1.0, min_exp - f.man_bits));  // subnormal
-  } else {
-    const uint32_t man =
-        static_cast<uint32_t>(r / std::ldexp(1.0, re - f.man_bits)) - (1u << f.man_bits);
-    code = (static_cast<uint32_t>(re + f.bias) << f.man_bits) | man;
-  }
-  return with_sign(static_cast<uint8_t>(code));
+// double -> float rounded to odd (truncate, then set the lowest mantissa bit when inexact). The
+// float8/float4 encoders take a float; rounding to odd first keeps their round-to-nearest-even
+// from double-rounding a double input (float has far more than the 2 extra bits this needs).
+float ToFloatRoundToOdd(double x) {
+  float f = static_cast<float>(x);
+  if (!std::isfinite(f) || static_cast<double>(f) == x) return f;
+  if (std::fabs(static_cast<double>(f)) > std::fabs(x)) f = std::nextafter(f, 0.0f);
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits |= 1;
+  std::memcpy(&f, &bits, 4);
+  return f;
 }
 
 // Stores a scalar into element k of a buffer of type t (every non-string type).
 void StoreScalar(DType t, void* data, int64_t k, const Scalar& s, bool saturate,
                  const std::string& round_mode) {
-  const uint64_t bits = s.kind == Scalar::kFloating ? 0 : ScalarAsIntBits(s);
-  auto int_bits = [&]() { return s.kind == Scalar::kFloating ? ScalarAsIntBits(s) : bits; };
+  auto int_bits = [&]() { return ScalarAsIntBits(s); };
   switch (t) {
     case DType::kBool:
       static_cast<bool*>(data)[k] = s.kind == Scalar::kFloating
@@ -282,14 +205,15 @@ void StoreScalar(DType t, void* data, int64_t k, const Scalar& s, bool saturate,
     case DType::kFloat8E4M3FNUZ:
     case DType::kFloat8E5M2:
     case DType::kFloat8E5M2FNUZ:
-      static_cast<uint8_t*>(data)[k] = FloatToMini(t, ScalarAsDouble(s), saturate);
+      static_cast<uint8_t*>(data)[k] =
+          FloatToFloat8(t, ToFloatRoundToOdd(ScalarAsDouble(s)), saturate);
       return;
     case DType::kFloat8E8M0:
       static_cast<uint8_t*>(data)[k] =
           FloatToE8M0(static_cast<float>(ScalarAsDouble(s)), saturate, round_mode);
       return;
     case DType::kFloat4E2M1:
-      static_cast<uint8_t*>(data)[k] = FloatToMini(t, ScalarAsDouble(s), true);
+      static_cast<uint8_t*>(data)[k] = FloatToFloat4E2M1(ToFloatRoundToOdd(ScalarAsDouble(s)));
       return;
     default:
       return;
@@ -385,13 +309,25 @@ Scalar ParseText(const std::string& text) {
   size_t b = 0, e = text.size();
   while (b < e && std::isspace(static_cast<unsigned char>(text[b]))) ++b;
   while (e > b && std::isspace(static_cast<unsigned char>(text[e - 1]))) --e;
-  const std::string t = text.substr(b, e - b);
+  std::string t = text.substr(b, e - b);
+  // Python's float() (the ONNX reference) accepts '_' between digits: "1_000".
+  if (t.find('_') != std::string::npos) {
+    std::string digits;
+    for (size_t i = 0; i < t.size(); ++i) {
+      const bool between = i > 0 && i + 1 < t.size() &&
+                           std::isdigit(static_cast<unsigned char>(t[i - 1])) &&
+                           std::isdigit(static_cast<unsigned char>(t[i + 1]));
+      if (t[i] != '_' || !between) digits += t[i];
+    }
+    t = digits;
+  }
   if (!t.empty()) {
     errno = 0;
     char* end = nullptr;
     if (t[0] == '-') {
       const long long v = std::strtoll(t.c_str(), &end, 10);
-      if (end && *end == '\0' && errno == 0) {
+      // "-0" is parsed as a float so that casting it to a float type keeps the sign of zero.
+      if (end && *end == '\0' && errno == 0 && v != 0) {
         s.kind = Scalar::kSigned;
         s.i = v;
         return s;
@@ -473,9 +409,16 @@ StatusOr<DType> TargetType(const NodeView& node) {
 Status CastTo(KernelContext& ctx, DType to) {
   const NodeView& node = ctx.node();
   const Tensor& x = ctx.input(0);
-  if (x.dtype() == DType::kComplex64 || x.dtype() == DType::kComplex128 ||
-      to == DType::kComplex64 || to == DType::kComplex128)
-    return node.NotSupported("complex types are not supported by ", node.op_type());
+  auto castable = [](DType t) {
+    return IsKnownDType(static_cast<int32_t>(t)) && t != DType::kComplex64 &&
+           t != DType::kComplex128;
+  };
+  if (!castable(x.dtype()))
+    return node.NotSupported("input 0 has type ", DTypeName(x.dtype()), ", which ", node.op_type(),
+                             " does not support");
+  if (!castable(to))
+    return node.NotSupported("target type ", DTypeName(to), " is not supported by ",
+                             node.op_type());
   // saturate (opset 19+) defaults to 1, which is also the pre-19 behaviour for float8.
   const bool saturate = node.attr_int("saturate", 1) != 0;
   const std::string round_mode = node.attr_string("round_mode", "up");

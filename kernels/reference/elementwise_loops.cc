@@ -1,29 +1,9 @@
-// Broadcast planning and the parallel-for behind the elementwise loop skeletons.
+// Broadcast planning behind the elementwise loop skeletons.
 #include "kernels/reference/elementwise_loops.h"
-
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
 
 #include "kernels/op_helpers.h"
 
 namespace onyx::kernels::ref {
-
-void ParallelFor(int64_t n, int threads, const std::function<void(int64_t, int64_t)>& body) {
-  // Chunks of at least this many elements keep scheduling overhead small against memory traffic.
-  constexpr int64_t kMinChunk = int64_t{1} << 14;
-  if (n <= 0) return;
-  auto run = [&] {
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, kMinChunk),
-                      [&](const tbb::blocked_range<int64_t>& r) { body(r.begin(), r.end()); });
-  };
-  if (threads > 1 && threads < tbb::this_task_arena::max_concurrency()) {
-    tbb::task_arena arena(threads);
-    arena.execute(run);
-  } else {
-    run();
-  }
-}
 
 BroadcastPlan MakeBroadcastPlan(const std::vector<Shape>& inputs, const Shape& out) {
   BroadcastPlan p;

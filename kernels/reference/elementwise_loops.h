@@ -1,5 +1,5 @@
 // Loop skeletons shared by the elementwise and activation kernels: a compute-type mapping for the
-// 16-bit floats, a parallel-for for large arrays, and multidirectional (numpy) broadcasting that
+// 16-bit floats, parallel maps over large arrays, and multidirectional (numpy) broadcasting that
 // collapses the shapes into an outer odometer over contiguous inner runs.
 #pragma once
 
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/element_types.h"
+#include "kernels/op_helpers.h"
 #include "onyx/tensor.h"
 
 // Forces inlining of the per-element helpers: a call left inside a loop stops vectorisation.
@@ -25,9 +26,6 @@ namespace onyx::kernels::ref {
 template <typename T>
 using ComputeT =
     std::conditional_t<std::is_same_v<T, float16_t> || std::is_same_v<T, bfloat16_t>, float, T>;
-
-template <typename T>
-constexpr bool kIsFloat = std::is_floating_point_v<ComputeT<T>>;
 
 // Reads an element as its compute type; a reference (no copy) when no conversion is needed, so
 // string elements are not copied.
@@ -91,13 +89,6 @@ ONYX_ELEMENT_INLINE float ExpClampedF32(float x) {
   return p * s1 * s2;
 }
 
-// Runs body(begin, end) over [0, n), split across threads when n is large and threads != 1.
-// `threads` is the session's intra-op thread count (<= 0: library default).
-void ParallelFor(int64_t n, int threads, const std::function<void(int64_t, int64_t)>& body);
-
-// Runs below this many elements stay on the calling thread.
-constexpr int64_t kParallelMinElements = int64_t{1} << 16;
-
 // dst[i] = f(src[i]) for i in [0, n); f takes and returns the compute type.
 template <typename T, typename R, typename F>
 void MapUnary(const T* src, R* dst, int64_t n, int threads, F f) {
@@ -105,11 +96,36 @@ void MapUnary(const T* src, R* dst, int64_t n, int threads, F f) {
     const F fn = f;  // a local copy: captured parameters stay in registers, the loop vectorises
     for (int64_t i = begin; i < end; ++i) dst[i] = static_cast<R>(fn(Load(src[i])));
   };
-  if (n < kParallelMinElements || threads == 1) {
-    body(0, n);
-  } else {
-    ParallelFor(n, threads, body);
-  }
+  ParallelFor(n, /*work_per_item=*/1, threads, body);
+}
+
+// Fails with kUnsupported: input i's element type is not one this operator accepts.
+inline Status UnsupportedInputType(KernelContext& ctx, int i = 0) {
+  return ctx.node().NotSupported("input ", i, " has type ", DTypeName(ctx.input(i).dtype()),
+                                 ", which this operator does not support");
+}
+
+// A whole unary kernel: Y = f(X) with Y of X's type and shape, for the element types `visit`
+// accepts (visit(dtype, g) calls g(TypeTag<T>{}) and returns false for other types, as VisitFloat
+// does); f takes and returns the compute type.
+template <typename Visit, typename F>
+Status UnaryKernel(KernelContext& ctx, Visit visit, F f) {
+  if (!ctx.has_input(0)) return ctx.node().Invalid("input 0 is missing");
+  const Tensor& x = ctx.input(0);
+  if (!visit(x.dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        Tensor y = ctx.Output(0, x.dtype(), x.shape());
+        MapUnary(x.data<T>(), y.data<T>(), x.numel(), ctx.intra_op_threads(), f);
+      }))
+    return UnsupportedInputType(ctx);
+  return Status::Ok();
+}
+
+// UnaryKernel over the float types; `f` is a generic lambda over float/double.
+template <typename F>
+Status FloatUnaryKernel(KernelContext& ctx, F f) {
+  return UnaryKernel(
+      ctx, [](DType t, auto g) { return VisitFloat(t, g); }, f);
 }
 
 // A broadcast of k inputs to one output shape, collapsed: size-1 output dims are dropped and
@@ -160,11 +176,7 @@ template <typename F>
 void ForEachRunParallel(const BroadcastPlan& p, int threads, F&& f) {
   const int64_t runs = p.runs();
   if (runs == 0) return;
-  if (p.total < kParallelMinElements || threads == 1 || runs == 1) {
-    ForEachRun(p, 0, runs, f);
-    return;
-  }
-  ParallelFor(runs, threads, [&](int64_t b, int64_t e) { ForEachRun(p, b, e, f); });
+  ParallelFor(runs, p.total / runs, threads, [&](int64_t b, int64_t e) { ForEachRun(p, b, e, f); });
 }
 
 // dst[i] = op(a[ia], b[ib]) over the broadcast of a's and b's shapes to `out`. op takes the
@@ -179,14 +191,7 @@ void BinaryBroadcast(const A* a, const Shape& a_shape, const B* b, const Shape& 
   if (n == 0) return;
   const int64_t na = ShapeElementCount(a_shape);
   const int64_t nb = ShapeElementCount(b_shape);
-  const bool parallel = n >= kParallelMinElements && threads != 1;
-  auto run_flat = [&](auto&& body) {
-    if (parallel) {
-      ParallelFor(n, threads, body);
-    } else {
-      body(0, n);
-    }
-  };
+  auto run_flat = [&](auto&& body) { ParallelFor(n, /*work_per_item=*/1, threads, body); };
   if (na == n && nb == n) {  // same element count as the output: same shape after broadcasting
     run_flat([&](int64_t s, int64_t e) {
       for (int64_t i = s; i < e; ++i) dst[i] = static_cast<R>(op(Load(a[i]), Load(b[i])));

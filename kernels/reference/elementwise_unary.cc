@@ -9,34 +9,9 @@
 namespace onyx::kernels::ref {
 namespace {
 
-Status TypeError(KernelContext& ctx) {
-  return ctx.node().NotSupported("input 0 has type ", DTypeName(ctx.input(0).dtype()),
-                                 ", which this operator does not support");
-}
-
-// y = f(x) with y of x's type, for the types `visit` accepts.
-template <typename Visit, typename F>
-Status Unary(KernelContext& ctx, Visit visit, F f) {
-  if (!ctx.has_input(0)) return ctx.node().Invalid("input 0 is missing");
-  const Tensor& x = ctx.input(0);
-  if (!visit(x.dtype(), [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        Tensor y = ctx.Output(0, x.dtype(), x.shape());
-        MapUnary(x.data<T>(), y.data<T>(), x.numel(), ctx.intra_op_threads(), f);
-      }))
-    return TypeError(ctx);
-  return Status::Ok();
-}
-
-template <typename F>
-Status FloatUnary(KernelContext& ctx, F f) {
-  return Unary(
-      ctx, [](DType t, auto g) { return VisitFloat(t, g); }, f);
-}
-
 template <typename F>
 Status NumericUnary(KernelContext& ctx, F f) {
-  return Unary(
+  return UnaryKernel(
       ctx, [](DType t, auto g) { return VisitNumeric(t, g); }, f);
 }
 
@@ -50,7 +25,7 @@ Status FloatPredicate(KernelContext& ctx, F f) {
         Tensor y = ctx.Output(0, DType::kBool, x.shape());
         MapUnary(x.data<T>(), y.data<bool>(), x.numel(), ctx.intra_op_threads(), f);
       }))
-    return TypeError(ctx);
+    return UnsupportedInputType(ctx);
   return Status::Ok();
 }
 
@@ -92,59 +67,59 @@ Status SignRef(KernelContext& ctx) {
 }
 
 Status ReciprocalRef(KernelContext& ctx) {
-  return FloatUnary(ctx, [](auto v) { return decltype(v)(1) / v; });
+  return FloatUnaryKernel(ctx, [](auto v) { return decltype(v)(1) / v; });
 }
 Status FloorRef(KernelContext& ctx) {
-  return FloatUnary(ctx, [](auto v) { return std::floor(v); });
+  return FloatUnaryKernel(ctx, [](auto v) { return std::floor(v); });
 }
 Status CeilRef(KernelContext& ctx) {
-  return FloatUnary(ctx, [](auto v) { return std::ceil(v); });
+  return FloatUnaryKernel(ctx, [](auto v) { return std::ceil(v); });
 }
 Status RoundRef(KernelContext& ctx) {
   // Half to even: nearbyint under the default rounding mode (round-to-nearest-even).
-  return FloatUnary(ctx, [](auto v) { return std::nearbyint(v); });
+  return FloatUnaryKernel(ctx, [](auto v) { return std::nearbyint(v); });
 }
 Status SqrtRef(KernelContext& ctx) {
-  return FloatUnary(ctx, [](auto v) { return std::sqrt(v); });
+  return FloatUnaryKernel(ctx, [](auto v) { return std::sqrt(v); });
 }
 Status ExpRef(KernelContext& ctx) {
-  return FloatUnary(ctx, [](auto v) { return std::exp(v); });
+  return FloatUnaryKernel(ctx, [](auto v) { return std::exp(v); });
 }
 Status LogRef(KernelContext& ctx) {
-  return FloatUnary(ctx, [](auto v) { return std::log(v); });
+  return FloatUnaryKernel(ctx, [](auto v) { return std::log(v); });
 }
 Status SinRef(KernelContext& ctx) {
-  return FloatUnary(ctx, [](auto v) { return std::sin(v); });
+  return FloatUnaryKernel(ctx, [](auto v) { return std::sin(v); });
 }
 Status CosRef(KernelContext& ctx) {
-  return FloatUnary(ctx, [](auto v) { return std::cos(v); });
+  return FloatUnaryKernel(ctx, [](auto v) { return std::cos(v); });
 }
 Status TanRef(KernelContext& ctx) {
-  return FloatUnary(ctx, [](auto v) { return std::tan(v); });
+  return FloatUnaryKernel(ctx, [](auto v) { return std::tan(v); });
 }
 Status AsinRef(KernelContext& ctx) {
-  return FloatUnary(ctx, [](auto v) { return std::asin(v); });
+  return FloatUnaryKernel(ctx, [](auto v) { return std::asin(v); });
 }
 Status AcosRef(KernelContext& ctx) {
-  return FloatUnary(ctx, [](auto v) { return std::acos(v); });
+  return FloatUnaryKernel(ctx, [](auto v) { return std::acos(v); });
 }
 Status AtanRef(KernelContext& ctx) {
-  return FloatUnary(ctx, [](auto v) { return std::atan(v); });
+  return FloatUnaryKernel(ctx, [](auto v) { return std::atan(v); });
 }
 Status SinhRef(KernelContext& ctx) {
-  return FloatUnary(ctx, [](auto v) { return std::sinh(v); });
+  return FloatUnaryKernel(ctx, [](auto v) { return std::sinh(v); });
 }
 Status CoshRef(KernelContext& ctx) {
-  return FloatUnary(ctx, [](auto v) { return std::cosh(v); });
+  return FloatUnaryKernel(ctx, [](auto v) { return std::cosh(v); });
 }
 Status AsinhRef(KernelContext& ctx) {
-  return FloatUnary(ctx, [](auto v) { return std::asinh(v); });
+  return FloatUnaryKernel(ctx, [](auto v) { return std::asinh(v); });
 }
 Status AcoshRef(KernelContext& ctx) {
-  return FloatUnary(ctx, [](auto v) { return std::acosh(v); });
+  return FloatUnaryKernel(ctx, [](auto v) { return std::acosh(v); });
 }
 Status AtanhRef(KernelContext& ctx) {
-  return FloatUnary(ctx, [](auto v) { return std::atanh(v); });
+  return FloatUnaryKernel(ctx, [](auto v) { return std::atanh(v); });
 }
 
 Status ErfRef(KernelContext& ctx) {
@@ -171,13 +146,13 @@ Status IsInfRef(KernelContext& ctx) {
 }
 
 Status NotRef(KernelContext& ctx) {
-  return Unary(
+  return UnaryKernel(
       ctx, [](DType t, auto g) { return t == DType::kBool && (g(TypeTag<bool>{}), true); },
       [](bool v) { return !v; });
 }
 
 Status BitwiseNotRef(KernelContext& ctx) {
-  return Unary(
+  return UnaryKernel(
       ctx, [](DType t, auto g) { return VisitInteger(t, g); },
       [](auto v) { return static_cast<decltype(v)>(~v); });
 }

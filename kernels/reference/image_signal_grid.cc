@@ -93,7 +93,10 @@ void GridSample(const Tensor& x, const Tensor& grid, GridSampleMode mode, GridSa
     return false;
   };
 
-  const DType xt = x.dtype();
+  // X once in double (the taps of every output point read it many times).
+  std::vector<double> xd(static_cast<size_t>(x.numel()));
+  for (int64_t i = 0; i < x.numel(); ++i) xd[i] = LoadAsDouble(x.dtype(), x.raw_data(), i);
+  float* y_float = y.dtype() == DType::kFloat ? y.data<float>() : nullptr;
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t o = 0; o < out_size; ++o) {
       // The grid's last dim lists coordinates innermost-first: (x=W, y=H, z=D).
@@ -159,11 +162,15 @@ void GridSample(const Tensor& x, const Tensor& grid, GridSampleMode mode, GridSa
         ++live;
       }
       for (int64_t c = 0; c < C; ++c) {
-        const int64_t base = (n * C + c) * in_size;
+        const double* src = xd.data() + (n * C + c) * in_size;
         double acc = 0;
-        for (int64_t j = 0; j < live; ++j)
-          acc += corner_weight[j] * LoadAsDouble(xt, x.raw_data(), base + corner_offset[j]);
-        StoreSaturated(y.dtype(), y.raw_data(), (n * C + c) * out_size + o, acc);
+        for (int64_t j = 0; j < live; ++j) acc += corner_weight[j] * src[corner_offset[j]];
+        const int64_t out_index = (n * C + c) * out_size + o;
+        if (y_float) {
+          y_float[out_index] = static_cast<float>(acc);
+        } else {
+          StoreSaturated(y.dtype(), y.raw_data(), out_index, acc);
+        }
       }
     }
   }

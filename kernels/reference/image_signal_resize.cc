@@ -85,6 +85,7 @@ double SourceCoordinate(const ResizeParams& p, double y, double scale, int64_t i
       return offset + (y + 0.5) / scale - 0.5;
     }
     case ResizeCoordinateMode::kPytorchHalfPixel:
+      // The spec and ONNX Runtime map a length-1 output to 0 (onnx.reference uses -0.5).
       return out_int > 1 ? (y + 0.5) / scale - 0.5 : 0.0;
     case ResizeCoordinateMode::kAlignCorners:
       return output_width == 1 ? 0.0 : y * static_cast<double>(in - 1) / (output_width - 1);

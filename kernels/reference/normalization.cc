@@ -1,14 +1,12 @@
 // Reference loops of the normalization family (see normalization.h for the contracts).
 #include "kernels/reference/normalization.h"
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
 
 #include "kernels/element_types.h"
+#include "kernels/op_helpers.h"
 
 namespace onyx::kernels::reference {
 namespace {
@@ -17,20 +15,6 @@ namespace {
 template <typename T>
 using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
-// Below this many elements a parallel split costs more than it saves.
-constexpr int64_t kParallelMinElements = 1 << 16;
-
-// Calls fn(begin, end) over [0, n), split across threads when the work is large enough.
-template <typename F>
-void ParallelRange(int64_t n, int64_t work_per_item, int threads, F&& fn) {
-  if (threads <= 1 || n <= 1 || n * work_per_item < kParallelMinElements) {
-    fn(int64_t{0}, n);
-    return;
-  }
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n),
-                    [&](const tbb::blocked_range<int64_t>& r) { fn(r.begin(), r.end()); });
-}
-
 }  // namespace
 
 template <typename T>
@@ -38,7 +22,7 @@ void ChannelAffine(const T* src, T* dst, int64_t batch, int64_t channels, int64_
                    const std::vector<double>& scale, const std::vector<double>& shift,
                    int threads) {
   using A = Acc<T>;
-  ParallelRange(batch * channels, inner, threads, [&](int64_t begin, int64_t end) {
+  ParallelFor(batch * channels, inner, threads, [&](int64_t begin, int64_t end) {
     for (int64_t bc = begin; bc < end; ++bc) {
       const int64_t c = bc % channels;
       const A a = static_cast<A>(scale[c]);

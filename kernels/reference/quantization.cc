@@ -85,29 +85,6 @@ void StoreInteger(DType t, void* dst, int64_t i, double v) {
   }
 }
 
-// Float -> float8 with ONNX Cast semantics. Non-saturating conversion is built on the saturating
-// one: a value that rounds (to nearest even) past the largest finite magnitude becomes inf for
-// E5M2 and NaN for the formats without inf (E4M3FN keeps the sign; FNUZ has a single NaN 0x80).
-uint8_t ToFloat8(DType t, float v, bool saturate) {
-  const uint8_t code = FloatToFloat8(t, v, /*saturate=*/true);
-  if (saturate || std::isnan(v)) return code;
-  const bool fnuz = t == DType::kFloat8E4M3FNUZ || t == DType::kFloat8E5M2FNUZ;
-  const uint8_t sign = std::signbit(v) ? 0x80 : 0x00;
-  // Largest finite positive code: below E4M3FN's NaN (0x7F) and E5M2's inf (0x7C).
-  const uint8_t max_code = t == DType::kFloat8E4M3FN ? 0x7E : t == DType::kFloat8E5M2 ? 0x7B : 0x7F;
-  const uint8_t overflow = t == DType::kFloat8E5M2 ? static_cast<uint8_t>(0x7C | sign)
-                           : fnuz                  ? uint8_t{0x80}
-                                                   : static_cast<uint8_t>(0x7F | sign);
-  if (std::isinf(v)) return overflow;
-  const float max = Float8ToFloat(t, max_code);
-  const float a = std::fabs(v);
-  if (a <= max) return code;
-  const float half_ulp = (max - Float8ToFloat(t, max_code - 1)) / 2;
-  // Ties round to even: past an odd largest code, a tie goes up and overflows.
-  if (a < max + half_ulp || (a == max + half_ulp && (max_code & 1) == 0)) return code;
-  return overflow;
-}
-
 }  // namespace
 
 void QuantizeLinear(const Tensor& x, const Tensor& scale, const Tensor* zero_point,
@@ -142,7 +119,7 @@ void QuantizeLinear(const Tensor& x, const Tensor& scale, const Tensor* zero_poi
           // The zero point of float types is 0 by convention; adding it only when non-zero keeps
           // the sign of -0.
           const double v = zp[k] != 0 ? q + zp[k] : q;
-          static_cast<uint8_t*>(dst)[idx] = ToFloat8(yt, static_cast<float>(v), saturate);
+          static_cast<uint8_t*>(dst)[idx] = FloatToFloat8(yt, static_cast<float>(v), saturate);
         } else {  // float4e2m1 (saturates by definition: it has no inf or NaN)
           const double v = zp[k] != 0 ? q + zp[k] : q;
           static_cast<uint8_t*>(dst)[idx] = FloatToFloat4E2M1(static_cast<float>(v));

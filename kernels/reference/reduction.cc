@@ -1,30 +1,15 @@
 // Reference loops of Reduce* and ArgMax/ArgMin (see reduction.h for the contracts).
 #include "kernels/reference/reduction.h"
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
 #include "kernels/element_types.h"
+#include "kernels/op_helpers.h"
 
 namespace onyx::kernels::reference {
 namespace {
-
-// Below this many input elements a parallel split costs more than it saves.
-constexpr int64_t kParallelMinElements = 1 << 16;
-
-template <typename F>
-void ParallelRange(int64_t n, int64_t work_per_item, int threads, F&& fn) {
-  if (threads <= 1 || n <= 1 || n * work_per_item < kParallelMinElements) {
-    fn(int64_t{0}, n);
-    return;
-  }
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n),
-                    [&](const tbb::blocked_range<int64_t>& r) { fn(r.begin(), r.end()); });
-}
 
 template <typename T>
 constexpr bool kIsInt = std::is_integral_v<T>;  // bool included
@@ -198,7 +183,7 @@ template <typename T>
 void Reduce(ReduceOp op, const T* src, T* dst, const ReduceGeometry& g, int threads) {
   const int64_t outputs = static_cast<int64_t>(g.base.size());
   const int64_t n = static_cast<int64_t>(g.offsets.size());
-  ParallelRange(outputs, n, threads, [&](int64_t begin, int64_t end) {
+  ParallelFor(outputs, n, threads, [&](int64_t begin, int64_t end) {
     for (int64_t o = begin; o < end; ++o) {
       const T* s = src + g.base[o];
       if (g.contiguous) {

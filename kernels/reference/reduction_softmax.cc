@@ -1,7 +1,4 @@
 // Reference loops of Softmax/LogSoftmax/Hardmax, CumSum/CumProd and TopK (see reduction.h).
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -9,22 +6,11 @@
 #include <type_traits>
 
 #include "kernels/element_types.h"
+#include "kernels/op_helpers.h"
 #include "kernels/reference/reduction.h"
 
 namespace onyx::kernels::reference {
 namespace {
-
-constexpr int64_t kParallelMinElements = 1 << 15;
-
-template <typename F>
-void ParallelRange(int64_t n, int64_t work_per_item, int threads, F&& fn) {
-  if (threads <= 1 || n <= 1 || n * work_per_item < kParallelMinElements) {
-    fn(int64_t{0}, n);
-    return;
-  }
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n),
-                    [&](const tbb::blocked_range<int64_t>& r) { fn(r.begin(), r.end()); });
-}
 
 // Arithmetic type of a floating element type: double stays double, the rest compute in float.
 template <typename T>
@@ -133,7 +119,7 @@ template <typename T>
 void SoftmaxAxis(SoftmaxKind kind, const T* src, T* dst, int64_t outer, int64_t n, int64_t inner,
                  int threads) {
   if (n == 0 || inner == 0) return;
-  ParallelRange(outer, n * inner, threads, [&](int64_t begin, int64_t end) {
+  ParallelFor(outer, n * inner, threads, [&](int64_t begin, int64_t end) {
     std::vector<Acc<T>> buf, mx, sum;
     if (inner == 1) {
       for (int64_t o = begin; o < end; ++o) SoftmaxRow(kind, src + o * n, dst + o * n, n, buf);

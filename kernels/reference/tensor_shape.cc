@@ -136,11 +136,25 @@ void FillElements(DType dtype, const void* value, void* dst, int64_t n) {
   });
 }
 
-void Transpose(const Tensor& x, const std::vector<int64_t>& perm, Tensor& y) {
-  const std::vector<int64_t> in_strides = ContiguousStrides(x.shape());
+namespace {
+
+// y = x viewed as the row-major shape `view` (same element count), transposed by `perm`.
+void TransposeView(const Tensor& x, const Shape& view, const std::vector<int64_t>& perm,
+                   Tensor& y) {
+  const std::vector<int64_t> view_strides = ContiguousStrides(view);
+  Shape shape(perm.size());
   std::vector<int64_t> strides(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) strides[i] = in_strides[perm[i]];
-  StridedCopy(x.dtype(), x.raw_data(), 0, strides, y.shape(), y.raw_data());
+  for (size_t i = 0; i < perm.size(); ++i) {
+    shape[i] = view[perm[i]];
+    strides[i] = view_strides[perm[i]];
+  }
+  StridedCopy(x.dtype(), x.raw_data(), 0, strides, shape, y.raw_data());
+}
+
+}  // namespace
+
+void Transpose(const Tensor& x, const std::vector<int64_t>& perm, Tensor& y) {
+  TransposeView(x, x.shape(), perm, y);
 }
 
 void Concat(const std::vector<const Tensor*>& inputs, int64_t axis, Tensor& y) {
@@ -278,29 +292,15 @@ void DepthToSpace(const Tensor& x, int64_t blocksize, bool crd, Tensor& y) {
     view = {n, b, b, c_out, h, w};
     perm = {0, 3, 4, 1, 5, 2};
   }
-  const std::vector<int64_t> vs = ContiguousStrides(view);
-  Shape shape(6);
-  std::vector<int64_t> strides(6);
-  for (int i = 0; i < 6; ++i) {
-    shape[i] = view[perm[i]];
-    strides[i] = vs[perm[i]];
-  }
-  StridedCopy(x.dtype(), x.raw_data(), 0, strides, shape, y.raw_data());
+  TransposeView(x, view, perm, y);
 }
 
 void SpaceToDepth(const Tensor& x, int64_t blocksize, Tensor& y) {
   const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3), b = blocksize;
   // View x as [N, C, H/b, b, W/b, b] and read it in y's order [N, b, b, C, H/b, W/b].
   const Shape view = {n, c, h / b, b, w / b, b};
-  const int64_t perm[6] = {0, 3, 5, 1, 2, 4};
-  const std::vector<int64_t> vs = ContiguousStrides(view);
-  Shape shape(6);
-  std::vector<int64_t> strides(6);
-  for (int i = 0; i < 6; ++i) {
-    shape[i] = view[perm[i]];
-    strides[i] = vs[perm[i]];
-  }
-  StridedCopy(x.dtype(), x.raw_data(), 0, strides, shape, y.raw_data());
+  const std::vector<int64_t> perm = {0, 3, 5, 1, 2, 4};
+  TransposeView(x, view, perm, y);
 }
 
 void EyeLike(int64_t k, Tensor& y) {

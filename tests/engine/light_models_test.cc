@@ -27,7 +27,8 @@ TEST_P(light_models, MatchesShippedOutput) {
     for (const Dim& d : in.type.dims) shape.push_back(d.known() ? d.value : 1);
     Tensor x = Tensor::Allocate(DType::kFloat, shape);
     const int64_t n = x.numel();
-    for (int64_t i = 0; i < n; ++i) x.data<float>()[i] = static_cast<float>(static_cast<double>(i) / n);
+    for (int64_t i = 0; i < n; ++i)
+      x.data<float>()[i] = static_cast<float>(static_cast<double>(i) / n);
     feeds.push_back({in.name, Value(x)});
   }
   NamedValues out;
@@ -50,7 +51,9 @@ INSTANTIATE_TEST_SUITE_P(all, light_models,
                          ::testing::Values("bvlc_alexnet", "densenet121", "inception_v1",
                                            "inception_v2", "resnet50", "shufflenet", "squeezenet",
                                            "vgg19", "zfnet512"),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
 
 }  // namespace
 }  // namespace onyx

@@ -210,7 +210,8 @@ TEST(loader, UnknownDataTypeIsRejected) {
   auto s = Session::CreateFromBytes(b.Bytes());
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("odd"), std::string::npos);
-  EXPECT_NE(s.status().message().find("unknown data type 99"), std::string::npos) << s.status().message();
+  EXPECT_NE(s.status().message().find("unknown data type 99"), std::string::npos)
+      << s.status().message();
 }
 
 // External data: a file beside the model, read at an offset.
@@ -356,7 +357,8 @@ TEST(loader, UnsupportedOperatorReportedAtCreation) {
   auto s = Session::CreateFromBytes(b.Bytes());
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), ErrorCode::kUnsupported);
-  EXPECT_NE(s.status().message().find("NoSuchOp node 'mystery'"), std::string::npos) << s.status().message();
+  EXPECT_NE(s.status().message().find("NoSuchOp node 'mystery'"), std::string::npos)
+      << s.status().message();
   EXPECT_NE(s.status().message().find("opset 17"), std::string::npos) << s.status().message();
 }
 
@@ -434,9 +436,9 @@ TEST(loader, ModelLocalFunctionIsInlined) {
   x.data<float>()[2] = -3.f;
   auto out = s->Run({{"x", Value(x)}});
   const float* y = out[0].second.tensor().data<float>();
-  EXPECT_EQ(y[0], 0.f);    // relu(1 - 5)
-  EXPECT_EQ(y[1], 1.5f);   // relu(1 + 0.5)
-  EXPECT_EQ(y[2], 0.f);    // relu(-3 + 1)
+  EXPECT_EQ(y[0], 0.f);   // relu(1 - 5)
+  EXPECT_EQ(y[1], 1.5f);  // relu(1 + 0.5)
+  EXPECT_EQ(y[2], 0.f);   // relu(-3 + 1)
 }
 
 }  // namespace

@@ -34,18 +34,21 @@ void FillValueInfo(onnx::ValueInfoProto* vi, const std::string& name, int32_t el
 }
 }  // namespace
 
-ModelBuilder& ModelBuilder::Input(const std::string& name, int32_t elem, const std::vector<int64_t>& shape) {
+ModelBuilder& ModelBuilder::Input(const std::string& name, int32_t elem,
+                                  const std::vector<int64_t>& shape) {
   FillValueInfo(graph().add_input(), name, elem, shape);
   return *this;
 }
 
-ModelBuilder& ModelBuilder::Output(const std::string& name, int32_t elem, const std::vector<int64_t>& shape) {
+ModelBuilder& ModelBuilder::Output(const std::string& name, int32_t elem,
+                                   const std::vector<int64_t>& shape) {
   FillValueInfo(graph().add_output(), name, elem, shape);
   return *this;
 }
 
 onnx::NodeProto& ModelBuilder::Node(const std::string& op, const std::vector<std::string>& inputs,
-                                    const std::vector<std::string>& outputs, const std::string& name) {
+                                    const std::vector<std::string>& outputs,
+                                    const std::string& name) {
   auto* n = graph().add_node();
   n->set_op_type(op);
   n->set_name(name);
@@ -54,13 +57,15 @@ onnx::NodeProto& ModelBuilder::Node(const std::string& op, const std::vector<std
   return *n;
 }
 
-onnx::TensorProto& ModelBuilder::FloatInit(const std::string& name, const std::vector<int64_t>& dims,
+onnx::TensorProto& ModelBuilder::FloatInit(const std::string& name,
+                                           const std::vector<int64_t>& dims,
                                            const std::vector<float>& values) {
   auto* t = graph().add_initializer();
   t->set_name(name);
   t->set_data_type(onnx::TensorProto::FLOAT);
   for (int64_t d : dims) t->add_dims(d);
-  t->set_raw_data(std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)));
+  t->set_raw_data(
+      std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)));
   return *t;
 }
 

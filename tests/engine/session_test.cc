@@ -1,10 +1,11 @@
 // Session tests: feed validation before any kernel runs, concurrent run(), the plan cache for
 // new input shapes, optimization levels, and the per-value observer behind --dump-dir.
+#include "onyx/session.h"
+
 #include <gtest/gtest.h>
 
 #include <thread>
 
-#include "onyx/session.h"
 #include "tests/engine/model_builder.h"
 
 namespace onyx {
@@ -64,7 +65,8 @@ TEST(session, WrongFeedsFailBeforeAnyKernelRuns) {
   };
   expect_error({}, "missing input 'x'");
   expect_error({{"x", Value(Ramp(1))}, {"z", Value(Ramp(1))}}, "unknown input 'z'");
-  expect_error({{"x", Value(Tensor::Allocate(DType::kInt64, {1, 3}))}}, "element type float, got int64");
+  expect_error({{"x", Value(Tensor::Allocate(DType::kInt64, {1, 3}))}},
+               "element type float, got int64");
   expect_error({{"x", Value(Tensor::Allocate(DType::kFloat, {3}))}}, "expects rank 2");
   expect_error({{"x", Value(Tensor::Allocate(DType::kFloat, {2, 4}))}}, "expects dim 1 = 3");
   EXPECT_THROW(s.Run({}), Error);
@@ -108,11 +110,13 @@ TEST(session, OptimizationLevelsGiveTheSameResults) {
   b.Node("Shape", {"x"}, {"shape"}, "shape");
   b.Node("Reshape", {"x", "shape"}, {"r"}, "reshape");
   b.Node("Relu", {"r"}, {"y"}, "relu");
-  for (auto level : {OptimizationLevel::kNone, OptimizationLevel::kBasic, OptimizationLevel::kAll}) {
+  for (auto level :
+       {OptimizationLevel::kNone, OptimizationLevel::kBasic, OptimizationLevel::kAll}) {
     Session s = Session::FromBytes(b.Bytes(), SessionOptions{1, level});
     auto out = s.Run({{"x", Value(Ramp(2))}});
     for (int64_t i = 0; i < 6; ++i)
-      EXPECT_EQ(out[0].second.tensor().data<float>()[i], std::max(0.f, static_cast<float>(i) - 2.f));
+      EXPECT_EQ(out[0].second.tensor().data<float>()[i],
+                std::max(0.f, static_cast<float>(i) - 2.f));
   }
 }
 

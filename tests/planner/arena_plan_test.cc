@@ -1,11 +1,13 @@
 // Arena planner: a brute-force checker over random interval sets proves no two values whose
-// lifetimes overlap share a byte, and the arena lies between the max-live bound and the no-reuse sum.
+// lifetimes overlap share a byte, and the arena lies between the max-live bound and the no-reuse
+// sum.
+#include "planner/arena_plan.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "memory/aligned_alloc.h"
-#include "planner/arena_plan.h"
 
 namespace onyx::planner {
 namespace {
@@ -17,8 +19,8 @@ void CheckLayout(const std::vector<Interval>& iv, const ArenaLayout& l) {
     EXPECT_LE(l.offsets[i] + iv[i].bytes, l.arena_bytes);
     for (size_t j = i + 1; j < iv.size(); ++j) {
       const bool time_overlap = !(iv[i].last < iv[j].first || iv[j].last < iv[i].first);
-      const bool byte_overlap = l.offsets[i] < l.offsets[j] + iv[j].bytes &&
-                                l.offsets[j] < l.offsets[i] + iv[i].bytes;
+      const bool byte_overlap =
+          l.offsets[i] < l.offsets[j] + iv[j].bytes && l.offsets[j] < l.offsets[i] + iv[i].bytes;
       EXPECT_FALSE(time_overlap && byte_overlap) << "values " << i << " and " << j << " collide";
     }
   }

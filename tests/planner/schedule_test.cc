@@ -1,11 +1,12 @@
 // Schedule and plan determinism: Kahn's ready set follows file position, and 100 loads of a real
 // model give the same schedule, offsets and kernel choices.
+#include "planner/schedule.h"
+
 #include <gtest/gtest.h>
 
 #include "engine/model_loader.h"
 #include "onyx/session.h"
 #include "planner/planner.h"
-#include "planner/schedule.h"
 #include "tests/engine/model_builder.h"
 
 namespace onyx::planner {

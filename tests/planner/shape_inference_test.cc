@@ -26,7 +26,12 @@ TEST(shape_inference, SymbolicDimsFlowThroughBroadcast) {
   b.Output("z", onnx::TensorProto::FLOAT, {});
   b.Node("Add", {"x", "y"}, {"s"});
   b.Node("Relu", {"s"}, {"z"});
-  b.model().mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  b.model()
+      .mutable_graph()
+      ->mutable_output(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->clear_shape();
   ir::Model m;
   auto plan = PlanDeclared(b.Bytes(), &m);
   ASSERT_TRUE(plan.ok()) << plan.status().message();

@@ -1,5 +1,6 @@
 // Element types: the ONNX TensorProto.DataType numbers, their in-memory size in onyx, and the
-// conversions for the types C++ has no arithmetic for (float16, bfloat16, float8, float4, int4, int2).
+// conversions for the types C++ has no arithmetic for (float16, bfloat16, float8, float4, int4,
+// int2).
 #pragma once
 
 #include <cstddef>
@@ -52,7 +53,9 @@ bool IsKnownDType(int32_t v);
 bool IsFloatingPoint(DType t);  // float, double, float16, bfloat16, float8*, float4
 bool IsSignedInteger(DType t);
 bool IsUnsignedInteger(DType t);
-inline bool IsInteger(DType t) { return IsSignedInteger(t) || IsUnsignedInteger(t); }
+inline bool IsInteger(DType t) {
+  return IsSignedInteger(t) || IsUnsignedInteger(t);
+}
 // True for types stored as raw bits that need FloatFrom*/FloatTo* to do arithmetic.
 bool IsPackedFloat(DType t);
 

@@ -77,6 +77,8 @@ class Session {
   std::map<std::string, int64_t> opsets() const;
   std::map<std::string, int> operator_counts() const;  // "domain:Op" → count (subgraphs included)
   std::string model_name() const;
+  // Threads the session runs kernels on (SessionOptions::intra_op_threads resolved).
+  int intra_op_threads() const;
   // False when a node (subgraphs included) uses a random operator: outputs then vary by run.
   bool deterministic() const;
 

@@ -99,7 +99,8 @@ class StatusOr {
 // Thrown only by the public API (Session, the Python module); carries the Status.
 class Error : public std::runtime_error {
  public:
-  explicit Error(Status status) : std::runtime_error(status.message()), status_(std::move(status)) {}
+  explicit Error(Status status)
+      : std::runtime_error(status.message()), status_(std::move(status)) {}
   const Status& status() const { return status_; }
   ErrorCode code() const { return status_.code(); }
 
@@ -131,9 +132,9 @@ inline void ThrowIfError(const Status& s) {
   ONYX_ASSIGN_OR_RETURN_IMPL(ONYX_CONCAT(onyx_statusor_, __LINE__), lhs, expr)
 
 // For broken internal invariants only (bugs), never for bad input.
-#define ONYX_CHECK(cond)                                                                  \
-  do {                                                                                    \
-    if (!(cond)) ::onyx::internal::CheckFailed(#cond, __FILE__, __LINE__);                \
+#define ONYX_CHECK(cond)                                                   \
+  do {                                                                     \
+    if (!(cond)) ::onyx::internal::CheckFailed(#cond, __FILE__, __LINE__); \
   } while (0)
 
 namespace onyx::internal {

@@ -21,9 +21,9 @@ struct Dim {
 struct TypeInfo {
   enum class Kind { kUnknown, kTensor, kSequence, kOptional, kMap };
   Kind kind = Kind::kUnknown;
-  DType elem = DType::kUndefined;  // tensor element type (kTensor)
-  bool has_shape = false;          // false: rank unknown
-  std::vector<Dim> dims;           // when has_shape
+  DType elem = DType::kUndefined;   // tensor element type (kTensor)
+  bool has_shape = false;           // false: rank unknown
+  std::vector<Dim> dims;            // when has_shape
   std::shared_ptr<TypeInfo> inner;  // element type of a sequence/optional
   // map key type and value type for kMap (ai.onnx.ml)
   DType map_key = DType::kUndefined;
@@ -39,7 +39,7 @@ struct TypeInfo {
   int64_t rank() const { return has_shape ? static_cast<int64_t>(dims.size()) : -1; }
   // True when every dim is a known number.
   bool shape_is_static() const;
-  Shape static_shape() const;  // only when shape_is_static()
+  Shape static_shape() const;    // only when shape_is_static()
   std::string ToString() const;  // "float[batch,3,224,224]", "seq(float[?])", "optional(int64[])"
 };
 

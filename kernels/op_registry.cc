@@ -58,6 +58,14 @@ std::vector<std::pair<int64_t, int64_t>> OpRegistry::Ranges(const std::string& d
   return out;
 }
 
+void OpRegistry::MarkInPlace(const std::vector<std::string>& op_types) {
+  for (const std::string& op : op_types) {
+    auto it = ops_.find({"", op});
+    if (it == ops_.end()) continue;
+    for (auto& def : it->second) def->inplace_input = 0;
+  }
+}
+
 std::vector<const OpDef*> OpRegistry::All() const {
   std::vector<const OpDef*> out;
   for (const auto& [key, list] : ops_)

@@ -30,6 +30,9 @@ struct OpDef {
   InferFn infer = nullptr;        // null: output types unknown until run time
   std::vector<KernelImpl> impls;  // ordered
   bool deterministic = true;      // false for random ops: never constant-folded
+  // Output 0 may be written over input `inplace_input`'s buffer (same dtype and size) because
+  // the kernel reads input element i before it writes output element i; -1 = never.
+  int inplace_input = -1;
 };
 
 class OpRegistry {
@@ -49,6 +52,8 @@ class OpRegistry {
   std::vector<std::pair<int64_t, int64_t>> Ranges(const std::string& domain,
                                                   const std::string& op_type) const;
   std::vector<const OpDef*> All() const;
+  // Marks every registered definition of these ai.onnx ops as able to run in place on input 0.
+  void MarkInPlace(const std::vector<std::string>& op_types);
 
  private:
   std::map<std::pair<std::string, std::string>, std::vector<std::unique_ptr<OpDef>>> ops_;

@@ -63,20 +63,56 @@ ArenaLayout PlanArena(const std::vector<Interval>& iv) {
   return out;
 }
 
+void ChooseInPlace(ExecutionPlan& plan) {
+  for (int i = 0; i < static_cast<int>(plan.steps.size()); ++i) {
+    const PlanStep& st = plan.steps[i];
+    const int k = st.op->inplace_input;
+    if (k < 0 || k >= static_cast<int>(st.inputs.size()) || st.outputs.empty()) continue;
+    const int in = st.inputs[k], out = st.outputs[0];
+    if (in < 0 || out < 0) continue;
+    ValueSlot& src = plan.slots[in];
+    ValueSlot& dst = plan.slots[out];
+    if (src.storage != Storage::kArena || dst.storage != Storage::kArena) continue;
+    if (src.last_step != i || src.type.elem != dst.type.elem) continue;
+    if (ShapeElementCount(src.type.static_shape()) != ShapeElementCount(dst.type.static_shape()))
+      continue;
+    // Another input of this step reading the same buffer is fine (elementwise reads first).
+    dst.in_place_of = in;
+  }
+}
+
 void PlanArenaForPlan(ExecutionPlan& plan) {
+  // Group in-place chains under their first value; a group is one buffer.
+  auto root = [&](int id) {
+    while (plan.slots[id].in_place_of >= 0) id = plan.slots[id].in_place_of;
+    return id;
+  };
+  std::vector<int> group_ids;
   std::vector<Interval> iv;
-  std::vector<int> ids;
+  std::vector<int> group_of(plan.slots.size(), -1);
   for (int id = 0; id < static_cast<int>(plan.slots.size()); ++id) {
     ValueSlot& s = plan.slots[id];
     if (s.storage != Storage::kArena) continue;
     s.bytes = memory::AlignUp(ShapeElementCount(s.type.static_shape()) * DTypeSize(s.type.elem));
-    iv.push_back({s.def_step, std::max(s.last_step, s.def_step), s.bytes});
-    ids.push_back(id);
+    const int r = root(id);
+    if (group_of[r] < 0) {
+      group_of[r] = static_cast<int>(iv.size());
+      iv.push_back({s.def_step, std::max(s.last_step, s.def_step), 0});
+      group_ids.push_back(r);
+    }
+    Interval& g = iv[group_of[r]];
+    g.first = std::min(g.first, s.def_step);
+    g.last = std::max(g.last, std::max(s.last_step, s.def_step));
+    g.bytes = std::max(g.bytes, s.bytes);
   }
   ArenaLayout layout = PlanArena(iv);
-  for (size_t k = 0; k < ids.size(); ++k) plan.slots[ids[k]].offset = layout.offsets[k];
+  for (int id = 0; id < static_cast<int>(plan.slots.size()); ++id)
+    if (plan.slots[id].storage == Storage::kArena)
+      plan.slots[id].offset = layout.offsets[group_of[root(id)]];
   plan.arena_bytes = layout.arena_bytes;
-  plan.arena_bytes_no_reuse = layout.no_reuse_bytes;
+  plan.arena_bytes_no_reuse = 0;
+  for (const ValueSlot& s : plan.slots)
+    if (s.storage == Storage::kArena) plan.arena_bytes_no_reuse += s.bytes;
   plan.arena_bytes_max_live = layout.max_live_bytes;
 }
 

@@ -26,7 +26,12 @@ struct ArenaLayout {
 // Deterministic: ties break by first step, then by input order.
 ArenaLayout PlanArena(const std::vector<Interval>& intervals);
 
+// Lets a step's output 0 take over input k's arena bytes when its OpDef allows it
+// (inplace_input), the input dies at that step and both have the same dtype and size.
+void ChooseInPlace(ExecutionPlan& plan);
+
 // Assigns offsets to the plan's kArena slots from their liveness and fills the statistics.
+// Values chained in place share one buffer whose lifetime spans the whole chain.
 void PlanArenaForPlan(ExecutionPlan& plan);
 
 }  // namespace onyx::planner

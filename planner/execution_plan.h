@@ -33,6 +33,7 @@ struct ValueSlot {
   int def_step = -1;   // producing step; -1 when defined before the first step
   int last_step = -1;  // last step reading it; INT_MAX when it is a graph output
   bool is_graph_output = false;
+  int in_place_of = -1;  // slot whose arena bytes this value reuses (its kernel runs in place)
 };
 
 struct PlanStep {

@@ -194,6 +194,7 @@ class PlanBuilder {
             ArenaEligible(plan_->slots[o].type))
           plan_->slots[o].storage = Storage::kArena;
     ComputeLiveness(*plan_);
+    ChooseInPlace(*plan_);
     PlanArenaForPlan(*plan_);
     ONYX_RETURN_IF_ERROR(CreateKernels());
     return std::move(plan_);
@@ -356,6 +357,7 @@ std::string ExecutionPlan::Print() const {
       const ValueSlot& s = slots[o];
       os << "      -> " << s.name << " " << s.type.ToString() << " " << StorageName(s.storage);
       if (s.storage == Storage::kArena) os << " @" << s.offset << " +" << s.bytes;
+      if (s.in_place_of >= 0) os << " (in place of " << slots[s.in_place_of].name << ")";
       os << "\n";
     }
   }
@@ -385,6 +387,8 @@ std::string ExecutionPlan::ToJson() const {
          << "\"";
       if (s.storage == Storage::kArena)
         os << ", \"offset\": " << s.offset << ", \"bytes\": " << s.bytes;
+      if (s.in_place_of >= 0)
+        os << ", \"in_place_of\": \"" << JsonEscape(slots[s.in_place_of].name) << "\"";
       os << "}";
       first = false;
     }

@@ -50,6 +50,13 @@ void RegisterAllOps(OpRegistry& r) {
   RegisterLinalg(r);
   RegisterReverseSequence(r);
   RegisterImageDecoder(r);
+  // Elementwise kernels that read input-0 element i before writing output element i (checked
+  // in kernels/reference/elementwise_loops.cc and activation.cc), so the planner may give their
+  // output the dying input's arena bytes. Variadic Sum/Mean/Max/Min are left out: their output
+  // must not overlap inputs beyond the second.
+  r.MarkInPlace({"Abs", "Neg", "Reciprocal", "Floor", "Ceil", "Sqrt", "Exp", "Log", "Sin", "Cos",
+                 "Tanh", "Sigmoid", "Relu", "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid",
+                 "HardSwish", "Softplus", "Softsign", "Add", "Sub", "Mul", "Div"});
 }
 
 }  // namespace onyx::kernels

@@ -96,7 +96,9 @@ TEST(session, ObserverSeesEveryIntermediate) {
   RunOptions ro;
   ro.observer = [&](const std::string& name, const Value& v) {
     seen.push_back(name);
-    if (name == "s") EXPECT_EQ(v.tensor().data<float>()[0], -1.f);  // -2 + 1
+    if (name == "s") {
+      EXPECT_EQ(v.tensor().data<float>()[0], -1.f);  // -2 + 1
+    }
   };
   s.Run({{"x", Value(Ramp(1))}}, ro);
   EXPECT_EQ(seen, (std::vector<std::string>{"s", "y"}));

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "engine/model_loader.h"
 #include "onyx/session.h"
 #include "planner/planner.h"
@@ -88,6 +90,49 @@ TEST(schedule, OutputWithoutConsumersIsStillAllocated) {
   EXPECT_EQ(dead.storage, Storage::kArena);
   EXPECT_GE(dead.bytes, 16u);
   EXPECT_EQ(dead.def_step, dead.last_step);
+}
+
+}  // namespace
+}  // namespace onyx::planner
+
+namespace onyx::planner {
+namespace {
+
+TEST(schedule, ElementwiseChainRunsInPlace) {
+  // x → Relu → a → Neg → b → Sigmoid → c → Abs → y: a dies at Neg and b at Sigmoid, so a, b
+  // and c share one buffer; y (a graph output) is on the heap.
+  ModelBuilder b;
+  b.Input("x", onnx::TensorProto::FLOAT, {256});
+  b.Output("y", onnx::TensorProto::FLOAT, {256});
+  b.Node("Relu", {"x"}, {"a"}, "r");
+  b.Node("Neg", {"a"}, {"b"}, "n");
+  b.Node("Sigmoid", {"b"}, {"c"}, "s");
+  b.Node("Abs", {"c"}, {"y"}, "abs");
+  auto m = engine::LoadModelFromBytes(b.Bytes());
+  ASSERT_TRUE(m.ok());
+  std::map<std::string, TypeInfo> types{{"x", TypeInfo::TensorWithShape(DType::kFloat, {256})}};
+  auto plan = BuildPlan(*m->graph, types, {}, PlanOptions{});
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  const auto& p = **plan;
+  const ValueSlot& a = p.slots[p.slot_of.at("a")];
+  const ValueSlot& bb = p.slots[p.slot_of.at("b")];
+  const ValueSlot& c = p.slots[p.slot_of.at("c")];
+  EXPECT_EQ(a.in_place_of, -1);  // x is a graph input: never overwritten
+  EXPECT_EQ(bb.in_place_of, p.slot_of.at("a"));
+  EXPECT_EQ(c.in_place_of, p.slot_of.at("b"));
+  EXPECT_EQ(a.offset, bb.offset);
+  EXPECT_EQ(bb.offset, c.offset);
+  EXPECT_EQ(p.arena_bytes, 1024u);
+
+  // And the values are right: y = |sigmoid(-relu(x))|.
+  Session s = Session::FromBytes(b.Bytes());
+  Tensor x = Tensor::Allocate(DType::kFloat, {256});
+  for (int i = 0; i < 256; ++i) x.data<float>()[i] = static_cast<float>(i - 128) / 16.f;
+  auto out = s.Run({{"x", Value(x)}});
+  for (int i = 0; i < 256; ++i) {
+    const double r = std::max(0.0, (i - 128) / 16.0);
+    EXPECT_NEAR(out[0].second.tensor().data<float>()[i], 1.0 / (1.0 + std::exp(r)), 1e-6);
+  }
 }
 
 }  // namespace

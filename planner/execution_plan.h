@@ -41,10 +41,11 @@ struct PlanStep {
   const kernels::OpDef* op = nullptr;
   std::string impl_name;
   std::unique_ptr<kernels::Kernel> kernel;
-  std::vector<int> inputs;    // slot ids; -1 for an omitted optional input
-  std::vector<int> outputs;   // slot ids; -1 for an omitted optional output
-  std::vector<int> implicit;  // slots read by the node's subgraphs
-  std::vector<int> release;   // heap slots whose last reader is this step
+  std::vector<int> inputs;             // slot ids; -1 for an omitted optional input
+  std::vector<int> outputs;            // slot ids; -1 for an omitted optional output
+  std::vector<int> implicit;           // slots read by the node's subgraphs
+  std::vector<int> release;            // heap slots whose last reader is this step
+  std::vector<const ir::Node*> fused;  // nodes folded into this step by the fusion pass
 };
 
 struct ExecutionPlan {
@@ -60,6 +61,7 @@ struct ExecutionPlan {
   size_t arena_bytes_no_reuse = 0;       // sum of all arena values' sizes
   size_t arena_bytes_max_live = 0;       // max over steps of bytes live at once (lower bound)
   int folded_nodes = 0;                  // nodes removed by constant folding
+  int fused_nodes = 0;                   // nodes removed by the fusion pass
 
   // Human-readable schedule with each value's storage, offset and size (`onyx plan`).
   std::string Print() const;

@@ -7,6 +7,7 @@
 
 #include "planner/arena_plan.h"
 #include "planner/constant_folding.h"
+#include "planner/fusion/conv_batchnorm.h"
 #include "planner/liveness.h"
 #include "planner/schedule.h"
 #include "planner/shape_inference.h"
@@ -186,6 +187,8 @@ class PlanBuilder {
     }
     for (const auto& o : g_.outputs) plan_->output_slots.push_back(resolve(o.name));
     if (opts_.infer_only) return std::move(plan_);
+    if (opts_.optimization == OptLevel::kAll)
+      plan_->fused_nodes = fusion::FuseConvBatchNorm(*plan_);
 
     for (int o : plan_->output_slots) plan_->slots[o].is_graph_output = true;
     for (PlanStep& st : plan_->steps)
@@ -348,10 +351,13 @@ std::string JsonEscape(const std::string& s) {
 
 std::string ExecutionPlan::Print() const {
   std::ostringstream os;
-  os << "schedule (" << steps.size() << " steps, " << folded_nodes << " nodes folded):\n";
+  os << "schedule (" << steps.size() << " steps, " << folded_nodes << " nodes folded, "
+     << fused_nodes << " fused):\n";
   for (size_t i = 0; i < steps.size(); ++i) {
     const PlanStep& st = steps[i];
-    os << "  " << i << ": " << st.node->Describe() << " [" << st.impl_name << "]\n";
+    os << "  " << i << ": " << st.node->Describe() << " [" << st.impl_name << "]";
+    for (const ir::Node* f : st.fused) os << " + " << f->Describe();
+    os << "\n";
     for (int o : st.outputs) {
       if (o < 0) continue;
       const ValueSlot& s = slots[o];
@@ -369,7 +375,7 @@ std::string ExecutionPlan::Print() const {
 std::string ExecutionPlan::ToJson() const {
   std::ostringstream os;
   os << "{\n  \"nodes\": " << steps.size() << ",\n  \"folded_nodes\": " << folded_nodes
-     << ",\n  \"arena_bytes\": " << arena_bytes
+     << ",\n  \"fused_nodes\": " << fused_nodes << ",\n  \"arena_bytes\": " << arena_bytes
      << ",\n  \"no_reuse_bytes\": " << arena_bytes_no_reuse
      << ",\n  \"max_live_bytes\": " << arena_bytes_max_live << ",\n  \"schedule\": [";
   for (size_t i = 0; i < steps.size(); ++i) {

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
 APT_PACKAGES=(
-  build-essential cmake ninja-build ccache pkg-config git python3 python3-venv
+  build-essential cmake ninja-build ccache pkg-config git python3 python3-venv python3-dev
   libprotobuf-dev protobuf-compiler
   libtbb-dev libdnnl-dev ocl-icd-opencl-dev libhwy-dev
   libgtest-dev libgmock-dev libbenchmark-dev pybind11-dev

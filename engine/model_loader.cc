@@ -6,12 +6,12 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <queue>
 #include <set>
 #include <sstream>
 
 #include "engine/tensor_proto.h"
 #include "onnx/onnx-ml.pb.h"
+#include "planner/schedule.h"
 
 namespace onyx::engine {
 namespace {
@@ -295,43 +295,6 @@ StatusOr<std::shared_ptr<ir::Graph>> ConvertGraph(const onnx::GraphProto& gp, Lo
   return g;
 }
 
-// Kahn over one graph's nodes; returns the index of a node on a cycle, or -1.
-int FindCycleNode(const ir::Graph& g) {
-  std::map<std::string, int> producer;
-  for (const auto& n : g.nodes)
-    for (const auto& o : n.outputs)
-      if (!o.empty()) producer[o] = n.index;
-  std::vector<int> indeg(g.nodes.size(), 0);
-  std::vector<std::vector<int>> users(g.nodes.size());
-  for (const auto& n : g.nodes) {
-    std::set<int> deps;
-    for (const auto* list : {&n.inputs, &n.implicit_inputs})
-      for (const auto& in : *list) {
-        auto it = producer.find(in);
-        if (it != producer.end()) deps.insert(it->second);
-      }
-    for (int d : deps) {
-      users[d].push_back(n.index);
-      ++indeg[n.index];
-    }
-  }
-  std::queue<int> q;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (indeg[i] == 0) q.push(static_cast<int>(i));
-  size_t done = 0;
-  while (!q.empty()) {
-    int v = q.front();
-    q.pop();
-    ++done;
-    for (int u : users[v])
-      if (--indeg[u] == 0) q.push(u);
-  }
-  if (done == g.nodes.size()) return -1;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (indeg[i] > 0) return static_cast<int>(i);
-  return -1;
-}
-
 // Names a subgraph reads from enclosing scopes (its own and nested subgraphs' free names).
 void CollectFreeNames(const ir::Graph& g, std::set<std::string>& free_names) {
   std::set<std::string> local;
@@ -411,12 +374,8 @@ Status ValidateGraph(ir::Graph& g, const std::vector<std::string>& outer_scope) 
     if (!visible.count(o.name))
       return InvalidModel("graph output '", o.name,
                           "' is not produced by any node, input or initializer");
-  const int cyc = FindCycleNode(g);
-  if (cyc >= 0)
-    return InvalidModel(
-        g.nodes[cyc].Describe(),
-        " is part of a cycle: the graph is not a DAG (its inputs depend on its own outputs)");
-  return Status::Ok();
+  // A cycle leaves nodes Kahn's algorithm never reaches; the schedule names one of them.
+  return planner::KahnSchedule(g).status();
 }
 
 namespace {

@@ -75,20 +75,6 @@ struct Session::Impl {
     return Status::Ok();
   }
 
-  // Types of the fed inputs for a run: element type and concrete shape of each value.
-  static TypeInfo TypeOfFeed(const Value& v) {
-    if (v.is_tensor()) return TypeInfo::TensorWithShape(v.tensor().dtype(), v.tensor().shape());
-    TypeInfo t;
-    if (v.is_sequence()) {
-      t.kind = TypeInfo::Kind::kSequence;
-      t.inner = std::make_shared<TypeInfo>(TypeInfo::Tensor(v.sequence_elem_type()));
-    } else if (v.is_optional_none()) {
-      t.kind = TypeInfo::Kind::kOptional;
-      t.inner = std::make_shared<TypeInfo>(v.none_type());
-    }
-    return t;
-  }
-
   Status CheckFeed(const IoInfo& decl, const Value& v) const {
     const TypeInfo& t = decl.type;
     const std::string who = "input '" + decl.name + "'";
@@ -253,7 +239,7 @@ Status Session::Run(const NamedValues& feeds, const RunOptions& options,
     }
   }
   std::map<std::string, TypeInfo> types;
-  for (const auto& [name, v] : by_name) types[name] = Impl::TypeOfFeed(*v);
+  for (const auto& [name, v] : by_name) types[name] = TypeOfValue(*v);
   ONYX_ASSIGN_OR_RETURN(auto cached, im.PlanFor(types));
   std::vector<Value> inputs;
   for (const auto& in : g.inputs) {

@@ -57,4 +57,17 @@ std::string TypeInfo::ToString() const {
   return "?";
 }
 
+TypeInfo TypeOfValue(const Value& v) {
+  if (v.is_tensor()) return TypeInfo::TensorWithShape(v.tensor().dtype(), v.tensor().shape());
+  TypeInfo t;
+  if (v.is_sequence()) {
+    t.kind = TypeInfo::Kind::kSequence;
+    t.inner = std::make_shared<TypeInfo>(TypeInfo::Tensor(v.sequence_elem_type()));
+  } else if (v.is_optional_none()) {
+    t.kind = TypeInfo::Kind::kOptional;
+    t.inner = std::make_shared<TypeInfo>(v.none_type());
+  }
+  return t;
+}
+
 }  // namespace onyx

@@ -22,23 +22,6 @@ bool ArenaEligible(const TypeInfo& t) {
          t.elem != DType::kUndefined && DTypeSize(t.elem) > 0;
 }
 
-TypeInfo TypeOfValue(const Value& v) {
-  if (v.is_tensor()) return TypeInfo::TensorWithShape(v.tensor().dtype(), v.tensor().shape());
-  if (v.is_sequence()) {
-    TypeInfo t;
-    t.kind = TypeInfo::Kind::kSequence;
-    t.inner = std::make_shared<TypeInfo>(TypeInfo::Tensor(v.sequence_elem_type()));
-    return t;
-  }
-  if (v.is_optional_none()) {
-    TypeInfo t;
-    t.kind = TypeInfo::Kind::kOptional;
-    t.inner = std::make_shared<TypeInfo>(v.none_type());
-    return t;
-  }
-  return TypeInfo();
-}
-
 std::string UnsupportedMessage(const ir::Node& n) {
   const auto ranges = OpRegistry::Global().Ranges(n.domain, n.op_type);
   const std::string domain = n.domain.empty() ? "ai.onnx" : n.domain;

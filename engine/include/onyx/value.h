@@ -84,4 +84,8 @@ class Value {
   std::shared_ptr<TypeInfo> none_type_;
 };
 
+// The static type a runtime value has: tensors with their concrete shape, sequences with their
+// element type, empty optionals with the type they would hold.
+TypeInfo TypeOfValue(const Value& v);
+
 }  // namespace onyx

@@ -23,6 +23,8 @@ enum class Storage {
   kOuter,     // read from an enclosing graph's frame (subgraphs)
 };
 const char* StorageName(Storage s);
+// Escapes a string for a JSON string literal; shared by ToJson and the CLI's JSON reports.
+std::string JsonEscape(const std::string& s);
 
 struct ValueSlot {
   std::string name;

@@ -304,7 +304,7 @@ const char* StorageName(Storage s) {
   return "?";
 }
 
-namespace {
+// Escapes a string for a JSON string literal (quotes, backslashes, control characters).
 std::string JsonEscape(const std::string& s) {
   std::string o;
   for (char c : s) {
@@ -330,7 +330,6 @@ std::string JsonEscape(const std::string& s) {
   }
   return o;
 }
-}  // namespace
 
 std::string ExecutionPlan::Print() const {
   std::ostringstream os;

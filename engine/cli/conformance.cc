@@ -19,6 +19,7 @@
 
 #include "engine/cli/cli_util.h"
 #include "engine/tensor_proto.h"
+#include "planner/execution_plan.h"
 
 namespace onyx::cli {
 namespace {
@@ -179,23 +180,6 @@ Outcome RunIsolated(const std::string& dir, int timeout_s) {
   return {data.substr(0, nl), data.substr(nl + 1)};
 }
 
-std::string JsonEscape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      o += '\\';
-      o += c;
-    } else if (c == '\n') {
-      o += "\\n";
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      o += ' ';
-    } else {
-      o += c;
-    }
-  }
-  return o;
-}
-
 }  // namespace
 
 int ConformanceMain(const Args& args) {
@@ -272,8 +256,8 @@ int ConformanceMain(const Args& args) {
     f << "},\n  \"tests\": [";
     for (size_t i = 0; i < results.size(); ++i) {
       const auto& [n, st, msg] = results[i];
-      f << (i ? "," : "") << "\n    {\"name\": \"" << JsonEscape(n) << "\", \"status\": \"" << st
-        << "\", \"message\": \"" << JsonEscape(msg) << "\"}";
+      f << (i ? "," : "") << "\n    {\"name\": \"" << planner::JsonEscape(n) << "\", \"status\": \""
+        << st << "\", \"message\": \"" << planner::JsonEscape(msg) << "\"}";
     }
     f << "\n  ]\n}\n";
   }

@@ -12,6 +12,7 @@
 #include "engine/tensor_proto.h"
 #include "kernels/op_registry.h"
 #include "onyx/session.h"
+#include "planner/execution_plan.h"
 
 namespace onyx::cli {
 namespace {

@@ -371,11 +371,12 @@ int OpsMain(int argc, char** argv) {
     std::string impls;
     for (const auto& k : d->impls) impls += (impls.empty() ? "" : ",") + k.name;
     if (json) {
-      std::cout << (first ? "" : ",") << "\n  {\"domain\": \"" << domain << "\", \"op\": \""
-                << d->op_type << "\", \"since\": " << d->since
+      std::cout << (first ? "" : ",") << "\n  {\"domain\": \"" << planner::JsonEscape(domain)
+                << "\", \"op\": \"" << planner::JsonEscape(d->op_type)
+                << "\", \"since\": " << d->since
                 << ", \"until\": " << (d->until >= kernels::kLatestOpset ? -1 : d->until)
                 << ", \"shape_inference\": " << (d->infer ? "true" : "false") << ", \"impls\": \""
-                << impls << "\"}";
+                << planner::JsonEscape(impls) << "\"}";
     } else {
       std::cout << domain << " " << d->op_type << " " << d->since << ".." << until << " [" << impls
                 << "]\n";

@@ -46,6 +46,7 @@ struct Session::Impl {
   planner::PlanOptions PlanOpts() const {
     planner::PlanOptions o;
     o.optimization = static_cast<planner::OptLevel>(options.optimization);
+    o.reference_kernels = options.reference_kernels;
     return o;
   }
   std::string Prefix() const { return model.display_name + ": "; }

@@ -66,6 +66,19 @@ void OpRegistry::MarkInPlace(const std::vector<std::string>& op_types) {
   }
 }
 
+int OpRegistry::PrependImpl(const std::string& domain, const std::string& op_type, KernelImpl impl,
+                            int64_t since, int64_t until) {
+  auto it = ops_.find({domain == "ai.onnx" ? "" : domain, op_type});
+  if (it == ops_.end()) return 0;
+  int n = 0;
+  for (auto& def : it->second) {
+    if (def->until < since || def->since > until) continue;
+    def->impls.insert(def->impls.begin(), impl);
+    ++n;
+  }
+  return n;
+}
+
 std::vector<const OpDef*> OpRegistry::All() const {
   std::vector<const OpDef*> out;
   for (const auto& [key, list] : ops_)

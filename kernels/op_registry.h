@@ -54,6 +54,12 @@ class OpRegistry {
   std::vector<const OpDef*> All() const;
   // Marks every registered definition of these ai.onnx ops as able to run in place on input 0.
   void MarkInPlace(const std::vector<std::string>& op_types);
+  // Puts a faster implementation in front of the existing ones for every registered opset range
+  // of (domain, op_type) whose range overlaps [since, until]. Its `supports` must reject what it
+  // cannot run exactly (dtype, attributes), so the reference kernel stays the fallback.
+  // Returns how many definitions received it (0 when the op is not registered).
+  int PrependImpl(const std::string& domain, const std::string& op_type, KernelImpl impl,
+                  int64_t since = 1, int64_t until = kLatestOpset);
 
  private:
   std::map<std::pair<std::string, std::string>, std::vector<std::unique_ptr<OpDef>>> ops_;
@@ -65,7 +71,11 @@ class OpRegistry {
 void AddRanges(OpRegistry& r, const char* op, std::initializer_list<int64_t> sinces, InferFn infer,
                KernelFn fn);
 
-// Implemented in kernels/ops/register_all.cc: calls every family's Register function in order.
+// Implemented in kernels/ops/register_all.cc: calls every family's Register function in order,
+// then the portable SIMD kernels (kernels/common) and the x86 ones (kernels/x86), which prepend
+// their impls so that the most specialised comes first.
 void RegisterAllOps(OpRegistry& r);
+void RegisterCommonKernels(OpRegistry& r);  // kernels/common/register_common.cc
+void RegisterX86Kernels(OpRegistry& r);     // kernels/x86/register_x86.cc (x86-64 only)
 
 }  // namespace onyx::kernels

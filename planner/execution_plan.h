@@ -3,6 +3,7 @@
 #pragma once
 
 #include <climits>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -56,6 +57,9 @@ struct ExecutionPlan {
   std::map<std::string, int> slot_of;
   std::map<int, Value> constants;  // kConstant slots
   std::vector<PlanStep> steps;
+  // Nodes the planner made (fused ops, layout reorders); steps point at them, so a deque keeps
+  // their addresses stable. The model's own graph is shared by all plans and never modified.
+  std::deque<ir::Node> synthesized_nodes;
   std::vector<int> input_slots;          // in graph-input order
   std::vector<int> output_slots;         // in graph-output order
   std::vector<std::string> outer_names;  // names read from enclosing scopes

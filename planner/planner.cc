@@ -240,7 +240,11 @@ class PlanBuilder {
       std::vector<TypeInfo> types;
       for (int id : st.inputs) types.push_back(id >= 0 ? plan_->slots[id].type : TypeInfo());
       std::string rejections;
-      for (const kernels::KernelImpl& impl : st.op->impls) {
+      // The reference kernel is registered first, so it is the last impl in the list.
+      const size_t first =
+          opts_.reference_kernels && !st.op->impls.empty() ? st.op->impls.size() - 1 : 0;
+      for (size_t ii = first; ii < st.op->impls.size(); ++ii) {
+        const kernels::KernelImpl& impl = st.op->impls[ii];
         if (impl.supports) {
           Status s = impl.supports(view, types);
           if (!s.ok()) {

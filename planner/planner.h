@@ -17,6 +17,7 @@ struct PlanOptions {
   OptLevel optimization = OptLevel::kAll;  // none: no folding; basic/all: fold constants
   bool use_arena = true;                   // false for subgraphs: every value on the heap
   bool infer_only = false;                 // stop after inference (no kernels, no arena)
+  bool reference_kernels = false;          // only the reference kernel of each op (testing)
 };
 
 // `input_types`: types of the graph inputs the caller feeds (concrete shapes for a run plan,

@@ -47,10 +47,12 @@ constexpr const char* kRunHelp =
     "  --top K                print the K largest values (and indices) of each output\n"
     "  --repeat N             run N times and report the median latency (default 1)\n"
     "  --optimization L       none | basic | all (default all)\n"
+    "  --kernels K            auto (fastest available) | reference (default auto)\n"
     "  --threads N            intra-op threads (default: one per core)\n";
 
 constexpr const char* kPlanHelp =
-    "usage: onyx plan MODEL [--shape NAME=1x3x224x224 ...] [--optimization L] [--json]\n"
+    "usage: onyx plan MODEL [--shape NAME=1x3x224x224 ...] [--optimization L] [--kernels K]\n"
+    "                 [--json]\n"
     "\n"
     "Prints the schedule (nodes after all passes), each value's storage, arena offset and size, "
     "and\n"
@@ -72,6 +74,7 @@ constexpr const char* kBenchHelp =
     "  --runs R            timed runs (default 20)\n"
     "  --shape NAME=1x3x224x224  input shape (symbolic dims default to 1)\n"
     "  --optimization L    none | basic | all (default all)\n"
+    "  --kernels K         auto | reference (default auto)\n"
     "  --json              print {median_ms, p90_ms, min_ms, session_create_ms, runs, threads}\n";
 
 constexpr const char* kConformanceHelp =
@@ -121,6 +124,12 @@ StatusOr<SessionOptions> ParseSessionOptions(const Args& a) {
   if (a.has("optimization")) {
     ONYX_ASSIGN_OR_RETURN(o.optimization, ParseOptimizationLevel(a.get("optimization")));
   }
+  if (a.has("kernels")) {
+    const std::string k = a.get("kernels");
+    if (k != "auto" && k != "reference")
+      return InvalidArgument("--kernels must be auto or reference; got '", k, "'");
+    o.reference_kernels = k == "reference";
+  }
   return o;
 }
 
@@ -159,8 +168,8 @@ void PrintTop(const Value& v, int k) {
 
 int RunMain(int argc, char** argv) {
   auto a = ParseArgs(argc, argv, 2, {},
-                     {"input", "output-dir", "dump-dir", "optimization", "threads", "generate",
-                      "shape", "top", "repeat"});
+                     {"input", "output-dir", "dump-dir", "optimization", "threads", "kernels",
+                      "generate", "shape", "top", "repeat"});
   if (!a.ok()) return Fail("run", a.status());
   if (a->positional.empty())
     return Fail("run", InvalidArgument("missing MODEL (see onyx run --help)"));
@@ -260,7 +269,7 @@ int RunMain(int argc, char** argv) {
 }
 
 int PlanMain(int argc, char** argv) {
-  auto a = ParseArgs(argc, argv, 2, {"json"}, {"shape", "optimization", "threads"});
+  auto a = ParseArgs(argc, argv, 2, {"json"}, {"shape", "optimization", "threads", "kernels"});
   if (!a.ok()) return Fail("plan", a.status());
   if (a->positional.size() != 1)
     return Fail("plan", InvalidArgument("expected exactly one MODEL (see onyx plan --help)"));
@@ -310,8 +319,8 @@ int InfoMain(int argc, char** argv) {
 }
 
 int BenchMain(int argc, char** argv) {
-  auto a =
-      ParseArgs(argc, argv, 2, {"json"}, {"threads", "warmup", "runs", "optimization", "shape"});
+  auto a = ParseArgs(argc, argv, 2, {"json"},
+                     {"threads", "warmup", "runs", "optimization", "shape", "kernels"});
   if (!a.ok()) return Fail("bench", a.status());
   if (a->positional.size() != 1)
     return Fail("bench", InvalidArgument("expected exactly one MODEL (see onyx bench --help)"));

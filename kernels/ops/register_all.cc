@@ -54,9 +54,16 @@ void RegisterAllOps(OpRegistry& r) {
   // in kernels/reference/elementwise_loops.cc and activation.cc), so the planner may give their
   // output the dying input's arena bytes. Variadic Sum/Mean/Max/Min are left out: their output
   // must not overlap inputs beyond the second.
-  r.MarkInPlace({"Abs", "Neg", "Reciprocal", "Floor", "Ceil", "Sqrt", "Exp", "Log", "Sin", "Cos",
-                 "Tanh", "Sigmoid", "Relu", "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid",
-                 "HardSwish", "Softplus", "Softsign", "Add", "Sub", "Mul", "Div"});
+  r.MarkInPlace({"Abs", "Neg",  "Reciprocal", "Floor",       "Ceil",      "Sqrt",     "Exp",
+                 "Log", "Sin",  "Cos",        "Tanh",        "Sigmoid",   "Relu",     "LeakyRelu",
+                 "Elu", "Selu", "Celu",       "HardSigmoid", "HardSwish", "Softplus", "Softsign",
+                 "Add", "Sub",  "Mul",        "Div"});
+  // Faster implementations go in front of the reference kernels: portable SIMD first, then the
+  // x86 ones (prepended last, so tried first).
+  RegisterCommonKernels(r);
+#if defined(__x86_64__) || defined(_M_X64)
+  RegisterX86Kernels(r);
+#endif
 }
 
 }  // namespace onyx::kernels

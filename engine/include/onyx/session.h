@@ -28,6 +28,8 @@ StatusOr<OptimizationLevel> ParseOptimizationLevel(const std::string& s);
 struct SessionOptions {
   int intra_op_threads = 0;  // 0: one per core
   OptimizationLevel optimization = OptimizationLevel::kAll;
+  // Run every op on its reference kernel (no SIMD or oneDNN): the oracle for testing fast kernels.
+  bool reference_kernels = false;
 };
 
 // Called after each step with every value it produced (for per-node dumps).

@@ -47,6 +47,7 @@ struct Session::Impl {
     planner::PlanOptions o;
     o.optimization = static_cast<planner::OptLevel>(options.optimization);
     o.reference_kernels = options.reference_kernels;
+    o.threads = threads;
     return o;
   }
   std::string Prefix() const { return model.display_name + ": "; }

@@ -89,4 +89,12 @@ using InferFn = Status (*)(InferContext& ctx);
 using CreateFn = std::function<StatusOr<std::unique_ptr<Kernel>>(
     const NodeView& node, const std::vector<TypeInfo>& input_types)>;
 
+// What a kernel that prepares work at plan time (packed weights, oneDNN primitives) may know.
+struct KernelCreateInfo {
+  std::vector<const Tensor*> constants;  // per input: its value when constant in the plan
+  int threads = 1;                       // the session's intra-op threads
+};
+using CreateWithInfoFn = std::function<StatusOr<std::unique_ptr<Kernel>>(
+    const NodeView& node, const std::vector<TypeInfo>& input_types, const KernelCreateInfo& info)>;
+
 }  // namespace onyx::kernels

@@ -20,6 +20,7 @@ struct KernelImpl {
   std::string name;  // "<op>_<dtype>_<isa>", printed by `onyx plan`
   std::function<Status(const NodeView&, const std::vector<TypeInfo>&)> supports;  // null = any
   CreateFn create;
+  CreateWithInfoFn create_with_info;  // used instead of `create` when set
 };
 
 struct OpDef {

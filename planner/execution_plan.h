@@ -68,6 +68,7 @@ struct ExecutionPlan {
   size_t arena_bytes_max_live = 0;       // max over steps of bytes live at once (lower bound)
   int folded_nodes = 0;                  // nodes removed by constant folding
   int fused_nodes = 0;                   // nodes removed by the fusion pass
+  int layout_transposes = 0;             // Transposes placed by layout propagation
 
   // Human-readable schedule with each value's storage, offset and size (`onyx plan`).
   std::string Print() const;

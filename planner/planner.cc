@@ -8,6 +8,7 @@
 #include "planner/arena_plan.h"
 #include "planner/constant_folding.h"
 #include "planner/fusion/conv_batchnorm.h"
+#include "planner/layout.h"
 #include "planner/liveness.h"
 #include "planner/schedule.h"
 #include "planner/shape_inference.h"
@@ -172,6 +173,8 @@ class PlanBuilder {
     if (opts_.infer_only) return std::move(plan_);
     if (opts_.optimization == OptLevel::kAll)
       plan_->fused_nodes = fusion::FuseConvBatchNorm(*plan_);
+    if (opts_.optimization == OptLevel::kAll && !opts_.reference_kernels)
+      plan_->layout_transposes = PropagateChannelsLast(*plan_);
 
     for (int o : plan_->output_slots) plan_->slots[o].is_graph_output = true;
     for (PlanStep& st : plan_->steps)
@@ -252,7 +255,24 @@ class PlanBuilder {
             continue;
           }
         }
-        auto k = impl.create(view, types);
+        StatusOr<std::unique_ptr<kernels::Kernel>> k = std::unique_ptr<kernels::Kernel>();
+        if (impl.create_with_info) {
+          kernels::KernelCreateInfo info;
+          info.threads = opts_.threads;
+          for (int id : st.inputs) {
+            auto c = id >= 0 ? plan_->constants.find(id) : plan_->constants.end();
+            info.constants.push_back(c != plan_->constants.end() && c->second.is_tensor()
+                                         ? &c->second.tensor()
+                                         : nullptr);
+          }
+          k = impl.create_with_info(view, types, info);
+        } else {
+          k = impl.create(view, types);
+        }
+        if (!k.ok() && k.status().code() == ErrorCode::kUnsupported && ii + 1 < st.op->impls.size()) {
+          rejections += " " + impl.name + ": " + k.status().message() + ";";
+          continue;  // a fast kernel that cannot take this node after all: try the next one
+        }
         if (!k.ok()) {
           const Status& s = k.status();
           if (s.message().find(st.node->Describe()) == std::string::npos)

@@ -18,6 +18,7 @@ struct PlanOptions {
   bool use_arena = true;                   // false for subgraphs: every value on the heap
   bool infer_only = false;                 // stop after inference (no kernels, no arena)
   bool reference_kernels = false;          // only the reference kernel of each op (testing)
+  int threads = 1;                         // intra-op threads the kernels will run with
 };
 
 // `input_types`: types of the graph inputs the caller feeds (concrete shapes for a run plan,

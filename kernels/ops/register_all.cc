@@ -26,6 +26,7 @@ void RegisterLoss(OpRegistry& r);
 void RegisterLinalg(OpRegistry& r);
 void RegisterReverseSequence(OpRegistry& r);
 void RegisterImageDecoder(OpRegistry& r);
+void RegisterLayout(OpRegistry& r);  // com.onyx channels-last ops (planner/layout.cc)
 
 void RegisterAllOps(OpRegistry& r) {
   RegisterElementwise(r);
@@ -50,6 +51,7 @@ void RegisterAllOps(OpRegistry& r) {
   RegisterLinalg(r);
   RegisterReverseSequence(r);
   RegisterImageDecoder(r);
+  RegisterLayout(r);
   // Elementwise kernels that read input-0 element i before writing output element i (checked
   // in kernels/reference/elementwise_loops.cc and activation.cc), so the planner may give their
   // output the dying input's arena bytes. Variadic Sum/Mean/Max/Min are left out: their output

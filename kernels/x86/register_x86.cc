@@ -1,8 +1,22 @@
 // Registers the x86-64 kernels (oneDNN primitives) in front of the portable and reference ones.
 #include "kernels/op_registry.h"
+#include "kernels/x86/conv_onednn.h"
+#include "kernels/x86/matmul_onednn.h"
+#include "kernels/x86/pool_onednn.h"
 
 namespace onyx::kernels {
 
-void RegisterX86Kernels(OpRegistry& r) { (void)r; }
+void RegisterX86Kernels(OpRegistry& r) {
+  r.PrependImpl("", "Conv", x86::ConvOnednnImpl("Conv_f32_onednn"));
+  r.PrependImpl("com.onyx", "FusedConv", x86::ConvOnednnImpl("FusedConv_f32_onednn"));
+  r.PrependImpl("com.onyx", "NhwcConv", x86::ConvOnednnImpl("NhwcConv_f32_onednn"));
+  r.PrependImpl("", "MatMul", x86::MatMulOnednnImpl("MatMul_f32_onednn"));
+  r.PrependImpl("", "Gemm", x86::MatMulOnednnImpl("Gemm_f32_onednn"));
+  r.PrependImpl("com.onyx", "FusedMatMul", x86::MatMulOnednnImpl("FusedMatMul_f32_onednn"));
+  for (const char* op : {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"})
+    r.PrependImpl("", op, x86::PoolOnednnImpl(std::string(op) + "_f32_onednn"));
+  for (const char* op : {"NhwcMaxPool", "NhwcAveragePool"})
+    r.PrependImpl("com.onyx", op, x86::PoolOnednnImpl(std::string(op) + "_f32_onednn"));
+}
 
 }  // namespace onyx::kernels

@@ -1,0 +1,54 @@
+// The channels-last ops the planner's layout pass (planner/layout.cc) places around oneDNN
+// convolutions: com.onyx NhwcConv (FusedConv's inputs and attributes on [N, spatial..., C]
+// activations), NhwcMaxPool and NhwcAveragePool (MaxPool-12 / AveragePool-19 attributes).
+#include "kernels/op_helpers.h"
+#include "kernels/op_registry.h"
+#include "kernels/reference/conv_pool.h"
+#include "kernels/reference/layout.h"
+
+namespace onyx::kernels {
+namespace {
+
+// Output [N, out spatial..., M] from X [N, spatial..., C] and the window; M = `channels`.
+Status InferChannelsLast(InferContext& ctx, const std::vector<int64_t>& kernel, int64_t channels,
+                         bool ceil_mode) {
+  const TypeInfo& x = ctx.input_type(0);
+  if (!x.is_tensor() || x.elem != DType::kFloat)
+    return ctx.node().Invalid("input 0 (X) must be a float32 tensor");
+  if (!x.shape_is_static() || x.rank() < 3) {
+    ctx.SetOutputType(0, TypeInfo::Tensor(DType::kFloat));
+    return Status::Ok();
+  }
+  const Shape s = x.static_shape();
+  std::vector<int64_t> in(s.begin() + 1, s.end() - 1);
+  ONYX_ASSIGN_OR_RETURN(WindowGeometry g, ResolveWindow(ctx.node(), in, kernel, ceil_mode));
+  Shape out = {s[0]};
+  out.insert(out.end(), g.out.begin(), g.out.end());
+  out.push_back(channels < 0 ? s.back() : channels);
+  ctx.SetOutputType(0, TypeInfo::TensorWithShape(DType::kFloat, out));
+  return Status::Ok();
+}
+
+Status InferNhwcConv(InferContext& ctx) {
+  const TypeInfo& w = ctx.input_type(1);
+  if (!w.shape_is_static() || w.rank() < 3) {
+    ctx.SetOutputType(0, TypeInfo::Tensor(DType::kFloat));
+    return Status::Ok();
+  }
+  const Shape ws = w.static_shape();
+  return InferChannelsLast(ctx, std::vector<int64_t>(ws.begin() + 2, ws.end()), ws[0], false);
+}
+
+Status InferNhwcPool(InferContext& ctx) {
+  return InferChannelsLast(ctx, ctx.node().attr_ints("kernel_shape"), -1, true);
+}
+
+}  // namespace
+
+void RegisterLayout(OpRegistry& r) {
+  r.Add("com.onyx", "NhwcConv", 1, kLatestOpset, InferNhwcConv, NhwcConvKernel);
+  r.Add("com.onyx", "NhwcMaxPool", 1, kLatestOpset, InferNhwcPool, NhwcMaxPoolKernel);
+  r.Add("com.onyx", "NhwcAveragePool", 1, kLatestOpset, InferNhwcPool, NhwcAveragePoolKernel);
+}
+
+}  // namespace onyx::kernels

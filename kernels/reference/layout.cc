@@ -1,0 +1,194 @@
+// Reference kernels of the channels-last ops: direct loops over NHWC storage.
+#include "kernels/reference/layout.h"
+
+#include <cmath>
+#include <limits>
+
+#include "kernels/reference/conv_pool.h"
+
+namespace onyx::kernels {
+namespace {
+
+// Logical (N, C, spatial...) dims of a channels-last stored shape.
+std::vector<int64_t> Logical(const Shape& s) {
+  std::vector<int64_t> l = {s[0], s.back()};
+  l.insert(l.end(), s.begin() + 1, s.end() - 1);
+  return l;
+}
+
+Shape Stored(int64_t n, int64_t c, const std::vector<int64_t>& spatial) {
+  Shape s = {n};
+  s.insert(s.end(), spatial.begin(), spatial.end());
+  s.push_back(c);
+  return s;
+}
+
+// Visits every output position (flattened over the spatial dims) with its multi-index.
+template <typename Fn>
+void ForEachPosition(const std::vector<int64_t>& dims, Fn fn) {
+  std::vector<int64_t> idx(dims.size(), 0);
+  int64_t total = 1;
+  for (int64_t d : dims) total *= d;
+  for (int64_t p = 0; p < total; ++p) {
+    fn(p, idx);
+    for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
+      if (++idx[i] < dims[i]) break;
+      idx[i] = 0;
+    }
+  }
+}
+
+// Offset of spatial position `pos` in a channels-last plane of `dims`, or -1 when outside.
+int64_t SpatialOffset(const std::vector<int64_t>& pos, const std::vector<int64_t>& dims) {
+  int64_t off = 0;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (pos[i] < 0 || pos[i] >= dims[i]) return -1;
+    off = off * dims[i] + pos[i];
+  }
+  return off;
+}
+
+Status CheckChannelsLast(const NodeView& node, const Tensor& x) {
+  if (x.dtype() != DType::kFloat || x.rank() < 3)
+    return node.Invalid("input 0 must be a float32 channels-last tensor of rank >= 3");
+  return Status::Ok();
+}
+
+}  // namespace
+
+float ApplyNamedActivation(const std::string& name, const std::vector<float>& p, float x) {
+  auto param = [&](size_t i, float def) { return i < p.size() ? p[i] : def; };
+  if (name.empty()) return x;
+  if (name == "Relu") return x < 0.f ? 0.f : x;
+  if (name == "LeakyRelu") return x < 0.f ? x * param(0, 0.01f) : x;
+  if (name == "Clip") {
+    const float lo = param(0, -std::numeric_limits<float>::infinity());
+    const float hi = param(1, std::numeric_limits<float>::infinity());
+    return std::isnan(x) ? x : std::min(std::max(x, lo), hi);
+  }
+  if (name == "Sigmoid") return 1.f / (1.f + std::exp(-x));
+  if (name == "Tanh") return std::tanh(x);
+  if (name == "HardSigmoid")
+    return std::max(0.f, std::min(1.f, param(0, 0.2f) * x + param(1, 0.5f)));
+  if (name == "HardSwish") return x * std::max(0.f, std::min(1.f, x / 6.f + 0.5f));
+  if (name == "Elu") return x < 0.f ? param(0, 1.f) * (std::exp(x) - 1.f) : x;
+  if (name == "Gelu") {
+    if (param(0, 0.f) != 0.f)
+      return 0.5f * x *
+             (1.f + std::tanh(std::sqrt(2.f / static_cast<float>(M_PI)) *
+                              (x + 0.044715f * x * x * x)));
+    return 0.5f * x * (1.f + std::erf(x / std::sqrt(2.f)));
+  }
+  if (name == "Softplus") return std::log1p(std::exp(x));
+  if (name == "Mish") return x * std::tanh(std::log1p(std::exp(x)));
+  return std::numeric_limits<float>::quiet_NaN();
+}
+
+Status NhwcConvKernel(KernelContext& ctx) {
+  const NodeView& node = ctx.node();
+  const Tensor& x = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  ONYX_RETURN_IF_ERROR(CheckChannelsLast(node, x));
+  const std::vector<int64_t> xl = Logical(x.shape());
+  const int64_t n = xl[0], c = xl[1], group = node.attr_int("group", 1);
+  if (w.dtype() != DType::kFloat || w.rank() != x.rank() || group < 1 || w.dim(0) % group != 0 ||
+      w.dim(1) * group != c)
+    return node.Invalid("input 1 (W) shape does not match input 0 (X) and group");
+  const int64_t m = w.dim(0), cg = c / group, mg = m / group;
+  std::vector<int64_t> in(xl.begin() + 2, xl.end());
+  std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
+  ONYX_ASSIGN_OR_RETURN(WindowGeometry g, ResolveWindow(node, in, kernel, false));
+  const float* b = ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr;
+  if (b && ctx.input(2).numel() != m) return node.Invalid("input 2 (B) must have M elements");
+  const Shape ys = Stored(n, m, g.out);
+  const float* z = ctx.has_input(3) ? ctx.input(3).data<float>() : nullptr;
+  if (z && ctx.input(3).shape() != ys) return node.Invalid("input 3 (Z) must have Y's shape");
+  const std::string act = node.attr_string("activation", "");
+  const std::vector<float> params = node.attr_floats("activation_params");
+  Tensor y = ctx.Output(0, DType::kFloat, ys);
+  const float* xd = x.data<float>();
+  const float* wd = w.data<float>();
+  float* yd = y.data<float>();
+  const int64_t in_plane = g.InSize(), out_plane = g.OutSize(), taps = g.KernelSize();
+  std::vector<int64_t> pos(g.rank());
+  for (int64_t b_i = 0; b_i < n; ++b_i) {
+    ForEachPosition(g.out, [&](int64_t p, const std::vector<int64_t>& o) {
+      for (int64_t oc = 0; oc < m; ++oc) {
+        const int64_t grp = oc / mg;
+        double acc = b ? b[oc] : 0.0;
+        ForEachPosition(g.kernel, [&](int64_t t, const std::vector<int64_t>& k) {
+          for (size_t i = 0; i < g.rank(); ++i)
+            pos[i] = o[i] * g.strides[i] - g.pad_begin[i] + k[i] * g.dilations[i];
+          const int64_t off = SpatialOffset(pos, g.in);
+          if (off < 0) return;
+          const float* xp = xd + (b_i * in_plane + off) * c + grp * cg;
+          for (int64_t ic = 0; ic < cg; ++ic) acc += xp[ic] * wd[(oc * cg + ic) * taps + t];
+        });
+        const int64_t yi = (b_i * out_plane + p) * m + oc;
+        float v = static_cast<float>(acc);
+        if (z) v += z[yi];
+        yd[yi] = ApplyNamedActivation(act, params, v);
+      }
+    });
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+Status NhwcPool(KernelContext& ctx, bool max) {
+  const NodeView& node = ctx.node();
+  const Tensor& x = ctx.input(0);
+  ONYX_RETURN_IF_ERROR(CheckChannelsLast(node, x));
+  const std::vector<int64_t> xl = Logical(x.shape());
+  const int64_t n = xl[0], c = xl[1];
+  std::vector<int64_t> in(xl.begin() + 2, xl.end());
+  ONYX_ASSIGN_OR_RETURN(WindowGeometry g,
+                        ResolveWindow(node, in, node.attr_ints("kernel_shape"), true));
+  const bool include_pad = node.attr_int("count_include_pad", 0) != 0;
+  Tensor y = ctx.Output(0, DType::kFloat, Stored(n, c, g.out));
+  const float* xd = x.data<float>();
+  float* yd = y.data<float>();
+  std::vector<int64_t> pos(g.rank());
+  for (int64_t b = 0; b < n; ++b) {
+    ForEachPosition(g.out, [&](int64_t p, const std::vector<int64_t>& o) {
+      for (int64_t ch = 0; ch < c; ++ch) {
+        double acc = max ? -std::numeric_limits<double>::infinity() : 0.0;
+        int64_t count = 0;
+        ForEachPosition(g.kernel, [&](int64_t, const std::vector<int64_t>& k) {
+          bool in_padded = true;  // inside input + explicit pads (what count_include_pad counts)
+          for (size_t i = 0; i < g.rank(); ++i) {
+            pos[i] = o[i] * g.strides[i] - g.pad_begin[i] + k[i] * g.dilations[i];
+            in_padded = in_padded && pos[i] < g.in[i] + g.pad_end[i];
+          }
+          const int64_t off = SpatialOffset(pos, g.in);
+          if (off < 0) {
+            if (include_pad && in_padded) ++count;
+            return;
+          }
+          const float v = xd[(b * g.InSize() + off) * c + ch];
+          if (max) {
+            if (v > acc || std::isnan(v)) acc = v;
+          } else {
+            acc += v;
+          }
+          ++count;
+        });
+        yd[(b * g.OutSize() + p) * c + ch] =
+            static_cast<float>(max ? acc : (count ? acc / count : 0.0));
+      }
+    });
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status NhwcMaxPoolKernel(KernelContext& ctx) {
+  return NhwcPool(ctx, true);
+}
+Status NhwcAveragePoolKernel(KernelContext& ctx) {
+  return NhwcPool(ctx, false);
+}
+
+}  // namespace onyx::kernels

@@ -1,0 +1,21 @@
+// Reference kernels of the channels-last ops the planner's layout pass places (com.onyx
+// NhwcConv, NhwcMaxPool, NhwcAveragePool). X and Y are stored [N, spatial..., C]; weights stay
+// [M, C/group, k...]. They are direct loops: the specification the oneDNN kernels are tested
+// against, not a fast path.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.h"
+
+namespace onyx::kernels {
+
+// y = act(x) for the fused activations of com.onyx ops ("" = identity), ONNX semantics.
+float ApplyNamedActivation(const std::string& name, const std::vector<float>& params, float x);
+
+Status NhwcConvKernel(KernelContext& ctx);
+Status NhwcMaxPoolKernel(KernelContext& ctx);
+Status NhwcAveragePoolKernel(KernelContext& ctx);
+
+}  // namespace onyx::kernels

@@ -1,0 +1,211 @@
+// Convolution on oneDNN: Conv, com.onyx FusedConv (bias, residual, activation as post-ops) and
+// com.onyx NhwcConv (the same on channels-last activations, placed by the planner's layout pass).
+// The primitive is created once per plan; constant weights are reordered once into the layout
+// oneDNN picks (format_tag::any).
+#include "kernels/x86/conv_onednn.h"
+
+#include <mutex>
+
+#include "kernels/reference/conv_pool.h"
+#include "kernels/x86/onednn_context.h"
+
+namespace onyx::kernels::x86 {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+bool IsFloatTensorWithStaticShape(const TypeInfo& t) {
+  return t.is_tensor() && t.elem == DType::kFloat && t.shape_is_static();
+}
+
+// Channels-last tag for a logical (N, C, spatial...) tensor of this rank.
+Tag ChannelsLastTag(size_t rank) {
+  return rank == 3 ? Tag::nwc : rank == 4 ? Tag::nhwc : Tag::ndhwc;
+}
+
+bool ChannelsLast(const NodeView& node) {
+  return node.op_type() == "NhwcConv";
+}
+
+// Logical (N, C, spatial...) dims of input 0 from its stored shape.
+std::vector<int64_t> LogicalDims(const Shape& stored, bool channels_last) {
+  std::vector<int64_t> d(stored.begin(), stored.end());
+  if (!channels_last) return d;
+  std::vector<int64_t> l = {d[0], d.back()};
+  l.insert(l.end(), d.begin() + 1, d.end() - 1);
+  return l;
+}
+
+// Stored shape of a logical (N, C, spatial...) tensor.
+Shape StoredShape(const std::vector<int64_t>& logical, bool channels_last) {
+  if (!channels_last) return Shape(logical.begin(), logical.end());
+  Shape s = {logical[0]};
+  s.insert(s.end(), logical.begin() + 2, logical.end());
+  s.push_back(logical[1]);
+  return s;
+}
+
+class ConvOnednn : public Kernel {
+ public:
+  static StatusOr<std::unique_ptr<Kernel>> Create(const NodeView& node,
+                                                  const std::vector<TypeInfo>& types,
+                                                  const KernelCreateInfo& info) {
+    auto k = std::unique_ptr<ConvOnednn>(new ConvOnednn());
+    ONYX_RETURN_IF_ERROR(k->Init(node, types, info));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  Status Run(KernelContext& ctx) const override {
+    SetOmpThreads(threads_);
+    const NodeView& node = ctx.node();
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    if (x.shape() != x_shape_ || w.shape() != w_shape_)
+      return node.Fail("input shapes changed after planning");
+    try {
+      dnnl::engine& eng = CpuEngine();
+      dnnl::stream stream(eng);
+      Tensor y = ctx.Output(0, DType::kFloat, y_shape_);
+      memory src(src_md_, eng, const_cast<void*>(x.raw_data()));
+      memory dst(dst_md_, eng, y.raw_data());
+      memory wei = packed_weights_;
+      if (!wei) {  // weights computed at run time: reorder them per run
+        memory user(user_wei_md_, eng, const_cast<void*>(w.raw_data()));
+        wei = memory(wei_md_, eng);
+        dnnl::reorder(user, wei).execute(stream, user, wei);
+      }
+      std::unordered_map<int, memory> args = {
+          {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+      if (has_bias_)
+        args[DNNL_ARG_BIAS] =
+            memory(bias_md_, eng, const_cast<void*>(ctx.input(2).raw_data()));
+      if (has_residual_) {
+        const Tensor& z = ctx.input(3);
+        if (z.shape() != y_shape_) return node.Fail("input 3 (Z) shape changed after planning");
+        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
+            memory(dst_md_, eng, const_cast<void*>(z.raw_data()));
+      }
+      prim_.execute(stream, args);
+      stream.wait();
+    } catch (const dnnl::error& e) {
+      return FromDnnlError(node, e);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  Status Init(const NodeView& node, const std::vector<TypeInfo>& types,
+              const KernelCreateInfo& info) {
+    threads_ = info.threads;
+    const bool cl = ChannelsLast(node);
+    x_shape_ = types[0].static_shape();
+    w_shape_ = types[1].static_shape();
+    const std::vector<int64_t> xl = LogicalDims(x_shape_, cl);
+    const size_t rank = xl.size();
+    const int64_t group = node.attr_int("group", 1);
+    const int64_t m = w_shape_[0];
+    std::vector<int64_t> in(xl.begin() + 2, xl.end());
+    std::vector<int64_t> kernel(w_shape_.begin() + 2, w_shape_.end());
+    ONYX_ASSIGN_OR_RETURN(WindowGeometry g, ResolveWindow(node, in, kernel, false));
+    std::vector<int64_t> yl = {xl[0], m};
+    yl.insert(yl.end(), g.out.begin(), g.out.end());
+    y_shape_ = StoredShape(yl, cl);
+
+    has_bias_ = types.size() > 2 && types[2].is_tensor();
+    has_residual_ = types.size() > 3 && types[3].is_tensor();
+    if (has_residual_ && types[3].static_shape() != y_shape_)
+      return node.NotSupported("input 3 (Z) must have the output's shape");
+
+    std::vector<int64_t> wd = w_shape_;
+    if (group > 1) {  // oneDNN's grouped weights: (G, M/G, C/G, k...), the same bytes
+      wd = {group, m / group};
+      wd.insert(wd.end(), w_shape_.begin() + 1, w_shape_.end());
+    }
+    memory::dims strides = ToDims(g.strides), pad_l = ToDims(g.pad_begin),
+                 pad_r = ToDims(g.pad_end), dil(rank - 2);
+    for (size_t i = 0; i < rank - 2; ++i) dil[i] = g.dilations[i] - 1;  // oneDNN counts gaps
+    try {
+      dnnl::engine& eng = CpuEngine();
+      const auto f32 = memory::data_type::f32;
+      src_md_ = cl ? memory::desc(ToDims(xl), f32, ChannelsLastTag(rank)) : PlainDesc(xl);
+      dst_md_ = cl ? memory::desc(ToDims(yl), f32, ChannelsLastTag(rank)) : PlainDesc(yl);
+      user_wei_md_ = PlainDesc(wd);
+      const memory::desc any_wei(ToDims(wd), f32, Tag::any);
+      bias_md_ = PlainDesc({m});
+      dnnl::post_ops ops;
+      if (has_residual_) ops.append_binary(dnnl::algorithm::binary_add, dst_md_);
+      ONYX_RETURN_IF_ERROR(AppendActivation(node, ops));
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(ops);
+      SetOmpThreads(threads_);
+      auto desc = has_bias_ ? dnnl::convolution_forward::desc(
+                                  dnnl::prop_kind::forward_inference,
+                                  dnnl::algorithm::convolution_direct, src_md_, any_wei,
+                                  bias_md_, dst_md_, strides, dil, pad_l, pad_r)
+                            : dnnl::convolution_forward::desc(
+                                  dnnl::prop_kind::forward_inference,
+                                  dnnl::algorithm::convolution_direct, src_md_, any_wei,
+                                  dst_md_, strides, dil, pad_l, pad_r);
+      dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
+      impl_ = pd.impl_info_str();
+      wei_md_ = pd.weights_desc();
+      prim_ = dnnl::convolution_forward(pd);
+      if (const Tensor* wc = info.constants.size() > 1 ? info.constants[1] : nullptr) {
+        dnnl::stream stream(eng);
+        memory user(user_wei_md_, eng, const_cast<void*>(wc->raw_data()));
+        packed_weights_ = memory(wei_md_, eng);
+        dnnl::reorder(user, packed_weights_).execute(stream, user, packed_weights_);
+        stream.wait();
+      }
+    } catch (const dnnl::error& e) {
+      return node.NotSupported("oneDNN: ", e.what());
+    }
+    return Status::Ok();
+  }
+
+  int threads_ = 1;
+  Shape x_shape_, w_shape_, y_shape_;
+  bool has_bias_ = false, has_residual_ = false;
+  memory::desc src_md_, dst_md_, user_wei_md_, wei_md_, bias_md_;
+  memory packed_weights_;  // null when the weights are not constant
+  dnnl::convolution_forward prim_;
+  std::string impl_;
+};
+
+}  // namespace
+
+Status ConvOnednnSupports(const NodeView& node, const std::vector<TypeInfo>& types) {
+  if (types.size() < 2 || !IsFloatTensorWithStaticShape(types[0]) ||
+      !IsFloatTensorWithStaticShape(types[1]))
+    return node.NotSupported("needs float32 X and W with static shapes");
+  const bool cl = ChannelsLast(node);
+  const int64_t rank = types[0].rank();
+  if (rank < 3 || rank > 5 || types[1].rank() != rank)
+    return node.NotSupported("needs 1-, 2- or 3-D spatial input");
+  const std::vector<int64_t> xl = LogicalDims(types[0].static_shape(), cl);
+  const Shape w = types[1].static_shape();
+  const int64_t group = node.attr_int("group", 1);
+  if (group < 1 || w[0] % group != 0 || xl[1] != w[1] * group || xl[0] == 0)
+    return node.NotSupported("channel counts do not match group");
+  for (int64_t d : xl)
+    if (d == 0) return node.NotSupported("empty input");
+  if (types.size() > 2 && types[2].kind != TypeInfo::Kind::kUnknown &&
+      !(IsFloatTensorWithStaticShape(types[2]) && types[2].static_shape() == Shape{w[0]}))
+    return node.NotSupported("bias must be float32 [M]");
+  if (types.size() > 3 && types[3].kind != TypeInfo::Kind::kUnknown &&
+      !IsFloatTensorWithStaticShape(types[3]))
+    return node.NotSupported("residual must be a float32 tensor of static shape");
+  if (!ActivationSupported(node)) return node.NotSupported("activation has no oneDNN post-op");
+  return Status::Ok();
+}
+
+KernelImpl ConvOnednnImpl(const std::string& name) {
+  KernelImpl impl;
+  impl.name = name;
+  impl.supports = ConvOnednnSupports;
+  impl.create_with_info = ConvOnednn::Create;
+  return impl;
+}
+
+}  // namespace onyx::kernels::x86

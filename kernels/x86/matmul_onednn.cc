@@ -1,0 +1,274 @@
+// Matrix products on oneDNN: MatMul (batched, numpy broadcasting), Gemm (opset 7+) and
+// com.onyx FusedMatMul. Addends (Gemm's C, the fused bias and residual) are binary post-ops and
+// the activation an eltwise post-op, so the product is written once. Constant B is reordered
+// once into oneDNN's preferred blocked layout.
+#include "kernels/x86/matmul_onednn.h"
+
+#include <algorithm>
+
+#include "kernels/x86/onednn_context.h"
+
+namespace onyx::kernels::x86 {
+namespace {
+
+using dnnl::memory;
+
+bool IsFloatStatic(const TypeInfo& t) {
+  return t.is_tensor() && t.elem == DType::kFloat && t.shape_is_static();
+}
+bool Present(const std::vector<TypeInfo>& types, size_t i) {
+  return i < types.size() && types[i].kind != TypeInfo::Kind::kUnknown;
+}
+
+// Descriptor of a row-major tensor of `dims`, optionally read with its last two dims swapped.
+memory::desc MatrixDesc(const std::vector<int64_t>& dims, bool transposed) {
+  memory::desc d = PlainDesc(dims);
+  if (!transposed) return d;
+  const size_t r = dims.size();
+  memory::dims strides(r, 1);
+  for (int i = static_cast<int>(r) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * std::max<int64_t>(dims[i + 1], 1);
+  memory::dims view = ToDims(dims);
+  std::swap(view[r - 1], view[r - 2]);
+  std::swap(strides[r - 1], strides[r - 2]);
+  return memory::desc(view, memory::data_type::f32, strides);
+}
+
+// How one call is laid out: the operand shapes as oneDNN sees them (same rank, batch dims
+// broadcast by 1s) and which inputs are added by post-ops.
+struct MatMulGeometry {
+  std::vector<int64_t> a, b, y;  // oneDNN dims (a and b as stored, before transposition)
+  Shape y_shape;                 // the ONNX output shape
+  bool trans_a = false, trans_b = false;
+  float alpha = 1.f, beta = 1.f;
+  int c_input = -1;          // Gemm's C or FusedMatMul's Bias: input index, -1 when absent
+  std::vector<int64_t> c;    // its oneDNN dims (broadcast against y)
+  int z_input = -1;          // FusedMatMul's residual
+};
+
+bool IsGemm(const NodeView& node) {
+  return node.op_type() == "Gemm";
+}
+bool IsFused(const NodeView& node) {
+  return node.op_type() == "FusedMatMul";
+}
+
+Status ResolveGeometry(const NodeView& node, const std::vector<TypeInfo>& types,
+                       MatMulGeometry* g) {
+  if (types.size() < 2 || !IsFloatStatic(types[0]) || !IsFloatStatic(types[1]))
+    return node.NotSupported("needs float32 A and B with static shapes");
+  Shape a = types[0].static_shape(), b = types[1].static_shape();
+  if (a.size() < 2 || b.size() < 2) return node.NotSupported("needs A and B of rank >= 2");
+  if (IsGemm(node) || IsFused(node)) {
+    g->trans_a = node.attr_int("transA", 0) != 0;
+    g->trans_b = node.attr_int("transB", 0) != 0;
+    g->alpha = node.attr_float("alpha", 1.f);
+  }
+  if (IsGemm(node)) {
+    if (node.opset() < 7) return node.NotSupported("Gemm before opset 7 (broadcast attribute)");
+    if (a.size() != 2 || b.size() != 2) return node.NotSupported("Gemm needs 2-D A and B");
+    g->beta = node.attr_float("beta", 1.f);
+  }
+  const size_t rank = std::max(a.size(), b.size());
+  if (rank > 6) return node.NotSupported("rank above 6");
+  a.insert(a.begin(), rank - a.size(), 1);
+  b.insert(b.begin(), rank - b.size(), 1);
+  const int64_t m = g->trans_a ? a[rank - 1] : a[rank - 2];
+  const int64_t ka = g->trans_a ? a[rank - 2] : a[rank - 1];
+  const int64_t kb = g->trans_b ? b[rank - 1] : b[rank - 2];
+  const int64_t n = g->trans_b ? b[rank - 2] : b[rank - 1];
+  if (ka != kb) return node.NotSupported("inner dimensions differ");
+  std::vector<int64_t> y(rank);
+  for (size_t i = 0; i + 2 < rank; ++i) {
+    if (a[i] != b[i] && a[i] != 1 && b[i] != 1)
+      return node.NotSupported("batch dimensions do not broadcast");
+    y[i] = std::max(a[i], b[i]);
+  }
+  y[rank - 2] = m;
+  y[rank - 1] = n;
+  for (int64_t d : y)
+    if (d == 0) return node.NotSupported("empty output");
+  if (ka == 0) return node.NotSupported("empty inner dimension");
+  // One big GEMM when B is a single matrix: fold A's batch dims into its rows.
+  bool b_single = true;
+  for (size_t i = 0; i + 2 < rank; ++i) b_single = b_single && b[i] == 1;
+  const size_t out_rank = std::max(types[0].rank(), types[1].rank());
+  g->y_shape = Shape(y.end() - out_rank, y.end());
+  if (b_single && !g->trans_a && rank > 2) {
+    int64_t rows = 1;
+    for (size_t i = 0; i + 1 < rank; ++i) rows *= a[i];
+    a = {rows, a[rank - 1]};
+    b = {b[rank - 2], b[rank - 1]};
+    y = {rows, n};
+  }
+  g->a.assign(a.begin(), a.end());
+  g->b.assign(b.begin(), b.end());
+  g->y = y;
+
+  const size_t yr = g->y.size();
+  if (IsGemm(node) && Present(types, 2)) {
+    if (!IsFloatStatic(types[2])) return node.NotSupported("C must be float32, static shape");
+    const Shape c = types[2].static_shape();
+    if (c.size() > 2) return node.NotSupported("C of rank above 2");
+    std::vector<int64_t> cd(2, 1);
+    for (size_t i = 0; i < c.size(); ++i) cd[2 - c.size() + i] = c[i];
+    if ((cd[0] != 1 && cd[0] != m) || (cd[1] != 1 && cd[1] != n))
+      return node.NotSupported("C does not broadcast to [M, N]");
+    g->c_input = 2;
+    g->c = cd;
+  }
+  if (IsFused(node) && Present(types, 2)) {
+    if (!IsFloatStatic(types[2]) || types[2].static_shape() != Shape{n})
+      return node.NotSupported("Bias must be float32 [N]");
+    g->c_input = 2;
+    g->c.assign(yr, 1);
+    g->c[yr - 1] = n;
+  }
+  if (IsFused(node) && Present(types, 3)) {
+    if (!IsFloatStatic(types[3]) || types[3].static_shape() != g->y_shape)
+      return node.NotSupported("Z must have the output's shape");
+    g->z_input = 3;
+  }
+  if (!ActivationSupported(node)) return node.NotSupported("activation has no oneDNN post-op");
+  return Status::Ok();
+}
+
+class MatMulOnednn : public Kernel {
+ public:
+  static StatusOr<std::unique_ptr<Kernel>> Create(const NodeView& node,
+                                                  const std::vector<TypeInfo>& types,
+                                                  const KernelCreateInfo& info) {
+    auto k = std::unique_ptr<MatMulOnednn>(new MatMulOnednn());
+    ONYX_RETURN_IF_ERROR(ResolveGeometry(node, types, &k->g_));
+    ONYX_RETURN_IF_ERROR(k->Init(node, types, info));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  Status Run(KernelContext& ctx) const override {
+    SetOmpThreads(threads_);
+    const NodeView& node = ctx.node();
+    try {
+      dnnl::engine& eng = CpuEngine();
+      dnnl::stream stream(eng);
+      const Tensor& a = ctx.input(0);
+      const Tensor& b = ctx.input(1);
+      if (a.shape() != a_shape_ || b.shape() != b_shape_)
+        return node.Fail("input shapes changed after planning");
+      Tensor y = ctx.Output(0, DType::kFloat, g_.y_shape);
+      memory src(src_md_, eng, const_cast<void*>(a.raw_data()));
+      memory dst(dst_md_, eng, y.raw_data());
+      memory wei = packed_b_;
+      if (!wei) {
+        memory user(user_b_md_, eng, const_cast<void*>(b.raw_data()));
+        if (user_b_md_ == wei_md_) {
+          wei = user;
+        } else {
+          wei = memory(wei_md_, eng);
+          dnnl::reorder(user, wei).execute(stream, user, wei);
+        }
+      }
+      std::unordered_map<int, memory> args = {
+          {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+      int post = 0;
+      if (g_.c_input >= 0) {
+        memory c = scaled_c_;
+        if (!c) c = memory(c_md_, eng, const_cast<void*>(ctx.input(g_.c_input).raw_data()));
+        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(post++) | DNNL_ARG_SRC_1] = c;
+      }
+      if (g_.z_input >= 0) {
+        const Tensor& z = ctx.input(g_.z_input);
+        if (z.shape() != g_.y_shape) return node.Fail("input 3 (Z) shape changed after planning");
+        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(post++) | DNNL_ARG_SRC_1] =
+            memory(dst_md_, eng, const_cast<void*>(z.raw_data()));
+      }
+      prim_.execute(stream, args);
+      stream.wait();
+    } catch (const dnnl::error& e) {
+      return FromDnnlError(node, e);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  Status Init(const NodeView& node, const std::vector<TypeInfo>& types,
+              const KernelCreateInfo& info) {
+    threads_ = info.threads;
+    a_shape_ = types[0].static_shape();
+    b_shape_ = types[1].static_shape();
+    const Tensor* const_b = info.constants.size() > 1 ? info.constants[1] : nullptr;
+    const Tensor* const_c =
+        g_.c_input >= 0 && info.constants.size() > static_cast<size_t>(g_.c_input)
+            ? info.constants[g_.c_input]
+            : nullptr;
+    if (g_.beta != 1.f && g_.c_input >= 0 && !const_c)
+      return node.NotSupported("beta != 1 needs a constant C");
+    try {
+      dnnl::engine& eng = CpuEngine();
+      const auto f32 = memory::data_type::f32;
+      src_md_ = MatrixDesc(g_.a, g_.trans_a);
+      user_b_md_ = MatrixDesc(g_.b, g_.trans_b);
+      std::vector<int64_t> b_logical = g_.b;
+      if (g_.trans_b) std::swap(b_logical[b_logical.size() - 1], b_logical[b_logical.size() - 2]);
+      const memory::desc wei_any =
+          const_b ? memory::desc(ToDims(b_logical), f32, memory::format_tag::any) : user_b_md_;
+      dst_md_ = PlainDesc(g_.y);
+      dnnl::post_ops ops;
+      if (g_.c_input >= 0) {
+        std::vector<int64_t> cd = g_.c;
+        cd.insert(cd.begin(), g_.y.size() - cd.size(), 1);
+        c_md_ = PlainDesc(cd);
+        ops.append_binary(dnnl::algorithm::binary_add, c_md_);
+      }
+      if (g_.z_input >= 0) ops.append_binary(dnnl::algorithm::binary_add, dst_md_);
+      ONYX_RETURN_IF_ERROR(AppendActivation(node, ops));
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(ops);
+      if (g_.alpha != 1.f) attr.set_output_scales(0, {g_.alpha});
+      SetOmpThreads(threads_);
+      dnnl::matmul::desc desc(src_md_, wei_any, dst_md_);
+      dnnl::matmul::primitive_desc pd(desc, attr, eng);
+      wei_md_ = pd.weights_desc();
+      prim_ = dnnl::matmul(pd);
+      dnnl::stream stream(eng);
+      if (const_b) {
+        memory user(user_b_md_, eng, const_cast<void*>(const_b->raw_data()));
+        packed_b_ = memory(wei_md_, eng);
+        dnnl::reorder(user, packed_b_).execute(stream, user, packed_b_);
+      }
+      if (const_c && g_.beta != 1.f) {  // fold beta into a private copy of constant C
+        scaled_c_ = memory(c_md_, eng);
+        const float* src = const_c->data<float>();
+        float* dst = static_cast<float*>(scaled_c_.get_data_handle());
+        for (int64_t i = 0; i < const_c->numel(); ++i) dst[i] = g_.beta * src[i];
+      }
+      stream.wait();
+    } catch (const dnnl::error& e) {
+      return node.NotSupported("oneDNN: ", e.what());
+    }
+    return Status::Ok();
+  }
+
+  MatMulGeometry g_;
+  int threads_ = 1;
+  Shape a_shape_, b_shape_;
+  memory::desc src_md_, user_b_md_, wei_md_, dst_md_, c_md_;
+  memory packed_b_, scaled_c_;
+  dnnl::matmul prim_;
+};
+
+}  // namespace
+
+Status MatMulOnednnSupports(const NodeView& node, const std::vector<TypeInfo>& types) {
+  MatMulGeometry g;
+  return ResolveGeometry(node, types, &g);
+}
+
+KernelImpl MatMulOnednnImpl(const std::string& name) {
+  KernelImpl impl;
+  impl.name = name;
+  impl.supports = MatMulOnednnSupports;
+  impl.create_with_info = MatMulOnednn::Create;
+  return impl;
+}
+
+}  // namespace onyx::kernels::x86

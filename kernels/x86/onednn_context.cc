@@ -1,0 +1,98 @@
+// Shared oneDNN plumbing for the x86 kernels.
+#include "kernels/x86/onednn_context.h"
+
+#include <omp.h>
+
+#include <limits>
+
+namespace onyx::kernels::x86 {
+
+dnnl::engine& CpuEngine() {
+  static dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+void SetOmpThreads(int threads) {
+  if (threads < 1) threads = 1;
+  if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
+}
+
+Status FromDnnlError(const NodeView& node, const dnnl::error& e) {
+  return node.Fail("oneDNN: ", e.what());
+}
+
+dnnl::memory::dims ToDims(const std::vector<int64_t>& v) {
+  return dnnl::memory::dims(v.begin(), v.end());
+}
+
+dnnl::memory::desc PlainDesc(const std::vector<int64_t>& dims) {
+  dnnl::memory::dims strides(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * std::max<int64_t>(dims[i + 1], 1);
+  return dnnl::memory::desc(ToDims(dims), dnnl::memory::data_type::f32, strides);
+}
+
+namespace {
+
+// One eltwise step: algorithm, alpha, beta.
+struct Eltwise {
+  dnnl::algorithm alg;
+  float alpha = 0.f, beta = 0.f;
+};
+
+// The eltwise sequence that computes an ONNX activation exactly; false when there is none.
+bool ActivationSteps(const std::string& act, const std::vector<float>& p,
+                     std::vector<Eltwise>* steps) {
+  using A = dnnl::algorithm;
+  auto param = [&](size_t i, float def) { return i < p.size() ? p[i] : def; };
+  steps->clear();
+  if (act.empty()) return true;
+  if (act == "Relu") {
+    steps->push_back({A::eltwise_relu, 0.f});
+  } else if (act == "LeakyRelu") {
+    steps->push_back({A::eltwise_relu, param(0, 0.01f)});
+  } else if (act == "Clip") {
+    steps->push_back({A::eltwise_clip, param(0, -std::numeric_limits<float>::infinity()),
+                      param(1, std::numeric_limits<float>::infinity())});
+  } else if (act == "Sigmoid") {
+    steps->push_back({A::eltwise_logistic});
+  } else if (act == "Tanh") {
+    steps->push_back({A::eltwise_tanh});
+  } else if (act == "HardSigmoid") {
+    // max(0, min(1, alpha * x + beta)): a linear step then a clip to [0, 1].
+    steps->push_back({A::eltwise_linear, param(0, 0.2f), param(1, 0.5f)});
+    steps->push_back({A::eltwise_clip, 0.f, 1.f});
+  } else if (act == "HardSwish") {
+    steps->push_back({A::eltwise_hardswish});
+  } else if (act == "Elu") {
+    steps->push_back({A::eltwise_elu, param(0, 1.f)});
+  } else if (act == "Gelu") {
+    steps->push_back({param(0, 0.f) != 0.f ? A::eltwise_gelu_tanh : A::eltwise_gelu_erf});
+  } else if (act == "Softplus") {
+    steps->push_back({A::eltwise_soft_relu});
+  } else if (act == "Mish") {
+    steps->push_back({A::eltwise_mish});
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool ActivationSupported(const NodeView& node) {
+  std::vector<Eltwise> steps;
+  return ActivationSteps(node.attr_string("activation", ""), node.attr_floats("activation_params"),
+                         &steps);
+}
+
+Status AppendActivation(const NodeView& node, dnnl::post_ops& ops) {
+  std::vector<Eltwise> steps;
+  const std::string act = node.attr_string("activation", "");
+  if (!ActivationSteps(act, node.attr_floats("activation_params"), &steps))
+    return node.NotSupported("activation '", act, "' has no oneDNN post-op");
+  for (const Eltwise& e : steps) ops.append_eltwise(1.f, e.alg, e.alpha, e.beta);
+  return Status::Ok();
+}
+
+}  // namespace onyx::kernels::x86

@@ -1,0 +1,35 @@
+// Shared oneDNN plumbing for the x86 kernels: the CPU engine, thread count, error conversion,
+// activation post-ops and memory descriptors for plain tensors.
+#pragma once
+
+#include <dnnl.hpp>
+#include <string>
+#include <vector>
+
+#include "kernels/node_view.h"
+#include "onyx/status.h"
+#include "onyx/tensor.h"
+
+namespace onyx::kernels::x86 {
+
+// The process-wide CPU engine (oneDNN engines are thread-safe to share).
+dnnl::engine& CpuEngine();
+
+// oneDNN 2.6 on Debian threads with GNU OpenMP: its team size follows the calling thread's
+// nthreads-var, so each kernel sets it before creating and before executing a primitive.
+void SetOmpThreads(int threads);
+
+// A oneDNN exception as an error naming the node.
+Status FromDnnlError(const NodeView& node, const dnnl::error& e);
+
+// Plain row-major descriptor of a float tensor with these dims.
+dnnl::memory::desc PlainDesc(const std::vector<int64_t>& dims);
+dnnl::memory::dims ToDims(const std::vector<int64_t>& v);
+
+// Appends the fused activation (`activation` / `activation_params` of the com.onyx fused ops) as
+// eltwise post-ops. Returns NotSupported for activations oneDNN cannot compute exactly.
+Status AppendActivation(const NodeView& node, dnnl::post_ops& ops);
+// True when the node's activation can be expressed as oneDNN post-ops.
+bool ActivationSupported(const NodeView& node);
+
+}  // namespace onyx::kernels::x86

@@ -1,0 +1,393 @@
+// Layout propagation: 2-D convolutions whose fast kernel works on channels-last activations
+// become com.onyx NhwcConv, and the ops between them that do not care about the layout
+// (elementwise, pooling, channel Concat) follow, so activations stay [N, H, W, C] across the
+// network. Transposes are placed only where a consumer needs the ONNX (NCHW) layout.
+#include "planner/layout.h"
+
+#include <algorithm>
+#include <set>
+
+#include "kernels/node_view.h"
+
+namespace onyx::planner {
+namespace {
+
+using kernels::OpRegistry;
+
+const Shape kToChannelsLast = {0, 2, 3, 1};
+const Shape kToChannelsFirst = {0, 3, 1, 2};
+
+// Elementwise ops whose output element i depends only on element i of each input (after
+// broadcasting), so they run unchanged on permuted storage.
+bool IsUnaryElementwise(const ir::Node& n) {
+  static const std::set<std::string> ops = {
+      "Relu",  "LeakyRelu", "Clip",     "Sigmoid", "Tanh",    "HardSigmoid", "HardSwish",
+      "Elu",   "Selu",      "Celu",     "Gelu",    "Softplus", "Softsign",   "Mish",
+      "Abs",   "Neg",       "Exp",      "Log",     "Sqrt",    "Reciprocal",  "Floor",
+      "Ceil",  "Round",     "Erf",      "Sin",     "Cos",     "Identity",    "ThresholdedRelu",
+      "Sign",  "IsNaN",     "IsInf",    "Not"};
+  return n.domain.empty() && ops.count(n.op_type);
+}
+bool IsBinaryElementwise(const ir::Node& n) {
+  static const std::set<std::string> ops = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum",
+                                            "Pow", "PRelu"};
+  return n.domain.empty() && ops.count(n.op_type);
+}
+
+Shape Permute(const Shape& s, const Shape& perm) {
+  Shape o(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) o[i] = s[perm[i]];
+  return o;
+}
+
+bool IsStatic4dFloat(const TypeInfo& t) {
+  return t.is_tensor() && t.elem == DType::kFloat && t.shape_is_static() && t.rank() == 4;
+}
+
+ir::Attribute IntAttr(const std::string& name, int64_t v) {
+  ir::Attribute a;
+  a.name = name;
+  a.type = ir::AttrType::kInt;
+  a.i = v;
+  return a;
+}
+ir::Attribute IntsAttr(const std::string& name, const std::vector<int64_t>& v) {
+  ir::Attribute a;
+  a.name = name;
+  a.type = ir::AttrType::kInts;
+  a.ints = v;
+  return a;
+}
+
+class LayoutPass {
+ public:
+  explicit LayoutPass(ExecutionPlan& plan) : plan_(plan) {
+    const size_t n = plan.slots.size();
+    cl_version_.assign(n, -1);
+    has_plain_.assign(n, true);
+  }
+
+  int Run() {
+    std::vector<PlanStep> out;
+    for (PlanStep& st : plan_.steps) {
+      std::vector<PlanStep> before;
+      Rewrite(st, before);
+      for (PlanStep& b : before) out.push_back(std::move(b));
+      out.push_back(std::move(st));
+    }
+    // Graph outputs and values read by subgraphs keep the ONNX layout.
+    for (int o : plan_.output_slots) {
+      std::vector<PlanStep> tail;
+      RequirePlain(o, tail);
+      for (PlanStep& t : tail) out.push_back(std::move(t));
+    }
+    plan_.steps = std::move(out);
+    return transposes_;
+  }
+
+ private:
+  // The op definition a rewritten node runs with.
+  static const kernels::OpDef* Def(const std::string& domain, const std::string& op,
+                                   int64_t opset) {
+    return OpRegistry::Global().Find(domain, op, opset);
+  }
+
+  // True when the first (fastest) impl of `def` accepts the node with these input types.
+  static bool FastImplAccepts(const kernels::OpDef* def, const ir::Node& node,
+                              const std::vector<TypeInfo>& types) {
+    if (!def || def->impls.size() < 2 || !def->impls.front().supports) return false;
+    return def->impls.front().supports(kernels::NodeView(node), types).ok();
+  }
+
+  const TypeInfo& TypeOf(int slot) const { return plan_.slots[slot].type; }
+  bool IsConstant(int slot) const { return plan_.slots[slot].storage == Storage::kConstant; }
+  bool IsChannelsLast(int slot) const {
+    return slot >= 0 && slot < static_cast<int>(cl_version_.size()) && cl_version_[slot] >= 0;
+  }
+
+  int NewSlot(const std::string& name, TypeInfo type) {
+    const int id = static_cast<int>(plan_.slots.size());
+    ValueSlot s;
+    s.name = name;
+    s.type = std::move(type);
+    s.storage = Storage::kHeap;
+    plan_.slots.push_back(s);
+    plan_.slot_of[name] = id;
+    cl_version_.push_back(-1);
+    has_plain_.push_back(true);
+    return id;
+  }
+
+  // A synthesized Transpose step from slot `from` into slot `to`.
+  PlanStep TransposeStep(int from, int to, const Shape& perm, const std::string& tag) {
+    ir::Node& n = plan_.synthesized_nodes.emplace_back();
+    n.name = "layout/" + tag + "/" + plan_.slots[from].name;
+    n.op_type = "Transpose";
+    n.opset = 21;
+    n.inputs = {plan_.slots[from].name};
+    n.outputs = {plan_.slots[to].name};
+    n.attributes.push_back(IntsAttr("perm", perm));
+    n.index = -1;
+    PlanStep st;
+    st.node = &n;
+    st.op = Def("", "Transpose", 21);
+    st.inputs = {from};
+    st.outputs = {to};
+    ++transposes_;
+    return st;
+  }
+
+  // The channels-last copy of plain slot `s` (made before the current step when missing).
+  int RequireChannelsLast(int s, std::vector<PlanStep>& before) {
+    if (cl_version_[s] >= 0) return cl_version_[s];
+    const TypeInfo& t = TypeOf(s);
+    const int id = NewSlot(plan_.slots[s].name + "/nhwc",
+                           TypeInfo::TensorWithShape(t.elem, Permute(t.static_shape(),
+                                                                      kToChannelsLast)));
+    if (IsConstant(s)) {  // permute constants now instead of at run time
+      plan_.slots[id].storage = Storage::kConstant;
+      plan_.constants[id] = Value(PermuteConstant(plan_.constants[s].tensor(), kToChannelsLast));
+    } else {
+      before.push_back(TransposeStep(s, id, kToChannelsLast, "to_nhwc"));
+    }
+    cl_version_[s] = id;
+    return id;
+  }
+
+  // Makes sure the ONNX-layout slot `s` is produced (from its channels-last copy if need be).
+  void RequirePlain(int s, std::vector<PlanStep>& before) {
+    if (s < 0 || has_plain_[s]) return;
+    before.push_back(TransposeStep(cl_version_[s], s, kToChannelsFirst, "to_nchw"));
+    has_plain_[s] = true;
+  }
+
+  static Tensor PermuteConstant(const Tensor& t, const Shape& perm) {
+    const Shape& s = t.shape();
+    Tensor o = Tensor::Allocate(t.dtype(), Permute(s, perm));
+    const size_t es = DTypeSize(t.dtype());
+    const auto* src = static_cast<const uint8_t*>(t.raw_data());
+    auto* dst = static_cast<uint8_t*>(o.raw_data());
+    Shape os = o.shape(), idx(4, 0);
+    int64_t k = 0;
+    for (idx[0] = 0; idx[0] < os[0]; ++idx[0])
+      for (idx[1] = 0; idx[1] < os[1]; ++idx[1])
+        for (idx[2] = 0; idx[2] < os[2]; ++idx[2])
+          for (idx[3] = 0; idx[3] < os[3]; ++idx[3], ++k) {
+            int64_t src_idx = 0;
+            Shape in_idx(4);
+            for (int d = 0; d < 4; ++d) in_idx[perm[d]] = idx[d];
+            for (int d = 0; d < 4; ++d) src_idx = src_idx * s[d] + in_idx[d];
+            std::copy(src + src_idx * es, src + (src_idx + 1) * es, dst + k * es);
+          }
+    return o;
+  }
+
+  // Output k of `st` now lives channels-last in a new slot; the plain one is made on demand.
+  void MoveOutputToChannelsLast(PlanStep& st, size_t k) {
+    const int o = st.outputs[k];
+    const TypeInfo& t = TypeOf(o);
+    const int id = NewSlot(plan_.slots[o].name + "/nhwc",
+                           TypeInfo::TensorWithShape(t.elem, Permute(t.static_shape(),
+                                                                      kToChannelsLast)));
+    st.outputs[k] = id;
+    cl_version_[o] = id;
+    has_plain_[o] = false;
+  }
+
+  ir::Node& CloneNode(const ir::Node& from, const std::string& domain, const std::string& op) {
+    ir::Node& n = plan_.synthesized_nodes.emplace_back(from);
+    n.domain = domain;
+    n.op_type = op;
+    n.opset = domain.empty() ? from.opset : 1;
+    return n;
+  }
+
+  std::vector<TypeInfo> InputTypes(const PlanStep& st) const {
+    std::vector<TypeInfo> types;
+    for (int id : st.inputs) types.push_back(id >= 0 ? TypeOf(id) : TypeInfo());
+    return types;
+  }
+
+  bool TryConv(PlanStep& st, std::vector<PlanStep>& before) {
+    const ir::Node& n = *st.node;
+    const bool plain_conv = n.domain.empty() && n.op_type == "Conv";
+    const bool fused_conv = n.domain == "com.onyx" && n.op_type == "FusedConv";
+    if (!plain_conv && !fused_conv) return false;
+    if (st.inputs.size() < 2 || st.inputs[0] < 0 || st.outputs.size() != 1 ||
+        st.outputs[0] < 0 || !IsStatic4dFloat(TypeOf(st.inputs[0])) ||
+        !IsStatic4dFloat(TypeOf(st.outputs[0])))
+      return false;
+    ir::Node candidate = n;
+    candidate.domain = "com.onyx";
+    candidate.op_type = "NhwcConv";
+    candidate.opset = 1;
+    std::vector<TypeInfo> types = InputTypes(st);
+    types[0] = TypeInfo::TensorWithShape(
+        DType::kFloat, Permute(TypeOf(st.inputs[0]).static_shape(), kToChannelsLast));
+    const bool has_z = st.inputs.size() > 3 && st.inputs[3] >= 0;
+    if (has_z) {
+      if (!IsStatic4dFloat(TypeOf(st.inputs[3]))) return false;
+      types[3] = TypeInfo::TensorWithShape(
+          DType::kFloat, Permute(TypeOf(st.inputs[3]).static_shape(), kToChannelsLast));
+    }
+    const kernels::OpDef* def = Def("com.onyx", "NhwcConv", 1);
+    if (!FastImplAccepts(def, candidate, types)) return false;
+    st.node = &CloneNode(n, "com.onyx", "NhwcConv");
+    st.op = def;
+    st.inputs[0] = RequireChannelsLast(st.inputs[0], before);
+    if (has_z) st.inputs[3] = RequireChannelsLast(st.inputs[3], before);
+    MoveOutputToChannelsLast(st, 0);
+    return true;
+  }
+
+  bool TryPool(PlanStep& st) {
+    const ir::Node& n = *st.node;
+    if (!n.domain.empty() || st.inputs.empty() || !IsChannelsLast(st.inputs[0])) return false;
+    std::string op;
+    const bool global = n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool";
+    if (n.op_type == "MaxPool" || n.op_type == "GlobalMaxPool") op = "NhwcMaxPool";
+    if (n.op_type == "AveragePool" || n.op_type == "GlobalAveragePool") op = "NhwcAveragePool";
+    if (op.empty() || st.outputs.empty() || st.outputs[0] < 0) return false;
+    for (size_t k = 1; k < st.outputs.size(); ++k)
+      if (st.outputs[k] >= 0) return false;  // MaxPool's Indices
+    if (n.op_type == "AveragePool" && n.opset < 19 && n.attr("dilations")) return false;
+    const TypeInfo& x = TypeOf(st.inputs[0]);
+    ir::Node candidate = n;
+    candidate.domain = "com.onyx";
+    candidate.op_type = op;
+    candidate.opset = 1;
+    if (global) {
+      const Shape s = x.static_shape();
+      candidate.attributes = {IntsAttr("kernel_shape", {s[2], s[3]})};
+    }
+    std::vector<TypeInfo> types = {TypeOf(cl_version_[st.inputs[0]])};
+    const kernels::OpDef* def = Def("com.onyx", op, 1);
+    if (!FastImplAccepts(def, candidate, types)) return false;
+    ir::Node& made = plan_.synthesized_nodes.emplace_back(std::move(candidate));
+    st.node = &made;
+    st.op = def;
+    st.inputs[0] = cl_version_[st.inputs[0]];
+    MoveOutputToChannelsLast(st, 0);
+    return true;
+  }
+
+  bool TryElementwise(PlanStep& st, std::vector<PlanStep>& before) {
+    const ir::Node& n = *st.node;
+    const bool unary = IsUnaryElementwise(n);
+    if (!unary && !IsBinaryElementwise(n)) return false;
+    if (st.outputs.size() != 1 || st.outputs[0] < 0 || !IsStatic4dFloat(TypeOf(st.outputs[0])))
+      return false;
+    bool any_cl = false;
+    for (int id : st.inputs) any_cl = any_cl || IsChannelsLast(id);
+    if (!any_cl) return false;
+    const Shape out = TypeOf(st.outputs[0]).static_shape();
+    if (unary) {  // Clip's bounds and similar extra inputs are scalars
+      for (size_t i = 1; i < st.inputs.size(); ++i)
+        if (st.inputs[i] >= 0 && TypeOf(st.inputs[i]).rank() > 0) return false;
+      if (!IsChannelsLast(st.inputs[0])) return false;
+      st.inputs[0] = cl_version_[st.inputs[0]];
+      MoveOutputToChannelsLast(st, 0);
+      return true;
+    }
+    // Every operand must be channels-last with the output's shape, a constant (permuted at plan
+    // time) or a one-element tensor.
+    for (int id : st.inputs) {
+      if (id < 0) continue;
+      const TypeInfo& t = TypeOf(id);
+      if (IsChannelsLast(id)) {
+        if (t.static_shape() != out) return false;
+        continue;
+      }
+      if (!t.is_tensor() || !t.shape_is_static() || t.rank() > 4) return false;
+      const Shape s = t.static_shape();
+      int64_t numel = 1;
+      for (int64_t d : s) numel *= d;
+      if (numel == 1) continue;
+      if (!IsConstant(id) && s != out) return false;
+    }
+    for (int& id : st.inputs) {
+      if (id < 0) continue;
+      if (IsChannelsLast(id)) {
+        id = cl_version_[id];
+        continue;
+      }
+      const TypeInfo& t = TypeOf(id);
+      Shape s = t.static_shape();
+      int64_t numel = 1;
+      for (int64_t d : s) numel *= d;
+      if (numel == 1 && s.size() < 4) continue;  // scalars broadcast the same in any layout
+      if (s.size() < 4) {  // right-aligned broadcasting: make it rank 4 first
+        const int id4 = NewSlot(plan_.slots[id].name + "/rank4", TypeInfo());
+        s.insert(s.begin(), 4 - s.size(), 1);
+        Tensor c = plan_.constants[id].tensor().Clone();
+        Tensor r = Tensor::Allocate(c.dtype(), s);
+        std::copy(static_cast<const uint8_t*>(c.raw_data()),
+                  static_cast<const uint8_t*>(c.raw_data()) + c.nbytes(),
+                  static_cast<uint8_t*>(r.raw_data()));
+        plan_.slots[id4].type = TypeInfo::TensorWithShape(r.dtype(), s);
+        plan_.slots[id4].storage = Storage::kConstant;
+        plan_.constants[id4] = Value(std::move(r));
+        id = id4;
+      }
+      id = RequireChannelsLast(id, before);
+    }
+    MoveOutputToChannelsLast(st, 0);
+    return true;
+  }
+
+  bool TryConcat(PlanStep& st, std::vector<PlanStep>& before) {
+    const ir::Node& n = *st.node;
+    if (!n.domain.empty() || n.op_type != "Concat" || st.outputs.size() != 1 ||
+        st.outputs[0] < 0 || !IsStatic4dFloat(TypeOf(st.outputs[0])))
+      return false;
+    bool any_cl = false;
+    for (int id : st.inputs) {
+      if (id < 0 || !IsStatic4dFloat(TypeOf(id))) return false;
+      any_cl = any_cl || IsChannelsLast(id);
+    }
+    if (!any_cl) return false;
+    int64_t axis = kernels::NodeView(n).attr_int("axis", 1);
+    if (axis < 0) axis += 4;
+    if (axis < 0 || axis > 3) return false;
+    const int64_t stored_axis[4] = {0, 3, 1, 2};
+    ir::Node& made = CloneNode(n, "", "Concat");
+    for (auto& a : made.attributes)
+      if (a.name == "axis") a.i = stored_axis[axis];
+    if (!made.attr("axis")) made.attributes.push_back(IntAttr("axis", stored_axis[axis]));
+    st.node = &made;
+    for (int& id : st.inputs) id = RequireChannelsLast(id, before);
+    MoveOutputToChannelsLast(st, 0);
+    return true;
+  }
+
+  void Rewrite(PlanStep& st, std::vector<PlanStep>& before) {
+    if (TryConv(st, before) || TryPool(st) || TryElementwise(st, before) ||
+        TryConcat(st, before))
+      return;
+    for (int id : st.inputs) RequirePlain(id, before);
+    for (int id : st.implicit) RequirePlain(id, before);
+  }
+
+  ExecutionPlan& plan_;
+  std::vector<int> cl_version_;  // per ONNX-layout slot: its channels-last copy, or -1
+  std::vector<bool> has_plain_;  // per slot: whether the ONNX-layout value is produced
+  int transposes_ = 0;
+};
+
+bool HasChannelsLastConv() {
+  const kernels::OpDef* def = OpRegistry::Global().Find("com.onyx", "NhwcConv", 1);
+  return def && def->impls.size() > 1;
+}
+
+}  // namespace
+
+int PropagateChannelsLast(ExecutionPlan& plan) {
+  if (!HasChannelsLastConv()) return 0;
+  bool any_conv = false;
+  for (const PlanStep& st : plan.steps)
+    any_conv = any_conv || st.node->op_type == "Conv" || st.node->op_type == "FusedConv";
+  if (!any_conv) return 0;
+  return LayoutPass(plan).Run();
+}
+
+}  // namespace onyx::planner

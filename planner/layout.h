@@ -1,0 +1,15 @@
+// Layout propagation (channels-last activations between oneDNN convolutions).
+#pragma once
+
+#include "planner/execution_plan.h"
+
+namespace onyx::planner {
+
+// Rewrites 2-D float convolutions that a channels-last kernel accepts into com.onyx NhwcConv,
+// lets pooling, elementwise ops and channel Concats between them follow in that layout, and
+// inserts Transpose steps named "layout/to_nhwc/..." and "layout/to_nchw/..." where values cross
+// between layouts (graph outputs keep the ONNX layout). Runs before liveness and the arena plan.
+// Returns the number of Transposes placed; does nothing without a channels-last conv kernel.
+int PropagateChannelsLast(ExecutionPlan& plan);
+
+}  // namespace onyx::planner

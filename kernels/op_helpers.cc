@@ -6,7 +6,9 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace onyx::kernels {
 
@@ -70,9 +72,8 @@ Status InferBroadcast(InferContext& ctx, const std::vector<int>& inputs, DType o
     }
     auto dims = BroadcastDims(result.dims, t.dims);
     if (!dims.ok()) {
-      return ctx.node().Invalid("input ", i, " '", ctx.node().node().inputs[i],
-                                "' has shape ", t.ToString(), " which ",
-                                dims.status().message());
+      return ctx.node().Invalid("input ", i, " '", ctx.node().node().inputs[i], "' has shape ",
+                                t.ToString(), " which ", dims.status().message());
     }
     result.dims = std::move(dims).value();
   }
@@ -130,8 +131,8 @@ StatusOr<Shape> BroadcastShapes(const std::vector<Shape>& shapes) {
       }
       std::string all;
       for (const Shape& x : shapes) all += ShapeToString(x) + " ";
-      return InvalidArgument("shapes ", all, "cannot be broadcast together (axis ", o, ": ",
-                             out[o], " vs ", s[i], ")");
+      return InvalidArgument("shapes ", all, "cannot be broadcast together (axis ", o, ": ", out[o],
+                             " vs ", s[i], ")");
     }
   }
   return out;
@@ -154,8 +155,8 @@ std::vector<int64_t> BroadcastStrides(const Shape& in, const Shape& out) {
 StatusOr<int64_t> NormalizeAxis(const NodeView& node, int64_t axis, int64_t rank,
                                 const char* what) {
   if (axis < -rank || axis >= rank)
-    return node.Invalid(what, " ", axis, " is out of range for rank ", rank, " (expected [",
-                        -rank, ", ", rank, "))");
+    return node.Invalid(what, " ", axis, " is out of range for rank ", rank, " (expected [", -rank,
+                        ", ", rank, "))");
   return axis < 0 ? axis + rank : axis;
 }
 
@@ -163,9 +164,15 @@ std::vector<int64_t> TensorToInts(const Tensor& t) {
   std::vector<int64_t> v(static_cast<size_t>(t.numel()));
   for (int64_t i = 0; i < t.numel(); ++i) {
     switch (t.dtype()) {
-      case DType::kInt64: v[i] = t.data<int64_t>()[i]; break;
-      case DType::kInt32: v[i] = t.data<int32_t>()[i]; break;
-      default: v[i] = static_cast<int64_t>(ElementAsDouble(t, i)); break;
+      case DType::kInt64:
+        v[i] = t.data<int64_t>()[i];
+        break;
+      case DType::kInt32:
+        v[i] = t.data<int32_t>()[i];
+        break;
+      default:
+        v[i] = static_cast<int64_t>(ElementAsDouble(t, i));
+        break;
     }
   }
   return v;
@@ -250,6 +257,26 @@ TypeInfo UnknownDimsType(DType t, int64_t rank) {
   return RankedType(t, std::vector<Dim>(static_cast<size_t>(rank)));
 }
 
+namespace {
+
+// Which runtime ParallelFor uses. With oneDNN's GNU OpenMP build (x86), the engine's own loops
+// run on the same OpenMP team so that two thread pools never spin against each other on the
+// same cores (docs/threading.md has the measurements). ONYX_PARALLEL_RUNTIME=tbb|openmp
+// overrides the choice, for those measurements.
+bool UseOpenMp() {
+#ifdef ONYX_HAVE_OPENMP
+  static const bool use = [] {
+    const char* env = std::getenv("ONYX_PARALLEL_RUNTIME");
+    return !(env && std::string(env) == "tbb");
+  }();
+  return use;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
 void ParallelFor(int64_t n, int64_t work_per_item, int threads,
                  const std::function<void(int64_t, int64_t)>& fn) {
   // Below this much work a parallel split costs more than it saves.
@@ -265,6 +292,23 @@ void ParallelFor(int64_t n, int64_t work_per_item, int threads,
   // Chunks of at least this much work keep scheduling overhead small against memory traffic.
   constexpr int64_t kMinChunkWork = int64_t{1} << 14;
   const int64_t grain = std::max<int64_t>(1, kMinChunkWork / work_per_item);
+#ifdef ONYX_HAVE_OPENMP
+  if (UseOpenMp()) {
+    // One contiguous block per thread: elementwise work is uniform, and it keeps each thread on
+    // its own cache lines.
+    const int64_t blocks = std::min<int64_t>(threads, (n + grain - 1) / grain);
+    if (blocks <= 1) {
+      fn(0, n);
+      return;
+    }
+#pragma omp parallel for num_threads(static_cast <int>(blocks)) schedule(static, 1)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t begin = n * b / blocks, end = n * (b + 1) / blocks;
+      if (begin < end) fn(begin, end);
+    }
+    return;
+  }
+#endif
   auto run = [&] {
     tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, grain),
                       [&](const tbb::blocked_range<int64_t>& r) { fn(r.begin(), r.end()); });

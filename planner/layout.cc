@@ -21,16 +21,16 @@ const Shape kToChannelsFirst = {0, 3, 1, 2};
 // broadcasting), so they run unchanged on permuted storage.
 bool IsUnaryElementwise(const ir::Node& n) {
   static const std::set<std::string> ops = {
-      "Relu",  "LeakyRelu", "Clip",     "Sigmoid", "Tanh",    "HardSigmoid", "HardSwish",
-      "Elu",   "Selu",      "Celu",     "Gelu",    "Softplus", "Softsign",   "Mish",
-      "Abs",   "Neg",       "Exp",      "Log",     "Sqrt",    "Reciprocal",  "Floor",
-      "Ceil",  "Round",     "Erf",      "Sin",     "Cos",     "Identity",    "ThresholdedRelu",
-      "Sign",  "IsNaN",     "IsInf",    "Not"};
+      "Relu", "LeakyRelu", "Clip",  "Sigmoid", "Tanh",     "HardSigmoid", "HardSwish",
+      "Elu",  "Selu",      "Celu",  "Gelu",    "Softplus", "Softsign",    "Mish",
+      "Abs",  "Neg",       "Exp",   "Log",     "Sqrt",     "Reciprocal",  "Floor",
+      "Ceil", "Round",     "Erf",   "Sin",     "Cos",      "Identity",    "ThresholdedRelu",
+      "Sign", "IsNaN",     "IsInf", "Not"};
   return n.domain.empty() && ops.count(n.op_type);
 }
 bool IsBinaryElementwise(const ir::Node& n) {
-  static const std::set<std::string> ops = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum",
-                                            "Pow", "PRelu"};
+  static const std::set<std::string> ops = {"Add", "Sub", "Mul", "Div",  "Max",
+                                            "Min", "Sum", "Pow", "PRelu"};
   return n.domain.empty() && ops.count(n.op_type);
 }
 
@@ -118,10 +118,11 @@ class LayoutPass {
     return id;
   }
 
-  // A synthesized Transpose step from slot `from` into slot `to`.
-  PlanStep TransposeStep(int from, int to, const Shape& perm, const std::string& tag) {
+  // A synthesized Transpose step from slot `from` into slot `to`, named after the value in the
+  // ONNX layout (`plain`) so that `onyx plan` shows which model value crosses layouts.
+  PlanStep TransposeStep(int from, int to, int plain, const Shape& perm, const std::string& tag) {
     ir::Node& n = plan_.synthesized_nodes.emplace_back();
-    n.name = "layout/" + tag + "/" + plan_.slots[from].name;
+    n.name = "layout/" + tag + "/" + plan_.slots[plain].name;
     n.op_type = "Transpose";
     n.opset = 21;
     n.inputs = {plan_.slots[from].name};
@@ -141,14 +142,14 @@ class LayoutPass {
   int RequireChannelsLast(int s, std::vector<PlanStep>& before) {
     if (cl_version_[s] >= 0) return cl_version_[s];
     const TypeInfo& t = TypeOf(s);
-    const int id = NewSlot(plan_.slots[s].name + "/nhwc",
-                           TypeInfo::TensorWithShape(t.elem, Permute(t.static_shape(),
-                                                                      kToChannelsLast)));
+    const int id =
+        NewSlot(plan_.slots[s].name + "/nhwc",
+                TypeInfo::TensorWithShape(t.elem, Permute(t.static_shape(), kToChannelsLast)));
     if (IsConstant(s)) {  // permute constants now instead of at run time
       plan_.slots[id].storage = Storage::kConstant;
       plan_.constants[id] = Value(PermuteConstant(plan_.constants[s].tensor(), kToChannelsLast));
     } else {
-      before.push_back(TransposeStep(s, id, kToChannelsLast, "to_nhwc"));
+      before.push_back(TransposeStep(s, id, s, kToChannelsLast, "to_nhwc"));
     }
     cl_version_[s] = id;
     return id;
@@ -157,7 +158,7 @@ class LayoutPass {
   // Makes sure the ONNX-layout slot `s` is produced (from its channels-last copy if need be).
   void RequirePlain(int s, std::vector<PlanStep>& before) {
     if (s < 0 || has_plain_[s]) return;
-    before.push_back(TransposeStep(cl_version_[s], s, kToChannelsFirst, "to_nchw"));
+    before.push_back(TransposeStep(cl_version_[s], s, s, kToChannelsFirst, "to_nchw"));
     has_plain_[s] = true;
   }
 
@@ -186,9 +187,9 @@ class LayoutPass {
   void MoveOutputToChannelsLast(PlanStep& st, size_t k) {
     const int o = st.outputs[k];
     const TypeInfo& t = TypeOf(o);
-    const int id = NewSlot(plan_.slots[o].name + "/nhwc",
-                           TypeInfo::TensorWithShape(t.elem, Permute(t.static_shape(),
-                                                                      kToChannelsLast)));
+    const int id =
+        NewSlot(plan_.slots[o].name + "/nhwc",
+                TypeInfo::TensorWithShape(t.elem, Permute(t.static_shape(), kToChannelsLast)));
     st.outputs[k] = id;
     cl_version_[o] = id;
     has_plain_[o] = false;
@@ -213,9 +214,8 @@ class LayoutPass {
     const bool plain_conv = n.domain.empty() && n.op_type == "Conv";
     const bool fused_conv = n.domain == "com.onyx" && n.op_type == "FusedConv";
     if (!plain_conv && !fused_conv) return false;
-    if (st.inputs.size() < 2 || st.inputs[0] < 0 || st.outputs.size() != 1 ||
-        st.outputs[0] < 0 || !IsStatic4dFloat(TypeOf(st.inputs[0])) ||
-        !IsStatic4dFloat(TypeOf(st.outputs[0])))
+    if (st.inputs.size() < 2 || st.inputs[0] < 0 || st.outputs.size() != 1 || st.outputs[0] < 0 ||
+        !IsStatic4dFloat(TypeOf(st.inputs[0])) || !IsStatic4dFloat(TypeOf(st.outputs[0])))
       return false;
     ir::Node candidate = n;
     candidate.domain = "com.onyx";
@@ -316,7 +316,7 @@ class LayoutPass {
       int64_t numel = 1;
       for (int64_t d : s) numel *= d;
       if (numel == 1 && s.size() < 4) continue;  // scalars broadcast the same in any layout
-      if (s.size() < 4) {  // right-aligned broadcasting: make it rank 4 first
+      if (s.size() < 4) {                        // right-aligned broadcasting: make it rank 4 first
         const int id4 = NewSlot(plan_.slots[id].name + "/rank4", TypeInfo());
         s.insert(s.begin(), 4 - s.size(), 1);
         Tensor c = plan_.constants[id].tensor().Clone();
@@ -337,8 +337,8 @@ class LayoutPass {
 
   bool TryConcat(PlanStep& st, std::vector<PlanStep>& before) {
     const ir::Node& n = *st.node;
-    if (!n.domain.empty() || n.op_type != "Concat" || st.outputs.size() != 1 ||
-        st.outputs[0] < 0 || !IsStatic4dFloat(TypeOf(st.outputs[0])))
+    if (!n.domain.empty() || n.op_type != "Concat" || st.outputs.size() != 1 || st.outputs[0] < 0 ||
+        !IsStatic4dFloat(TypeOf(st.outputs[0])))
       return false;
     bool any_cl = false;
     for (int id : st.inputs) {
@@ -361,8 +361,7 @@ class LayoutPass {
   }
 
   void Rewrite(PlanStep& st, std::vector<PlanStep>& before) {
-    if (TryConv(st, before) || TryPool(st) || TryElementwise(st, before) ||
-        TryConcat(st, before))
+    if (TryConv(st, before) || TryPool(st) || TryElementwise(st, before) || TryConcat(st, before))
       return;
     for (int id : st.inputs) RequirePlain(id, before);
     for (int id : st.implicit) RequirePlain(id, before);

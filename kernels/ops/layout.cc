@@ -1,10 +1,11 @@
 // The channels-last ops the planner's layout pass (planner/layout.cc) places around oneDNN
 // convolutions: com.onyx NhwcConv (FusedConv's inputs and attributes on [N, spatial..., C]
 // activations), NhwcMaxPool and NhwcAveragePool (MaxPool-12 / AveragePool-19 attributes).
+#include "kernels/reference/layout.h"
+
 #include "kernels/op_helpers.h"
 #include "kernels/op_registry.h"
 #include "kernels/reference/conv_pool.h"
-#include "kernels/reference/layout.h"
 
 namespace onyx::kernels {
 namespace {

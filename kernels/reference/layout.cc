@@ -75,8 +75,8 @@ float ApplyNamedActivation(const std::string& name, const std::vector<float>& p,
   if (name == "Gelu") {
     if (param(0, 0.f) != 0.f)
       return 0.5f * x *
-             (1.f + std::tanh(std::sqrt(2.f / static_cast<float>(M_PI)) *
-                              (x + 0.044715f * x * x * x)));
+             (1.f +
+              std::tanh(std::sqrt(2.f / static_cast<float>(M_PI)) * (x + 0.044715f * x * x * x)));
     return 0.5f * x * (1.f + std::erf(x / std::sqrt(2.f)));
   }
   if (name == "Softplus") return std::log1p(std::exp(x));

@@ -78,8 +78,7 @@ class ConvOnednn : public Kernel {
       std::unordered_map<int, memory> args = {
           {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
       if (has_bias_)
-        args[DNNL_ARG_BIAS] =
-            memory(bias_md_, eng, const_cast<void*>(ctx.input(2).raw_data()));
+        args[DNNL_ARG_BIAS] = memory(bias_md_, eng, const_cast<void*>(ctx.input(2).raw_data()));
       if (has_residual_) {
         const Tensor& z = ctx.input(3);
         if (z.shape() != y_shape_) return node.Fail("input 3 (Z) shape changed after planning");
@@ -139,14 +138,13 @@ class ConvOnednn : public Kernel {
       dnnl::primitive_attr attr;
       attr.set_post_ops(ops);
       SetOmpThreads(threads_);
-      auto desc = has_bias_ ? dnnl::convolution_forward::desc(
-                                  dnnl::prop_kind::forward_inference,
-                                  dnnl::algorithm::convolution_direct, src_md_, any_wei,
-                                  bias_md_, dst_md_, strides, dil, pad_l, pad_r)
-                            : dnnl::convolution_forward::desc(
-                                  dnnl::prop_kind::forward_inference,
-                                  dnnl::algorithm::convolution_direct, src_md_, any_wei,
-                                  dst_md_, strides, dil, pad_l, pad_r);
+      auto desc =
+          has_bias_ ? dnnl::convolution_forward::desc(
+                          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                          src_md_, any_wei, bias_md_, dst_md_, strides, dil, pad_l, pad_r)
+                    : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                      dnnl::algorithm::convolution_direct, src_md_,
+                                                      any_wei, dst_md_, strides, dil, pad_l, pad_r);
       dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
       impl_ = pd.impl_info_str();
       wei_md_ = pd.weights_desc();

@@ -41,9 +41,9 @@ struct MatMulGeometry {
   Shape y_shape;                 // the ONNX output shape
   bool trans_a = false, trans_b = false;
   float alpha = 1.f, beta = 1.f;
-  int c_input = -1;          // Gemm's C or FusedMatMul's Bias: input index, -1 when absent
-  std::vector<int64_t> c;    // its oneDNN dims (broadcast against y)
-  int z_input = -1;          // FusedMatMul's residual
+  int c_input = -1;        // Gemm's C or FusedMatMul's Bias: input index, -1 when absent
+  std::vector<int64_t> c;  // its oneDNN dims (broadcast against y)
+  int z_input = -1;        // FusedMatMul's residual
 };
 
 bool IsGemm(const NodeView& node) {

@@ -84,9 +84,9 @@ Status Resolve(const NodeView& node, const std::vector<TypeInfo>& types, PoolGeo
         return node.NotSupported("padding as large as the window");
       g->y.push_back(w.out[i]);
     }
-    g->alg = max ? dnnl::algorithm::pooling_max
-                 : include_pad ? dnnl::algorithm::pooling_avg_include_padding
-                               : dnnl::algorithm::pooling_avg_exclude_padding;
+    g->alg = max           ? dnnl::algorithm::pooling_max
+             : include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                           : dnnl::algorithm::pooling_avg_exclude_padding;
   }
   if (IsGlobal(node))
     g->alg = max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding;
@@ -119,9 +119,9 @@ class PoolOnednn : public Kernel {
       k->src_md_ = cl ? memory::desc(ToDims(k->g_.x), f32, ChannelsLastTag(r)) : PlainDesc(k->g_.x);
       k->dst_md_ = cl ? memory::desc(ToDims(k->g_.y), f32, ChannelsLastTag(r)) : PlainDesc(k->g_.y);
       SetOmpThreads(k->threads_);
-      dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, k->g_.alg,
-                                          k->src_md_, k->dst_md_, k->g_.strides, k->g_.kernel,
-                                          k->g_.dil, k->g_.pad_l, k->g_.pad_r);
+      dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, k->g_.alg, k->src_md_,
+                                          k->dst_md_, k->g_.strides, k->g_.kernel, k->g_.dil,
+                                          k->g_.pad_l, k->g_.pad_r);
       dnnl::pooling_v2_forward::primitive_desc pd(desc, CpuEngine());
       k->prim_ = dnnl::pooling_v2_forward(pd);
     } catch (const dnnl::error& e) {

@@ -1,6 +1,7 @@
 // Registers the x86-64 kernels (oneDNN primitives) in front of the portable and reference ones.
 #include "kernels/op_registry.h"
 #include "kernels/x86/conv_onednn.h"
+#include "kernels/x86/conv_transpose_onednn.h"
 #include "kernels/x86/matmul_onednn.h"
 #include "kernels/x86/pool_onednn.h"
 
@@ -10,6 +11,7 @@ void RegisterX86Kernels(OpRegistry& r) {
   r.PrependImpl("", "Conv", x86::ConvOnednnImpl("Conv_f32_onednn"));
   r.PrependImpl("com.onyx", "FusedConv", x86::ConvOnednnImpl("FusedConv_f32_onednn"));
   r.PrependImpl("com.onyx", "NhwcConv", x86::ConvOnednnImpl("NhwcConv_f32_onednn"));
+  r.PrependImpl("", "ConvTranspose", x86::ConvTransposeOnednnImpl("ConvTranspose_f32_onednn"));
   r.PrependImpl("", "MatMul", x86::MatMulOnednnImpl("MatMul_f32_onednn"));
   r.PrependImpl("", "Gemm", x86::MatMulOnednnImpl("Gemm_f32_onednn"));
   r.PrependImpl("com.onyx", "FusedMatMul", x86::MatMulOnednnImpl("FusedMatMul_f32_onednn"));

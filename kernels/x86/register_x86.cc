@@ -1,5 +1,6 @@
 // Registers the x86-64 kernels (oneDNN primitives) in front of the portable and reference ones.
 #include "kernels/op_registry.h"
+#include "kernels/x86/attention_onednn.h"
 #include "kernels/x86/conv_onednn.h"
 #include "kernels/x86/conv_transpose_onednn.h"
 #include "kernels/x86/matmul_onednn.h"
@@ -15,6 +16,7 @@ void RegisterX86Kernels(OpRegistry& r) {
   r.PrependImpl("", "MatMul", x86::MatMulOnednnImpl("MatMul_f32_onednn"));
   r.PrependImpl("", "Gemm", x86::MatMulOnednnImpl("Gemm_f32_onednn"));
   r.PrependImpl("com.onyx", "FusedMatMul", x86::MatMulOnednnImpl("FusedMatMul_f32_onednn"));
+  r.PrependImpl("", "Attention", x86::AttentionOnednnImpl("Attention_f32_onednn"));
   for (const char* op : {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"})
     r.PrependImpl("", op, x86::PoolOnednnImpl(std::string(op) + "_f32_onednn"));
   for (const char* op : {"NhwcMaxPool", "NhwcAveragePool"})

@@ -116,16 +116,21 @@ class AttentionOnednn : public Kernel {
       k->v_md_ = HeadView(g, g.skv, g.dv, false);
       k->y_md_ = HeadView(g, g.sq, g.dv, false);
       k->scores_md_ = PlainDesc({g.b, g.heads, g.sq, g.skv});
-      dnnl::primitive_attr scaled;
+      dnnl::primitive_attr scaled = ScratchpadAttr();
       scaled.set_output_scales(0, {g.scale});
-      k->qk_ = dnnl::matmul(dnnl::matmul::primitive_desc(
-          dnnl::matmul::desc(k->q_md_, k->kt_md_, k->scores_md_), scaled, eng));
+      const dnnl::primitive_attr attr = ScratchpadAttr();
+      dnnl::matmul::primitive_desc qk_pd(dnnl::matmul::desc(k->q_md_, k->kt_md_, k->scores_md_),
+                                         scaled, eng);
+      k->qk_ = dnnl::matmul(qk_pd);
+      k->qk_scratch_ = qk_pd.scratchpad_desc();
       if (!g.mask.empty()) {
         k->mask_md_ = PlainDesc(g.mask);
-        k->add_mask_ = dnnl::binary(dnnl::binary::primitive_desc(
+        dnnl::binary::primitive_desc pd(
             dnnl::binary::desc(dnnl::algorithm::binary_add, k->scores_md_, k->mask_md_,
                                k->scores_md_),
-            eng));
+            attr, eng);
+        k->add_mask_ = dnnl::binary(pd);
+        k->mask_scratch_ = pd.scratchpad_desc();
       }
       k->softmax_ = dnnl::softmax_forward(dnnl::softmax_forward::primitive_desc(
           dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, k->scores_md_, 3), eng));
@@ -154,18 +159,28 @@ class AttentionOnednn : public Kernel {
       memory q(q_md_, eng, ptr(ctx.input(0))), kt(kt_md_, eng, ptr(ctx.input(1))),
           v(v_md_, eng, ptr(ctx.input(2))), out(y_md_, eng, y.raw_data()),
           scores(scores_md_, eng, scratch.data());
-      qk_.execute(stream, {{DNNL_ARG_SRC, q}, {DNNL_ARG_WEIGHTS, kt}, {DNNL_ARG_DST, scores}});
+      qk_.execute(stream, {{DNNL_ARG_SRC, q},
+                           {DNNL_ARG_WEIGHTS, kt},
+                           {DNNL_ARG_DST, scores},
+                           {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(qk_scratch_)}});
       if (!g_.mask.empty()) {
         const Tensor& m = ctx.input(3);
         if (static_cast<size_t>(m.numel()) !=
             static_cast<size_t>(mask_md_.get_size() / sizeof(float)))
           return ctx.node().Fail("input 3 (attn_mask) shape changed after planning");
         memory mask(mask_md_, eng, ptr(m));
-        add_mask_.execute(
-            stream, {{DNNL_ARG_SRC_0, scores}, {DNNL_ARG_SRC_1, mask}, {DNNL_ARG_DST, scores}});
+        add_mask_.execute(stream, {{DNNL_ARG_SRC_0, scores},
+                                   {DNNL_ARG_SRC_1, mask},
+                                   {DNNL_ARG_DST, scores},
+                                   {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(mask_scratch_)}});
       }
-      softmax_.execute(stream, {{DNNL_ARG_SRC, scores}, {DNNL_ARG_DST, scores}});
-      pv_.execute(stream, {{DNNL_ARG_SRC, scores}, {DNNL_ARG_WEIGHTS, v}, {DNNL_ARG_DST, out}});
+      softmax_.execute(stream, {{DNNL_ARG_SRC, scores},
+                                {DNNL_ARG_DST, scores},
+                                {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(softmax_scratch_)}});
+      pv_.execute(stream, {{DNNL_ARG_SRC, scores},
+                           {DNNL_ARG_WEIGHTS, v},
+                           {DNNL_ARG_DST, out},
+                           {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(pv_scratch_)}});
       stream.wait();
     } catch (const dnnl::error& e) {
       return FromDnnlError(ctx.node(), e);
@@ -178,6 +193,7 @@ class AttentionOnednn : public Kernel {
   int threads_ = 1;
   std::vector<Shape> in_shapes_;
   memory::desc q_md_, kt_md_, v_md_, y_md_, scores_md_, mask_md_;
+  memory::desc qk_scratch_, mask_scratch_, softmax_scratch_, pv_scratch_;
   dnnl::matmul qk_, pv_;
   dnnl::binary add_mask_;
   dnnl::softmax_forward softmax_;

@@ -75,8 +75,10 @@ class ConvOnednn : public Kernel {
         wei = memory(wei_md_, eng);
         dnnl::reorder(user, wei).execute(stream, user, wei);
       }
-      std::unordered_map<int, memory> args = {
-          {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+      std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src},
+                                              {DNNL_ARG_WEIGHTS, wei},
+                                              {DNNL_ARG_DST, dst},
+                                              {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(scratch_md_)}};
       if (has_bias_)
         args[DNNL_ARG_BIAS] = memory(bias_md_, eng, const_cast<void*>(ctx.input(2).raw_data()));
       if (has_residual_) {
@@ -135,7 +137,7 @@ class ConvOnednn : public Kernel {
       dnnl::post_ops ops;
       if (has_residual_) ops.append_binary(dnnl::algorithm::binary_add, dst_md_);
       ONYX_RETURN_IF_ERROR(AppendActivation(node, ops));
-      dnnl::primitive_attr attr;
+      dnnl::primitive_attr attr = ScratchpadAttr();
       attr.set_post_ops(ops);
       SetOmpThreads(threads_);
       auto desc =
@@ -148,6 +150,7 @@ class ConvOnednn : public Kernel {
       dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
       impl_ = pd.impl_info_str();
       wei_md_ = pd.weights_desc();
+      scratch_md_ = pd.scratchpad_desc();
       prim_ = dnnl::convolution_forward(pd);
       if (const Tensor* wc = info.constants.size() > 1 ? info.constants[1] : nullptr) {
         dnnl::stream stream(eng);
@@ -165,7 +168,7 @@ class ConvOnednn : public Kernel {
   int threads_ = 1;
   Shape x_shape_, w_shape_, y_shape_;
   bool has_bias_ = false, has_residual_ = false;
-  memory::desc src_md_, dst_md_, user_wei_md_, wei_md_, bias_md_;
+  memory::desc src_md_, dst_md_, user_wei_md_, wei_md_, bias_md_, scratch_md_;
   memory packed_weights_;  // null when the weights are not constant
   dnnl::convolution_forward prim_;
   std::string impl_;

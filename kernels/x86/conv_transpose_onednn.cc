@@ -110,8 +110,9 @@ class ConvTransposeOnednn : public Kernel {
                                                   k->dst_md_, g.strides, g.dil, g.pad_l, g.pad_r)
               : dnnl::deconvolution_forward::desc(prop, alg, k->src_md_, any_wei, k->dst_md_,
                                                   g.strides, g.dil, g.pad_l, g.pad_r);
-      dnnl::deconvolution_forward::primitive_desc pd(desc, eng);
+      dnnl::deconvolution_forward::primitive_desc pd(desc, ScratchpadAttr(), eng);
       k->wei_md_ = pd.weights_desc();
+      k->scratch_md_ = pd.scratchpad_desc();
       k->prim_ = dnnl::deconvolution_forward(pd);
       if (const Tensor* wc = info.constants.size() > 1 ? info.constants[1] : nullptr) {
         dnnl::stream stream(eng);
@@ -144,8 +145,10 @@ class ConvTransposeOnednn : public Kernel {
         wei = memory(wei_md_, eng);
         dnnl::reorder(user, wei).execute(stream, user, wei);
       }
-      std::unordered_map<int, memory> args = {
-          {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+      std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src},
+                                              {DNNL_ARG_WEIGHTS, wei},
+                                              {DNNL_ARG_DST, dst},
+                                              {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(scratch_md_)}};
       if (has_bias_)
         args[DNNL_ARG_BIAS] = memory(bias_md_, eng, const_cast<void*>(ctx.input(2).raw_data()));
       prim_.execute(stream, args);
@@ -160,7 +163,7 @@ class ConvTransposeOnednn : public Kernel {
   int threads_ = 1;
   Shape x_shape_, w_shape_, y_shape_;
   bool has_bias_ = false;
-  memory::desc src_md_, dst_md_, user_wei_md_, wei_md_, bias_md_;
+  memory::desc src_md_, dst_md_, user_wei_md_, wei_md_, bias_md_, scratch_md_;
   memory packed_weights_;
   dnnl::deconvolution_forward prim_;
 };

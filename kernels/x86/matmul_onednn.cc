@@ -167,8 +167,10 @@ class MatMulOnednn : public Kernel {
           dnnl::reorder(user, wei).execute(stream, user, wei);
         }
       }
-      std::unordered_map<int, memory> args = {
-          {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+      std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src},
+                                              {DNNL_ARG_WEIGHTS, wei},
+                                              {DNNL_ARG_DST, dst},
+                                              {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(scratch_md_)}};
       int post = 0;
       if (g_.c_input >= 0) {
         memory c = scaled_c_;
@@ -221,13 +223,14 @@ class MatMulOnednn : public Kernel {
       }
       if (g_.z_input >= 0) ops.append_binary(dnnl::algorithm::binary_add, dst_md_);
       ONYX_RETURN_IF_ERROR(AppendActivation(node, ops));
-      dnnl::primitive_attr attr;
+      dnnl::primitive_attr attr = ScratchpadAttr();
       attr.set_post_ops(ops);
       if (g_.alpha != 1.f) attr.set_output_scales(0, {g_.alpha});
       SetOmpThreads(threads_);
       dnnl::matmul::desc desc(src_md_, wei_any, dst_md_);
       dnnl::matmul::primitive_desc pd(desc, attr, eng);
       wei_md_ = pd.weights_desc();
+      scratch_md_ = pd.scratchpad_desc();
       prim_ = dnnl::matmul(pd);
       dnnl::stream stream(eng);
       if (const_b) {
@@ -251,7 +254,7 @@ class MatMulOnednn : public Kernel {
   MatMulGeometry g_;
   int threads_ = 1;
   Shape a_shape_, b_shape_;
-  memory::desc src_md_, user_b_md_, wei_md_, dst_md_, c_md_;
+  memory::desc src_md_, user_b_md_, wei_md_, dst_md_, c_md_, scratch_md_;
   memory packed_b_, scaled_c_;
   dnnl::matmul prim_;
 };

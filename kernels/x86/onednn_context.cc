@@ -3,7 +3,10 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <limits>
+#include <new>
 
 namespace onyx::kernels::x86 {
 
@@ -15,6 +18,32 @@ dnnl::engine& CpuEngine() {
 void SetOmpThreads(int threads) {
   if (threads < 1) threads = 1;
   if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
+}
+
+dnnl::primitive_attr ScratchpadAttr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+dnnl::memory ThreadScratchpad(const dnnl::memory::desc& md) {
+  struct Buffer {
+    void* data = nullptr;
+    size_t size = 0;
+    ~Buffer() { std::free(data); }
+  };
+  thread_local Buffer buffer;
+  const size_t need = std::max<size_t>(md.get_size(), 64);
+  if (buffer.size < need) {
+    std::free(buffer.data);
+    buffer.size = (need + 4095) / 4096 * 4096;
+    buffer.data = std::aligned_alloc(64, buffer.size);
+    if (!buffer.data) {
+      buffer.size = 0;
+      throw std::bad_alloc();
+    }
+  }
+  return dnnl::memory(md, CpuEngine(), buffer.data);
 }
 
 Status FromDnnlError(const NodeView& node, const dnnl::error& e) {

@@ -19,6 +19,14 @@ dnnl::engine& CpuEngine();
 // nthreads-var, so each kernel sets it before creating and before executing a primitive.
 void SetOmpThreads(int threads);
 
+// Attributes that make a primitive take its scratchpad from the caller. oneDNN's own
+// ("library") scratchpad is one buffer per primitive unless the library was built for concurrent
+// execution, and Session::Run may execute one primitive from several threads at once.
+dnnl::primitive_attr ScratchpadAttr();
+// A scratchpad of `md`'s size in this thread's buffer: valid until this thread's next call, which
+// is enough because a thread executes one primitive at a time (CPU execute returns when done).
+dnnl::memory ThreadScratchpad(const dnnl::memory::desc& md);
+
 // A oneDNN exception as an error naming the node.
 Status FromDnnlError(const NodeView& node, const dnnl::error& e);
 

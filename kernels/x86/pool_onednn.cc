@@ -122,7 +122,8 @@ class PoolOnednn : public Kernel {
       dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, k->g_.alg, k->src_md_,
                                           k->dst_md_, k->g_.strides, k->g_.kernel, k->g_.dil,
                                           k->g_.pad_l, k->g_.pad_r);
-      dnnl::pooling_v2_forward::primitive_desc pd(desc, CpuEngine());
+      dnnl::pooling_v2_forward::primitive_desc pd(desc, ScratchpadAttr(), CpuEngine());
+      k->scratch_md_ = pd.scratchpad_desc();
       k->prim_ = dnnl::pooling_v2_forward(pd);
     } catch (const dnnl::error& e) {
       return node.NotSupported("oneDNN: ", e.what());
@@ -140,7 +141,9 @@ class PoolOnednn : public Kernel {
       Tensor y = ctx.Output(0, DType::kFloat, g_.y_shape);
       memory src(src_md_, eng, const_cast<void*>(x.raw_data()));
       memory dst(dst_md_, eng, y.raw_data());
-      prim_.execute(stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+      prim_.execute(stream, {{DNNL_ARG_SRC, src},
+                             {DNNL_ARG_DST, dst},
+                             {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(scratch_md_)}});
       stream.wait();
     } catch (const dnnl::error& e) {
       return FromDnnlError(ctx.node(), e);
@@ -152,7 +155,7 @@ class PoolOnednn : public Kernel {
   PoolGeometry g_;
   int threads_ = 1;
   Shape x_shape_;
-  memory::desc src_md_, dst_md_;
+  memory::desc src_md_, dst_md_, scratch_md_;
   dnnl::pooling_v2_forward prim_;
 };
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <thread>
 
 #include "tests/engine/model_builder.h"
@@ -88,6 +90,58 @@ TEST(session, RunIsSafeFromSeveralThreads) {
   }
   for (auto& th : threads) th.join();
   for (int f : failures) EXPECT_EQ(f, 0);
+}
+
+// Conv (3x3, 32 channels) + Relu + MatMul: the oneDNN kernels with their weights packed once
+// and per-thread scratchpads, run from four threads at once with different inputs. The oracle is
+// a session on the reference kernels.
+std::string ConvMatMulModel() {
+  ModelBuilder b;
+  b.Input("x", onnx::TensorProto::FLOAT, {1, 32, 24, 24});
+  b.Output("y", onnx::TensorProto::FLOAT, {1, 32, 24, 16});
+  std::vector<float> w(32 * 32 * 9), m(24 * 16);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i * 37) % 17) / 17.f - 0.5f;
+  for (size_t i = 0; i < m.size(); ++i) m[i] = static_cast<float>((i * 11) % 13) / 13.f - 0.5f;
+  b.FloatInit("w", {32, 32, 3, 3}, w);
+  b.FloatInit("m", {24, 16}, m);
+  auto& conv = b.Node("Conv", {"x", "w"}, {"c"}, "conv");
+  testing::SetIntsAttr(conv, "pads", {1, 1, 1, 1});
+  b.Node("Relu", {"c"}, {"r"}, "relu");
+  b.Node("MatMul", {"r", "m"}, {"y"}, "matmul");
+  return b.Bytes();
+}
+
+TEST(session, FastKernelsAreSafeFromSeveralThreads) {
+  SessionOptions fast{2, OptimizationLevel::kAll};
+  SessionOptions reference = fast;
+  reference.reference_kernels = true;
+  Session s = Session::FromBytes(ConvMatMulModel(), fast);
+  Session ref = Session::FromBytes(ConvMatMulModel(), reference);
+  auto input = [](int seed) {
+    Tensor x = Tensor::Allocate(DType::kFloat, {1, 32, 24, 24});
+    for (int64_t i = 0; i < x.numel(); ++i)
+      x.data<float>()[i] = static_cast<float>((i * (seed + 3)) % 29) / 29.f - 0.4f;
+    return x;
+  };
+  std::vector<Tensor> expected;
+  for (int seed = 0; seed < 4; ++seed)
+    expected.push_back(ref.Run({{"x", Value(input(seed))}})[0].second.tensor());
+  std::vector<std::thread> threads;
+  std::vector<double> worst(4, 0.0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int iter = 0; iter < 20; ++iter) {
+        const int seed = (t + iter) % 4;
+        auto out = s.Run({{"x", Value(input(seed))}});
+        const float* got = out[0].second.tensor().data<float>();
+        const float* want = expected[seed].data<float>();
+        for (int64_t i = 0; i < expected[seed].numel(); ++i)
+          worst[t] = std::max(worst[t], static_cast<double>(std::abs(got[i] - want[i])));
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (double w : worst) EXPECT_LT(w, 1e-3);
 }
 
 TEST(session, ObserverSeesEveryIntermediate) {

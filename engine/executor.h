@@ -33,15 +33,16 @@ class Executor {
   Executor(const SubgraphPlans* subplans, int threads) : subplans_(subplans), threads_(threads) {}
 
   // Runs `plan` with `inputs` bound by position to plan.input_slots (undefined = not fed, use
-  // the plan's constant). Outputs own their buffers.
+  // the plan's constant). Outputs own their buffers. `options` carries the per-value and
+  // per-step observers; `depth` is the subgraph nesting level reported to the step observer.
   Status Run(const planner::ExecutionPlan& plan, memory::ArenaPool* arenas,
              const std::vector<Value>& inputs, const Frame* parent, std::vector<Value>* outputs,
-             const ValueObserver& observer) const;
+             const RunOptions& options, int depth = 0) const;
 
   // Runs a subgraph body with its formal inputs bound in order.
   StatusOr<std::vector<Value>> RunSubgraph(const ir::Graph& graph, const std::vector<Value>& inputs,
-                                           const Frame* parent,
-                                           const ValueObserver& observer) const;
+                                           const Frame* parent, const RunOptions& options,
+                                           int depth) const;
 
   int threads() const { return threads_; }
 

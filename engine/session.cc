@@ -251,9 +251,8 @@ Status Session::Run(const NamedValues& feeds, const RunOptions& options,
   engine::Executor ex(&im.subplans, im.threads);
   std::vector<Value> outs;
   Status s;
-  im.arena->execute([&] {
-    s = ex.Run(*cached->plan, cached->arenas.get(), inputs, nullptr, &outs, options.observer);
-  });
+  im.arena->execute(
+      [&] { s = ex.Run(*cached->plan, cached->arenas.get(), inputs, nullptr, &outs, options); });
   if (!s.ok()) return s.WithContext(im.Prefix());
   outputs->clear();
   for (size_t i = 0; i < outs.size(); ++i)

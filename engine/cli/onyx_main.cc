@@ -9,6 +9,7 @@
 
 #include "engine/cli/cli_util.h"
 #include "engine/cli/conformance.h"
+#include "engine/cli/step_profile.h"
 #include "engine/tensor_proto.h"
 #include "kernels/op_registry.h"
 #include "onyx/session.h"
@@ -75,7 +76,11 @@ constexpr const char* kBenchHelp =
     "  --shape NAME=1x3x224x224  input shape (symbolic dims default to 1)\n"
     "  --optimization L    none | basic | all (default all)\n"
     "  --kernels K         auto | reference (default auto)\n"
-    "  --json              print {median_ms, p90_ms, min_ms, session_create_ms, runs, threads}\n";
+    "  --profile FILE      time every step of the timed runs: write them to FILE as Chrome\n"
+    "                      trace-event JSON (open in Perfetto or chrome://tracing) and print\n"
+    "                      time, share and calls per operator type\n"
+    "  --json              print {median_ms, p90_ms, min_ms, session_create_ms, runs, threads}\n"
+    "                      (with --profile also \"profile\": [{op, total_ms, share, calls}])\n";
 
 constexpr const char* kConformanceHelp =
     "usage: onyx conformance --data DIR [--filter REGEX] [--json FILE] [--expected FILE]\n"
@@ -320,7 +325,7 @@ int InfoMain(int argc, char** argv) {
 
 int BenchMain(int argc, char** argv) {
   auto a = ParseArgs(argc, argv, 2, {"json"},
-                     {"threads", "warmup", "runs", "optimization", "shape", "kernels"});
+                     {"threads", "warmup", "runs", "optimization", "shape", "kernels", "profile"});
   if (!a.ok()) return Fail("bench", a.status());
   if (a->positional.size() != 1)
     return Fail("bench", InvalidArgument("expected exactly one MODEL (see onyx bench --help)"));
@@ -344,24 +349,52 @@ int BenchMain(int argc, char** argv) {
     Status s = session->Run(*feeds, {}, &outs);
     if (!s.ok()) return Fail("bench", s);
   }
+  const std::string profile_path = a->get("profile");
+  StepProfile profile;
+  RunOptions ro;
+  if (!profile_path.empty()) ro.step_observer = profile.Observer();
   std::vector<double> times;
   for (int i = 0; i < *runs; ++i) {
+    if (!profile_path.empty()) profile.BeginRun(i);
     const auto t0 = std::chrono::steady_clock::now();
-    Status s = session->Run(*feeds, {}, &outs);
+    Status s = session->Run(*feeds, ro, &outs);
     const auto t1 = std::chrono::steady_clock::now();
+    if (!profile_path.empty()) profile.EndRun();
     if (!s.ok()) return Fail("bench", s);
     times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
+  if (!profile_path.empty() &&
+      !profile.WriteChromeTrace(profile_path, session->model_name(), session->intra_op_threads()))
+    return Fail("bench", IoError("cannot write --profile file '", profile_path, "'"));
   const double med = Median(times), p90 = Percentile(times, 0.9);
   const double mn = *std::min_element(times.begin(), times.end());
+  const std::string name = planner::JsonEscape(session->model_name());
   if (a->has("json")) {
     std::printf(
         "{\"model\": \"%s\", \"threads\": %d, \"runs\": %d, \"median_ms\": %.4f, \"p90_ms\": %.4f, "
-        "\"min_ms\": %.4f, \"session_create_ms\": %.3f}\n",
-        session->model_name().c_str(), session->intra_op_threads(), *runs, med, p90, mn, create_ms);
+        "\"min_ms\": %.4f, \"session_create_ms\": %.3f",
+        name.c_str(), session->intra_op_threads(), *runs, med, p90, mn, create_ms);
+    if (!profile_path.empty()) {
+      const double kernel_ms = profile.KernelMs();
+      std::printf(", \"profile\": [");
+      bool first = true;
+      for (const auto& op : profile.Summary()) {
+        std::printf("%s{\"op\": \"%s\", \"total_ms\": %.4f, \"share\": %.4f, \"calls\": %lld}",
+                    first ? "" : ", ", planner::JsonEscape(op.op).c_str(), op.total_ms,
+                    kernel_ms > 0 ? op.total_ms / kernel_ms : 0.0,
+                    static_cast<long long>(op.calls));
+        first = false;
+      }
+      std::printf("]");
+    }
+    std::printf("}\n");
   } else {
     std::printf("%s: session create %.1f ms; %d runs: median %.3f ms, p90 %.3f ms, min %.3f ms\n",
                 session->model_name().c_str(), create_ms, *runs, med, p90, mn);
+    if (!profile_path.empty()) {
+      profile.PrintSummary(stdout);
+      std::printf("trace: %s\n", profile_path.c_str());
+    }
   }
   return 0;
 }

@@ -135,3 +135,103 @@ def test_conformance_counts_each_test(onyx_cli, tmp_path):
     assert p.returncode == 0, p.stdout
     res = json.loads(out.read_text())
     assert res["total"] == 2 and res["counts"]["pass"] == 2
+
+
+def test_bench_profile_writes_chrome_trace(onyx_cli, light_dir, tmp_path):
+    model = os.path.join(light_dir, "light_squeezenet.onnx")
+    trace = tmp_path / "trace.json"
+    runs = 2
+    p = run(onyx_cli, "bench", model, "--runs", str(runs), "--warmup", "1", "--threads", "1",
+            "--profile", str(trace))
+    assert p.returncode == 0, p.stderr
+    plan = json.loads(run(onyx_cli, "plan", model, "--json", "--threads", "1").stdout)
+    schedule = plan["schedule"]
+    events = json.loads(trace.read_text())["traceEvents"]
+    steps = [e for e in events if e["ph"] == "X" and e.get("cat") != "run"]
+    assert len(steps) == runs * len(schedule)
+    assert len([e for e in events if e.get("cat") == "run"]) == runs
+    for r in range(runs):
+        in_run = sorted((e for e in steps if e["args"]["run"] == r), key=lambda e: e["ts"])
+        # One event per planned step, in schedule order, with the planner's node, op and kernel.
+        assert [(e["name"], e["args"]["op_type"], e["args"]["impl"]) for e in in_run] == \
+            [(s["node"], s["op"], s["impl"]) for s in schedule]
+        assert all(e["dur"] >= 0 and e["pid"] == 1 for e in in_run)
+        assert all(a["ts"] + a["dur"] <= b["ts"] + 1e-3 for a, b in zip(in_run, in_run[1:]))
+    # The summary table: every op type of the plan, with calls adding up to runs x steps.
+    table = p.stdout[p.stdout.index("op type"):].splitlines()[1:]
+    rows = {line.split()[0]: line.split() for line in table if line and not line.startswith("trace:")}
+    ops = {(s["op"]) for s in schedule}
+    assert {k.split(":")[-1] for k in rows} == ops
+    assert sum(int(r[3]) for r in rows.values()) == runs * len(schedule)
+    assert abs(sum(float(r[2].rstrip("%")) for r in rows.values()) - 100.0) < 0.5
+    j = run(onyx_cli, "bench", model, "--runs", "1", "--warmup", "0", "--threads", "1",
+            "--profile", str(tmp_path / "t2.json"), "--json")
+    assert j.returncode == 0, j.stderr
+    prof = json.loads(j.stdout)["profile"]
+    assert abs(sum(o["share"] for o in prof) - 1.0) < 1e-3
+    assert sum(o["calls"] for o in prof) == len(schedule)
+
+
+def test_bench_profile_bad_path_is_an_error(onyx_cli, light_dir, tmp_path):
+    p = run(onyx_cli, "bench", os.path.join(light_dir, "light_squeezenet.onnx"), "--runs", "1",
+            "--warmup", "0", "--profile", str(tmp_path / "missing_dir" / "t.json"))
+    assert_clean_failure(p, "--profile", "missing_dir")
+
+
+def test_bench_profile_reports_subgraph_steps(onyx_cli, tmp_path):
+    def branch(op):
+        return helper.make_graph([helper.make_node(op, ["x"], ["y_" + op], name="inner_" + op)], op, [],
+                                 [helper.make_tensor_value_info("y_" + op, TensorProto.FLOAT, [4])])
+    # The condition is an input (a constant one could be folded away); bench generates it.
+    g = helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], name="the_if", then_branch=branch("Relu"),
+                          else_branch=branch("Neg"))],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4]),
+              helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])])
+    path = save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "if.onnx")
+    trace = tmp_path / "t.json"
+    p = run(onyx_cli, "bench", path, "--runs", "3", "--warmup", "0", "--profile", str(trace))
+    assert p.returncode == 0, p.stderr
+    steps = [e for e in json.loads(trace.read_text())["traceEvents"] if e["ph"] == "X" and e.get("cat") != "run"]
+    outer = [e for e in steps if e["args"]["depth"] == 0]
+    inner = [e for e in steps if e["args"]["depth"] == 1]
+    assert [e["name"] for e in outer] == ["the_if"] * 3
+    assert len(inner) == 3 and len({e["name"] for e in inner}) == 1  # same feeds every run
+    assert inner[0]["name"] in ("inner_Relu", "inner_Neg")
+    for o, i in zip(outer, inner):  # nested: inside its If's span
+        assert o["ts"] <= i["ts"] and i["ts"] + i["dur"] <= o["ts"] + o["dur"] + 1e-3
+    assert "counted in their parent" in p.stdout
+
+
+def test_bench_models_and_compare_script(tmp_path):
+    """bench/: the model builder makes runnable random-weight models (no ConstantOfShape left,
+    finite ONNX Runtime outputs), and compare.py times onyx against ONNX Runtime on them with
+    matching outputs."""
+    import sys
+    from conftest import BUILD, ROOT
+    py = sys.executable
+    out = tmp_path / "models"
+    b = subprocess.run([py, os.path.join(ROOT, "bench", "models", "make_bench_models.py"), str(out),
+                        "--models", "squeezenet,mobilenet_v2"], capture_output=True, text=True, timeout=300)
+    assert b.returncode == 0, b.stderr
+    m = onnx.load(str(out / "squeezenet.onnx"))
+    assert not [n for n in m.graph.node if n.op_type == "ConstantOfShape"]
+    again = subprocess.run([py, os.path.join(ROOT, "bench", "models", "make_bench_models.py"), str(out),
+                            "--models", "squeezenet"], capture_output=True, text=True, timeout=300)
+    assert "up to date" in again.stdout
+    report = tmp_path / "r.json"
+    c = subprocess.run([py, os.path.join(ROOT, "bench", "compare.py"), "--models", "squeezenet,mobilenet_v2",
+                        "--models-dir", str(out), "--threads", "1", "--runs", "2", "--warmup", "1",
+                        "--json", str(report), "--png", ""],
+                       capture_output=True, text=True, timeout=600, env={**os.environ, "ONYX_BUILD_DIR": BUILD})
+    assert c.returncode == 0, c.stderr
+    assert "geomean ORT/onyx at 1 thread" in c.stdout
+    rows = json.loads(report.read_text())["results"]
+    assert [r["model"] for r in rows] == ["squeezenet", "mobilenet_v2"]
+    for r in rows:
+        assert "error" not in r, r
+        assert r["onyx_ms"] > 0 and r["ort_ms"] > 0 and r["max_rel_diff"] < 1e-4
+        for engine in ("onyx", "ort"):
+            probe = r[f"create_{engine}"]
+            assert probe["create_ms"] > 0 and probe["peak_rss_mb"] > probe["rss_before_mb"] > 0

@@ -4,10 +4,13 @@
 //   auto outputs = session.Run({{"x", onyx::Tensor::Borrow(onyx::DType::kFloat, {1, 3}, data)}});
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -35,8 +38,25 @@ struct SessionOptions {
 // Called after each step with every value it produced (for per-node dumps).
 using ValueObserver = std::function<void(const std::string& name, const Value& value)>;
 
+// One executed kernel step, reported to RunOptions::step_observer (the profiler's hook). The
+// views point into the plan and are valid only during the call.
+struct StepEvent {
+  std::string_view node_name;
+  std::string_view op_type;
+  std::string_view domain;  // "" for ai.onnx
+  std::string_view impl;    // the kernel implementation the planner picked
+  std::chrono::steady_clock::time_point start;
+  std::chrono::nanoseconds duration{0};  // the kernel's Run() alone
+  std::thread::id thread;                // the thread that ran the step
+  int depth = 0;                         // 0: main graph; n: inside n levels of subgraphs
+  int fused_nodes = 0;                   // model nodes folded into this step by the planner
+  std::vector<Shape> output_shapes;      // tensor outputs (empty shape for others)
+};
+using StepObserver = std::function<void(const StepEvent& event)>;
+
 struct RunOptions {
-  ValueObserver observer;  // optional
+  ValueObserver observer;      // optional
+  StepObserver step_observer;  // optional; when empty, steps are not timed at all
 };
 
 struct IoInfo {

@@ -1,0 +1,405 @@
+#!/usr/bin/env python3
+"""onyx against ONNX Runtime on the benchmark models, same inputs and thread counts.
+
+    .venv/bin/python bench/compare.py [--models resnet50,bert_base] [--threads 1,2] [--runs 20]
+        [--warmup 3] [--json bench/results/compare.json] [--png bench/results/compare.png]
+
+For each model and thread count both engines run in this process, alternating (the order flips
+every iteration, with a short pause between runs so one engine's spinning worker threads do not
+slow the other), after warm-up runs; the medians and their ratio ORT / onyx are reported (above 1:
+onyx is faster), with the geometric mean per thread count. ONNX Runtime runs with all graph
+optimizations, sequential execution, intra_op_num_threads = T and inter_op_num_threads = 1.
+
+Session-creation time and peak resident memory are measured separately, each engine in its own
+subprocess (its peak RSS, VmHWM, after creating the session and running it once), so neither
+pollutes the other. Outputs are compared: "max rel diff" is max |onyx - ORT| / max |ORT| over every output.
+
+The models come from bench/models/make_bench_models.py (built on first use, without downloads).
+The onyx module is taken from $ONYX_BUILD_DIR/python (default build/python) when it exists.
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(HERE, "models"))
+import make_bench_models as models  # noqa: E402
+
+RESULTS = os.path.join(HERE, "results")
+
+
+def _use_build_module():
+    build = os.environ.get("ONYX_BUILD_DIR", os.path.join(ROOT, "build"))
+    if os.path.isdir(os.path.join(build, "python", "onyx")):
+        sys.path[:0] = [os.path.join(build, "python")]
+
+
+# ---------------------------------------------------------------------------------------------
+# Sessions
+
+
+def make_session(engine, path, threads):
+    if engine == "ort":
+        import onnxruntime as ort
+
+        so = ort.SessionOptions()
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        so.log_severity_level = 3
+        return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    _use_build_module()
+    import onyx
+
+    if hasattr(onyx, "SessionOptions"):
+        so = onyx.SessionOptions()
+        so.intra_op_num_threads = threads
+        return onyx.InferenceSession(path, so)
+    return onyx.InferenceSession(path, intra_op_threads=threads)
+
+
+def _status_mb(field):
+    """VmRSS (now) or VmHWM (peak) of this process, in MB. VmHWM rather than ru_maxrss: Linux
+    carries ru_maxrss across exec, so a subprocess would report its parent's peak."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def probe_main(engine, path, name, threads):
+    """Subprocess: session-creation time and peak RSS of one engine, printed as JSON."""
+    feeds = models.make_feeds(name)
+    before = _status_mb("VmRSS")
+    t0 = time.perf_counter()
+    sess = make_session(engine, path, threads)
+    create_ms = (time.perf_counter() - t0) * 1e3
+    sess.run(None, feeds)
+    peak = _status_mb("VmHWM")
+    print(json.dumps({"create_ms": create_ms, "rss_before_mb": before, "peak_rss_mb": peak}))
+
+
+def probe(engine, path, name, threads):
+    cmd = [sys.executable, os.path.abspath(__file__), "--probe", engine, path, name, str(threads)]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        return {"error": (p.stderr.strip().splitlines() or ["failed"])[-1]}
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------------------------------------
+# Progress bar (stderr, only on a terminal)
+
+
+class Progress:
+    def __init__(self, total):
+        self.total, self.done = total, 0
+        self.tty = sys.stderr.isatty()
+        self.t0 = time.perf_counter()
+
+    def show(self, what):
+        if not self.tty:
+            return
+        width = 30
+        filled = int(width * self.done / max(1, self.total))
+        elapsed = time.perf_counter() - self.t0
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {100 * self.done // max(1, self.total):3d}% "
+                         f"{elapsed:5.0f}s  {what[:60]:<60}")
+        sys.stderr.flush()
+
+    def step(self, what, n=1):
+        self.done += n
+        self.show(what)
+
+    def log(self, line):
+        if self.tty:
+            sys.stderr.write("\r" + " " * 110 + "\r")
+        print(line, flush=True)
+
+    def close(self):
+        if self.tty:
+            sys.stderr.write("\r" + " " * 110 + "\r")
+            sys.stderr.flush()
+
+
+# ---------------------------------------------------------------------------------------------
+# One model at one thread count
+
+
+def max_rel_diff(a_list, b_list):
+    import numpy as np
+
+    worst = 0.0
+    for a, b in zip(a_list, b_list):
+        a = np.asarray(a, dtype=np.float64)
+        b = np.asarray(b, dtype=np.float64)
+        if a.shape != b.shape:
+            return float("inf")
+        if b.size == 0:
+            continue
+        scale = max(float(np.max(np.abs(b))), 1e-30)
+        worst = max(worst, float(np.max(np.abs(a - b))) / scale)
+    return worst
+
+
+def bench_pair(path, name, threads, runs, warmup, gap_s, progress):
+    feeds = models.make_feeds(name)
+    label = f"{name} t={threads}"
+    progress.show(f"{label}: creating sessions")
+    sessions = {e: make_session(e, path, threads) for e in ("onyx", "ort")}
+    outs = {}
+    for i in range(warmup):
+        for e in ("onyx", "ort"):
+            outs[e] = sessions[e].run(None, feeds)
+            time.sleep(gap_s)
+        progress.step(f"{label}: warm-up {i + 1}/{warmup}")
+    if not outs:
+        outs = {e: sessions[e].run(None, feeds) for e in ("onyx", "ort")}
+    diff = max_rel_diff(outs["onyx"], outs["ort"])
+    times = {"onyx": [], "ort": []}
+    for i in range(runs):
+        order = ("onyx", "ort") if i % 2 == 0 else ("ort", "onyx")
+        for e in order:
+            t0 = time.perf_counter()
+            sessions[e].run(None, feeds)
+            times[e].append((time.perf_counter() - t0) * 1e3)
+            time.sleep(gap_s)
+        progress.step(f"{label}: run {i + 1}/{runs}")
+    del sessions
+    onyx_ms, ort_ms = statistics.median(times["onyx"]), statistics.median(times["ort"])
+    return {"onyx_ms": onyx_ms, "ort_ms": ort_ms, "ratio": ort_ms / onyx_ms,
+            "onyx_min_ms": min(times["onyx"]), "ort_min_ms": min(times["ort"]),
+            "max_rel_diff": diff}
+
+
+# ---------------------------------------------------------------------------------------------
+# Reporting
+
+
+def geomean(xs):
+    xs = [x for x in xs if x and x > 0]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def machine_info():
+    info = {"python": platform.python_version(), "platform": platform.platform(),
+            "cpus": os.cpu_count()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            text = f.read()
+        for line in text.splitlines():
+            key, _, value = line.partition(":")
+            key = key.strip()
+            if key == "model name":
+                info.setdefault("cpu", value.strip())
+            elif key == "cpu family":
+                info.setdefault("cpu_family", int(value))
+            elif key == "model":
+                info.setdefault("cpu_model", int(value))
+            elif key == "cpu MHz":
+                info.setdefault("mhz", float(value))
+            elif key == "flags":
+                flags = value.split()
+                info.setdefault("avx512f", "avx512f" in flags)
+                info.setdefault("amx", "amx_tile" in flags)
+    except OSError:
+        pass
+    try:
+        import onnxruntime
+
+        info["onnxruntime"] = onnxruntime.__version__
+    except ImportError:
+        pass
+    try:
+        git = ["git", "-C", ROOT]
+        commit = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True).stdout.strip()
+        dirty = subprocess.run(git + ["status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+        info["onyx_commit"] = commit + ("+uncommitted changes" if dirty else "")
+    except OSError:
+        pass
+    return info
+
+
+def fmt(v, spec, missing="-"):
+    return missing if v is None else format(v, spec)
+
+
+def print_table(rows, threads_list):
+    head = (f"{'model':14} {'thr':>3} {'onyx ms':>9} {'ORT ms':>9} {'ORT/onyx':>8} "
+            f"{'create onyx':>11} {'create ORT':>10} {'RSS onyx':>9} {'RSS ORT':>8} {'max rel diff':>12}")
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        if "error" in r:
+            print(f"{r['model']:14} {r['threads']:3d}  error: {r['error']}")
+            continue
+        cx, co = r.get("create_onyx", {}), r.get("create_ort", {})
+        print(f"{r['model']:14} {r['threads']:3d} {r['onyx_ms']:9.2f} {r['ort_ms']:9.2f} "
+              f"{r['ratio']:8.2f} {fmt(cx.get('create_ms'), '9.0f'):>9}ms "
+              f"{fmt(co.get('create_ms'), '8.0f'):>8}ms {fmt(cx.get('peak_rss_mb'), '7.0f'):>7}MB "
+              f"{fmt(co.get('peak_rss_mb'), '6.0f'):>6}MB {r['max_rel_diff']:12.1e}")
+    print("-" * len(head))
+    for t in threads_list:
+        g = geomean([r.get("ratio") for r in rows if r["threads"] == t])
+        lo = min((r["ratio"] for r in rows if r["threads"] == t and "ratio" in r), default=None)
+        print(f"geomean ORT/onyx at {t} thread{'s' if t > 1 else ''}: {fmt(g, '.2f')} "
+              f"(lowest model: {fmt(lo, '.2f')})")
+
+
+def write_png(rows, threads_list, path, title):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = []
+    for r in rows:
+        if r["model"] not in names:
+            names.append(r["model"])
+    labels = names + ["geomean"]
+    fig, ax = plt.subplots(figsize=(max(7.0, 1.1 * len(labels) + 2), 4.5), dpi=110)
+    width = 0.8 / len(threads_list)
+    for k, t in enumerate(threads_list):
+        vals = []
+        for n in names:
+            r = next((r for r in rows if r["model"] == n and r["threads"] == t), {})
+            vals.append(r.get("ratio") or 0)
+        vals.append(geomean([r.get("ratio") for r in rows if r["threads"] == t]) or 0)
+        xs = [i + (k - (len(threads_list) - 1) / 2) * width for i in range(len(labels))]
+        ax.bar(xs, vals, width, label=f"{t} thread{'s' if t > 1 else ''}")
+        for x, v in zip(xs, vals):
+            ax.text(x, v, f"{v:.2f}", ha="center", va="bottom", fontsize=7)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.axhline(1.2, color="green", linewidth=0.8, linestyle="--", label="target 1.2")
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, rotation=20, ha="right")
+    ax.set_ylabel("ORT median / onyx median  (> 1: onyx faster)")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--probe":
+        engine, path, name, threads = sys.argv[2:6]
+        probe_main(engine, path, name, int(threads))
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", default=",".join(models.MODELS),
+                    help="comma-separated (default: all): " + ",".join(models.MODELS))
+    ap.add_argument("--threads", default="1,2", help="comma-separated thread counts (default 1,2)")
+    ap.add_argument("--runs", type=int, default=20, help="timed runs per engine (default 20)")
+    ap.add_argument("--warmup", type=int, default=3, help="untimed runs per engine first (default 3)")
+    ap.add_argument("--gap-ms", type=float, default=5.0,
+                    help="pause after each run so spinning worker threads go idle (default 5)")
+    ap.add_argument("--models-dir", default=models.DEFAULT_OUT,
+                    help="where the generated models are (built there when missing)")
+    ap.add_argument("--json", default=os.path.join(RESULTS, "compare.json"),
+                    help="report file (default bench/results/compare.json; '' for none)")
+    ap.add_argument("--png", default=os.path.join(RESULTS, "compare.png"),
+                    help="bar chart of the ratios (default bench/results/compare.png; '' for none)")
+    ap.add_argument("--no-probe", action="store_true",
+                    help="skip the session-creation and memory subprocesses")
+    args = ap.parse_args()
+    names = [m for m in args.models.split(",") if m]
+    unknown = [m for m in names if m not in models.MODELS]
+    if unknown:
+        ap.error(f"unknown model '{unknown[0]}'; known: {', '.join(models.MODELS)}")
+    threads_list = [int(t) for t in args.threads.split(",") if t]
+    if args.runs < 1 or args.warmup < 0 or not threads_list or min(threads_list) < 1:
+        ap.error("--runs must be >= 1, --warmup >= 0, --threads positive")
+
+    paths = models.ensure_models(args.models_dir, names, log=lambda s: print(s, file=sys.stderr))
+    machine = machine_info()
+    load_start = os.getloadavg()
+    per_task = args.warmup + args.runs + (0 if args.no_probe else 2)
+    progress = Progress(len(names) * len(threads_list) * per_task)
+    rows = []
+    t_start = time.perf_counter()
+    for name, path in zip(names, paths):
+        for t in threads_list:
+            row = {"model": name, "threads": t}
+            try:
+                row.update(bench_pair(path, name, t, args.runs, args.warmup, args.gap_ms / 1e3,
+                                      progress))
+            except Exception as e:  # an engine that cannot run the model: report, go on
+                row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
+                progress.step(f"{name} t={t}: failed", args.warmup + args.runs)
+            if not args.no_probe:
+                for engine in ("onyx", "ort"):
+                    progress.show(f"{name} t={t}: session creation / memory ({engine})")
+                    row[f"create_{engine}"] = probe(engine, path, name, t)
+                    progress.step(f"{name} t={t}: probed {engine}")
+            rows.append(row)
+            if "error" in row:
+                progress.log(f"{name} t={t}: error: {row['error']}")
+            else:
+                progress.log(f"{name} t={t}: onyx {row['onyx_ms']:.2f} ms, ORT {row['ort_ms']:.2f} ms, "
+                             f"ORT/onyx {row['ratio']:.2f}, max rel diff {row['max_rel_diff']:.1e}")
+    progress.close()
+    load_end = os.getloadavg()
+
+    print()
+    print_table(rows, threads_list)
+    base = [r[f"create_{e}"].get("rss_before_mb") for r in rows for e in ("onyx", "ort")
+            if isinstance(r.get(f"create_{e}"), dict) and "rss_before_mb" in r[f"create_{e}"]]
+    if base:
+        print(f"(RSS: peak resident memory of a process that created the session and ran it once; "
+              f"the process held {min(base):.0f}-{max(base):.0f} MB before creating the session)")
+    print(f"load average {load_start[0]:.1f} at start, {load_end[0]:.1f} at end "
+          f"(other processes on this machine add noise)")
+
+    summary = {str(t): geomean([r.get("ratio") for r in rows if r["threads"] == t])
+               for t in threads_list}
+    report = {
+        "command": " ".join(
+            ([f"ONYX_BUILD_DIR={os.environ['ONYX_BUILD_DIR']}"] if "ONYX_BUILD_DIR" in os.environ else [])
+            + [os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(ROOT) else sys.executable,
+               os.path.relpath(os.path.abspath(__file__), ROOT)] + sys.argv[1:]),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "settings": {"runs": args.runs, "warmup": args.warmup, "gap_ms": args.gap_ms,
+                     "threads": threads_list, "models": names},
+        "machine": machine,
+        "load_average": {"start": load_start, "end": load_end},
+        "elapsed_s": time.perf_counter() - t_start,
+        "geomean_ratio": summary,
+        "results": rows,
+    }
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=1)
+        print(f"wrote {args.json}")
+    if args.png:
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(args.png)), exist_ok=True)
+            title = (f"onyx vs ONNX Runtime {machine.get('onnxruntime', '')}: median of {args.runs} "
+                     f"runs, alternating\n{machine.get('cpu', '?')}, {os.cpu_count()} cores; "
+                     f"{report['date'][:10]}")
+            write_png(rows, threads_list, args.png, title)
+            print(f"wrote {args.png}")
+        except ImportError:
+            print("matplotlib is not installed: no PNG (scripts/setup.sh installs it)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

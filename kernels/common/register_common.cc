@@ -1,8 +1,28 @@
-// Registers the portable SIMD (Highway) kernels in front of the reference kernels.
+// Registers the portable SIMD (Highway) kernels and the data-movement kernels in front of the
+// reference kernels. Each impl rejects (in `supports`) what it cannot run exactly, and hands
+// run-time cases it does not cover to the reference kernel, so the reference stays the fallback.
 #include "kernels/op_registry.h"
 
 namespace onyx::kernels {
 
-void RegisterCommonKernels(OpRegistry& r) { (void)r; }
+namespace common {
+void RegisterElementwiseCommon(OpRegistry& r);    // elementwise_kernels.cc
+void RegisterSoftmaxCommon(OpRegistry& r);        // softmax_kernels.cc
+void RegisterReduceCommon(OpRegistry& r);         // reduce_kernels.cc
+void RegisterNormalizationCommon(OpRegistry& r);  // normalization_kernels.cc
+void RegisterTransposeCommon(OpRegistry& r);      // transpose_kernel.cc
+void RegisterCopyCommon(OpRegistry& r);           // copy_kernels.cc
+void RegisterGatherCommon(OpRegistry& r);         // gather_kernel.cc
+}  // namespace common
+
+void RegisterCommonKernels(OpRegistry& r) {
+  common::RegisterElementwiseCommon(r);
+  common::RegisterSoftmaxCommon(r);
+  common::RegisterReduceCommon(r);
+  common::RegisterNormalizationCommon(r);
+  common::RegisterTransposeCommon(r);
+  common::RegisterCopyCommon(r);
+  common::RegisterGatherCommon(r);
+}
 
 }  // namespace onyx::kernels

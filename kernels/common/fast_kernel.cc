@@ -1,0 +1,65 @@
+// Registration plumbing of the kernels in kernels/common (see fast_kernel.h).
+#include "kernels/common/fast_kernel.h"
+
+namespace onyx::kernels::common {
+
+int PrependFast(OpRegistry& r, const std::string& op, const std::string& name, SupportsFn supports,
+                FastCreateFn create, int64_t since, int64_t until) {
+  int n = 0;
+  for (const auto& [lo, hi] : r.Ranges("", op)) {
+    if (hi < since || lo > until) continue;
+    const OpDef* def = r.Find("", op, lo);
+    if (def == nullptr || def->impls.empty()) continue;
+    // The reference kernel is registered first, so it is the last impl of the definition.
+    CreateFn reference = def->impls.back().create;
+    if (!reference) continue;  // a reference kernel that needs plan-time info: none such yet
+    KernelImpl impl;
+    impl.name = name;
+    impl.supports = supports;
+    impl.create = [reference, create](
+                      const NodeView& node,
+                      const std::vector<TypeInfo>& types) -> StatusOr<std::unique_ptr<Kernel>> {
+      auto fallback = reference(node, types);
+      if (!fallback.ok()) return fallback.status();
+      return create(node, types, std::move(fallback).value());
+    };
+    n += r.PrependImpl("", op, std::move(impl), lo, hi);
+  }
+  return n;
+}
+
+namespace {
+Status CheckTensor(const std::vector<TypeInfo>& types, int i) {
+  if (i >= static_cast<int>(types.size()) || !types[i].is_tensor())
+    return Unsupported("input ", i, " is absent or not a tensor");
+  return Status::Ok();
+}
+}  // namespace
+
+Status RequireInputType(const std::vector<TypeInfo>& types, int i, DType t) {
+  ONYX_RETURN_IF_ERROR(CheckTensor(types, i));
+  if (types[i].elem != t)
+    return Unsupported("input ", i, " has type ", DTypeName(types[i].elem), ", not ", DTypeName(t));
+  return Status::Ok();
+}
+
+Status RequireAllInputsType(const std::vector<TypeInfo>& types, DType t, int min_inputs) {
+  if (static_cast<int>(types.size()) < min_inputs)
+    return Unsupported("fewer than ", min_inputs, " inputs");
+  for (int i = 0; i < static_cast<int>(types.size()); ++i)
+    ONYX_RETURN_IF_ERROR(RequireInputType(types, i, t));
+  return Status::Ok();
+}
+
+Status RequirePlainInput(const std::vector<TypeInfo>& types, int i) {
+  ONYX_RETURN_IF_ERROR(CheckTensor(types, i));
+  const DType t = types[i].elem;
+  if (t == DType::kUndefined || t == DType::kString)
+    return Unsupported("input ", i, " is not plain data");
+  const size_t size = DTypeSize(t);
+  if (size != 1 && size != 2 && size != 4 && size != 8)
+    return Unsupported("input ", i, " has ", size, "-byte elements");
+  return Status::Ok();
+}
+
+}  // namespace onyx::kernels::common

@@ -1,0 +1,72 @@
+// Plumbing shared by the kernels in kernels/common: registering a fast impl in front of the
+// reference kernel of every opset range of an op, with that reference kernel kept at hand for the
+// run-time cases the fast kernel does not cover (and for their error messages).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.h"
+#include "kernels/op_registry.h"
+
+namespace onyx::kernels::common {
+
+// A fast kernel: Run() handles what it can and hands everything else to the reference kernel
+// created for the same node, so odd values (a shape that does not broadcast, an index out of
+// range) get the reference kernel's error message.
+class FastKernel : public Kernel {
+ public:
+  explicit FastKernel(std::unique_ptr<Kernel> fallback) : fallback_(std::move(fallback)) {}
+
+ protected:
+  Status Fallback(KernelContext& ctx) const { return fallback_->Run(ctx); }
+
+ private:
+  std::unique_ptr<Kernel> fallback_;
+};
+
+using SupportsFn = std::function<Status(const NodeView&, const std::vector<TypeInfo>&)>;
+// Creates the fast kernel; `fallback` is the reference kernel for the same node.
+using FastCreateFn = std::function<StatusOr<std::unique_ptr<Kernel>>(
+    const NodeView& node, const std::vector<TypeInfo>& types, std::unique_ptr<Kernel> fallback)>;
+
+// Puts impl `name` in front of every registered opset range of ai.onnx `op` that overlaps
+// [since, until]. Each range keeps its own reference kernel as the fallback. Returns the number of
+// ranges that received the impl.
+int PrependFast(OpRegistry& r, const std::string& op, const std::string& name, SupportsFn supports,
+                FastCreateFn create, int64_t since = 1, int64_t until = kLatestOpset);
+
+// Shorthand for kernels whose constructor takes (node, fallback).
+template <typename K>
+FastCreateFn MakeCreate() {
+  return [](const NodeView& node, const std::vector<TypeInfo>&,
+            std::unique_ptr<Kernel> fallback) -> StatusOr<std::unique_ptr<Kernel>> {
+    return std::unique_ptr<Kernel>(new K(node, std::move(fallback)));
+  };
+}
+
+// ---- supports() helpers: an error Status says why the impl does not take the node ----
+// Input i is present and a tensor of element type `t` (an unknown type is rejected).
+Status RequireInputType(const std::vector<TypeInfo>& types, int i, DType t);
+// Every input is present and a tensor of type t, and there are at least `min_inputs`.
+Status RequireAllInputsType(const std::vector<TypeInfo>& types, DType t, int min_inputs);
+// Input i is present and a tensor whose element size is 1, 2, 4 or 8 bytes (plain data, not
+// strings), for the data-movement kernels.
+Status RequirePlainInput(const std::vector<TypeInfo>& types, int i);
+
+// Threads worth using for `work` units (about one element touched each): ParallelFor already
+// stays on one thread below 2^16 units, but a parallel split of a cheap memory-bound loop only
+// pays off well above that on a loaded machine (TBB dispatch costs tens of microseconds).
+constexpr int64_t kMinParallelWork = int64_t{1} << 18;
+inline int ThreadsFor(int64_t work, int threads) {
+  return work < kMinParallelWork ? 1 : threads;
+}
+
+// True when the tensor is float32 (run-time double check: plan-time types may be unknown).
+inline bool IsF32(const Tensor& t) {
+  return t.dtype() == DType::kFloat;
+}
+
+}  // namespace onyx::kernels::common

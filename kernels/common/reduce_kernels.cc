@@ -1,0 +1,133 @@
+// Float32 ReduceSum/Mean/Max/Min/SumSquare/L2 over the Highway loops. After dropping size-1 dims
+// and merging neighbours, the reduced dims must form one block: trailing ([kept, reduced], rows),
+// leading ([reduced, kept], columns) or in the middle ([kept, reduced, kept], columns per outer
+// index). Other axis sets, empty reductions and other types run on the reference kernel.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "kernels/common/fast_kernel.h"
+#include "kernels/common/simd_kernels.h"
+#include "kernels/op_helpers.h"
+
+namespace onyx::kernels::common {
+namespace {
+
+// The axes of a Reduce node: an attribute before `axes_input_since`, an optional input from it.
+struct ReduceSpec {
+  ReduceKind kind;
+  int64_t axes_input_since;
+};
+
+class ReduceKernel : public FastKernel {
+ public:
+  ReduceKernel(std::unique_ptr<Kernel> fallback, ReduceSpec spec)
+      : FastKernel(std::move(fallback)), spec_(spec) {}
+
+  Status Run(KernelContext& ctx) const override {
+    const NodeView& node = ctx.node();
+    if (!ctx.has_input(0) || !ctx.input_value(0).is_tensor() || !IsF32(ctx.input(0)))
+      return Fallback(ctx);
+    const Tensor& x = ctx.input(0);
+    std::vector<int64_t> axes;
+    bool noop = false;
+    if (node.opset() >= spec_.axes_input_since) {
+      if (ctx.has_input(1)) {
+        if (!ctx.input_value(1).is_tensor()) return Fallback(ctx);
+        const Tensor& a = ctx.input(1);
+        if (a.dtype() != DType::kInt64 && a.dtype() != DType::kInt32) return Fallback(ctx);
+        axes = TensorToInts(a);
+      }
+      noop = node.attr_int("noop_with_empty_axes", 0) != 0;
+    } else {
+      axes = node.attr_ints("axes");
+    }
+    if (axes.empty() && noop) return Fallback(ctx);  // Y = X
+    const int64_t rank = x.rank();
+    std::vector<bool> reduced(static_cast<size_t>(rank), axes.empty());
+    for (int64_t a : axes) {
+      if (a < -rank || a >= rank) return Fallback(ctx);  // the reference names the bad axis
+      reduced[a < 0 ? a + rank : a] = true;
+    }
+    if (x.numel() == 0) return Fallback(ctx);  // identities of empty reductions
+    const bool keepdims = node.attr_int("keepdims", 1) != 0;
+    Shape out_shape;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (!reduced[d]) {
+        out_shape.push_back(x.dim(d));
+      } else if (keepdims) {
+        out_shape.push_back(1);
+      }
+    }
+    // Collapse into groups of (size, reduced), size-1 dims dropped.
+    std::vector<std::pair<int64_t, bool>> groups;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (x.dim(d) == 1) continue;
+      if (!groups.empty() && groups.back().second == reduced[d]) {
+        groups.back().first *= x.dim(d);
+      } else {
+        groups.push_back({x.dim(d), reduced[d]});
+      }
+    }
+    int64_t outer = 1, n = 1, inner = 1;
+    size_t g = 0;
+    if (g < groups.size() && !groups[g].second) outer = groups[g++].first;
+    if (g < groups.size() && groups[g].second) n = groups[g++].first;
+    if (g < groups.size() && !groups[g].second) inner = groups[g++].first;
+    if (g != groups.size()) return Fallback(ctx);  // reduced dims in two separate blocks
+    Tensor y = ctx.Output(0, DType::kFloat, out_shape);
+    const float* src = x.data<float>();
+    float* dst = y.data<float>();
+    const int threads = ThreadsFor(x.numel(), ctx.intra_op_threads());
+    const ReduceKind kind = spec_.kind;
+    if (inner == 1) {
+      ParallelFor(outer, n, threads, [&](int64_t b, int64_t e) {
+        ReduceRowsF32(kind, src + b * n, dst + b, e - b, n);
+      });
+      return Status::Ok();
+    }
+    const int64_t chunk = std::min(inner, kReduceColumnBlock);
+    const int64_t chunks = (inner + chunk - 1) / chunk;
+    ParallelFor(outer * chunks, n * chunk, threads, [&](int64_t b, int64_t e) {
+      std::vector<double> scratch(static_cast<size_t>(chunk));
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t o = t / chunks, c0 = (t % chunks) * chunk;
+        const int64_t cols = std::min(chunk, inner - c0);
+        ReduceColumnsF32(kind, src + o * n * inner + c0, dst + o * inner + c0, n, cols, inner,
+                         scratch.data());
+      }
+    });
+    return Status::Ok();
+  }
+
+ private:
+  ReduceSpec spec_;
+};
+
+Status SupportsReduce(const NodeView&, const std::vector<TypeInfo>& types) {
+  return RequireInputType(types, 0, DType::kFloat);
+}
+
+}  // namespace
+
+void RegisterReduceCommon(OpRegistry& r) {
+  // ReduceSum takes axes as an input from opset 13, the others from 18.
+  const std::pair<const char*, ReduceSpec> ops[] = {
+      {"ReduceSum", {ReduceKind::kSum, 13}},
+      {"ReduceMean", {ReduceKind::kMean, 18}},
+      {"ReduceMax", {ReduceKind::kMax, 18}},
+      {"ReduceMin", {ReduceKind::kMin, 18}},
+      {"ReduceSumSquare", {ReduceKind::kSumSquare, 18}},
+      {"ReduceL2", {ReduceKind::kL2, 18}},
+  };
+  for (const auto& [op, spec] : ops) {
+    const ReduceSpec s = spec;
+    PrependFast(r, op, std::string(op) + "_f32_hwy", SupportsReduce,
+                [s](const NodeView&, const std::vector<TypeInfo>&,
+                    std::unique_ptr<Kernel> fallback) -> StatusOr<std::unique_ptr<Kernel>> {
+                  return std::unique_ptr<Kernel>(new ReduceKernel(std::move(fallback), s));
+                });
+  }
+}
+
+}  // namespace onyx::kernels::common

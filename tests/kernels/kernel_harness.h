@@ -1,0 +1,77 @@
+// Runs one registered kernel impl of one node directly (no model, no planner), so a fast impl can
+// be compared with the reference impl of the same node on any inputs, with its output placed over
+// input 0 (the planner's in-place reuse), and on every Highway target the CPU supports.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/ir/graph.h"
+#include "onyx/status.h"
+#include "onyx/tensor.h"
+
+namespace onyx::testing {
+
+ir::Attribute IntAttr(const std::string& name, int64_t v);
+ir::Attribute FloatAttr(const std::string& name, float v);
+ir::Attribute StringAttr(const std::string& name, const std::string& v);
+ir::Attribute IntsAttr(const std::string& name, const std::vector<int64_t>& v);
+
+struct NodeSpec {
+  NodeSpec(std::string op_type, int64_t op_opset, std::vector<ir::Attribute> attributes = {},
+           int outputs = 1)
+      : op(std::move(op_type)),
+        opset(op_opset),
+        attrs(std::move(attributes)),
+        num_outputs(outputs) {}
+  std::string op;
+  int64_t opset;
+  std::vector<ir::Attribute> attrs;
+  int num_outputs;
+};
+
+struct RunOptions {
+  int threads = 1;
+  // Output 0 is given input 0's buffer (same dtype and element count), as the planner does for
+  // ops marked in-place. Input 0 is copied first, so the caller's tensor is left alone.
+  bool output_over_input0 = false;
+};
+
+struct RunResult {
+  Status status;
+  std::string impl;             // the impl that ran
+  std::vector<Tensor> outputs;  // one per node output (undefined when not written)
+};
+
+// Runs the impl called `impl` of the node's OpDef ("" = the reference impl, the last one) on
+// `inputs` (an undefined Tensor = an omitted optional input). Fails the status when the impl is
+// not registered or its `supports` rejects the node.
+RunResult RunImpl(const NodeSpec& spec, const std::vector<Tensor>& inputs, const std::string& impl,
+                  const RunOptions& options = {});
+
+// Names of the impls registered for the node's op and opset, first (tried first) to last.
+std::vector<std::string> ImplNames(const std::string& op, int64_t opset);
+
+// Highway targets to run a test on: every target compiled in and supported by this CPU. Calls
+// f(target_name) with dispatch forced to that target, and restores normal dispatch afterwards.
+void ForEachSimdTarget(const std::function<void(const std::string&)>& f);
+
+// ---- data ----
+// Float tensor with values uniform in [lo, hi).
+Tensor RandomFloats(const Shape& shape, std::mt19937& rng, float lo = -4.f, float hi = 4.f);
+// Overwrites some elements with NaN, +-inf, -0.0, 0 and large/tiny values (fixed pattern).
+void InjectSpecials(Tensor& t);
+Tensor FloatTensor(const Shape& shape, const std::vector<float>& values);
+Tensor Int64Tensor(const Shape& shape, const std::vector<int64_t>& values);
+
+// Compares float tensors: same shape, NaN where expected NaN, equal infinities, and
+// |a - e| <= atol + rtol * |e| elsewhere. Returns a description of the first mismatch, or "".
+std::string CompareFloats(const Tensor& actual, const Tensor& expected, double atol, double rtol);
+// Byte-for-byte comparison of any plain tensors (dtype, shape, contents).
+std::string CompareBytes(const Tensor& actual, const Tensor& expected);
+
+}  // namespace onyx::testing

@@ -28,7 +28,8 @@ OpDef& OpRegistry::Add(const std::string& domain, const std::string& op_type, in
                                  [reference_fn](const NodeView&, const std::vector<TypeInfo>&)
                                      -> StatusOr<std::unique_ptr<Kernel>> {
                                    return std::unique_ptr<Kernel>(new FunctionKernel(reference_fn));
-                                 }});
+                                 },
+                                 nullptr});
   return AddDef(std::move(def));
 }
 

@@ -76,7 +76,12 @@ void ChooseInPlace(ExecutionPlan& plan) {
     if (src.last_step != i || src.type.elem != dst.type.elem) continue;
     if (ShapeElementCount(src.type.static_shape()) != ShapeElementCount(dst.type.static_shape()))
       continue;
-    // Another input of this step reading the same buffer is fine (elementwise reads first).
+    // Another input of this step reading the same buffer is fine for elementwise ops (they read
+    // element i first), not for the others (a conv's residual that is also its input).
+    bool shared = false;
+    for (size_t j = 0; j < st.inputs.size(); ++j)
+      shared = shared || (static_cast<int>(j) != k && st.inputs[j] == in);
+    if (k != 0 && shared) continue;
     dst.in_place_of = in;
   }
 }

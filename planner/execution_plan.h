@@ -51,6 +51,13 @@ struct PlanStep {
   std::vector<const ir::Node*> fused;  // nodes folded into this step by the fusion pass
 };
 
+// One rewrite of the fusion pass, as `onyx plan` lists it.
+struct FusionRecord {
+  std::string kind;                    // the rule's kind, e.g. "ConvBatchNorm"
+  std::vector<const ir::Node*> nodes;  // the model nodes the rewritten nodes stood for
+  const ir::Node* into = nullptr;      // node of the step that computes them now; null: removed
+};
+
 struct ExecutionPlan {
   const ir::Graph* graph = nullptr;
   std::vector<ValueSlot> slots;
@@ -68,6 +75,7 @@ struct ExecutionPlan {
   size_t arena_bytes_max_live = 0;       // max over steps of bytes live at once (lower bound)
   int folded_nodes = 0;                  // nodes removed by constant folding
   int fused_nodes = 0;                   // nodes removed by the fusion pass
+  std::vector<FusionRecord> fusions;     // every rewrite of the fusion pass, in order
   int layout_transposes = 0;             // Transposes placed by layout propagation
 
   // Human-readable schedule with each value's storage, offset and size (`onyx plan`).

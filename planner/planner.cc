@@ -7,7 +7,8 @@
 
 #include "planner/arena_plan.h"
 #include "planner/constant_folding.h"
-#include "planner/fusion/conv_batchnorm.h"
+#include "planner/fusion/fusion_pass.h"
+#include "planner/fusion/fusion_report.h"
 #include "planner/layout.h"
 #include "planner/liveness.h"
 #include "planner/schedule.h"
@@ -171,8 +172,7 @@ class PlanBuilder {
     }
     for (const auto& o : g_.outputs) plan_->output_slots.push_back(resolve(o.name));
     if (opts_.infer_only) return std::move(plan_);
-    if (opts_.optimization == OptLevel::kAll)
-      plan_->fused_nodes = fusion::FuseConvBatchNorm(*plan_);
+    plan_->fused_nodes = fusion::RunFusionPass(*plan_, opts_.optimization, opts_.fusion_rule_seed);
     if (opts_.optimization == OptLevel::kAll && !opts_.reference_kernels)
       plan_->layout_transposes = PropagateChannelsLast(*plan_);
 
@@ -375,6 +375,7 @@ std::string ExecutionPlan::Print() const {
   }
   os << "arena_bytes " << arena_bytes << ", no_reuse_bytes " << arena_bytes_no_reuse
      << ", max_live_bytes " << arena_bytes_max_live << "\n";
+  os << fusion::FusionsText(*this);
   return os.str();
 }
 
@@ -406,7 +407,7 @@ std::string ExecutionPlan::ToJson() const {
     }
     os << "]}";
   }
-  os << "\n  ]\n}\n";
+  os << "\n  ],\n" << fusion::FusionsJson(*this, "  ") << "\n}\n";
   return os.str();
 }
 

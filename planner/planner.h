@@ -19,6 +19,9 @@ struct PlanOptions {
   bool infer_only = false;                 // stop after inference (no kernels, no arena)
   bool reference_kernels = false;          // only the reference kernel of each op (testing)
   int threads = 1;                         // intra-op threads the kernels will run with
+  // Testing only: != 0 shuffles the fusion pass's rule list with this seed; the plan must come
+  // out identical (tests/planner/fusion_order_test.cc).
+  uint64_t fusion_rule_seed = 0;
 };
 
 // `input_types`: types of the graph inputs the caller feeds (concrete shapes for a run plan,

@@ -47,7 +47,9 @@ Status InferNhwcPool(InferContext& ctx) {
 }  // namespace
 
 void RegisterLayout(OpRegistry& r) {
-  r.Add("com.onyx", "NhwcConv", 1, kLatestOpset, InferNhwcConv, NhwcConvKernel);
+  // The residual Z (input 3) may share Y's buffer: each output element reads its Z element
+  // before writing it, in the reference loop and in oneDNN's sum post-op alike.
+  r.Add("com.onyx", "NhwcConv", 1, kLatestOpset, InferNhwcConv, NhwcConvKernel).inplace_input = 3;
   r.Add("com.onyx", "NhwcMaxPool", 1, kLatestOpset, InferNhwcPool, NhwcMaxPoolKernel);
   r.Add("com.onyx", "NhwcAveragePool", 1, kLatestOpset, InferNhwcPool, NhwcAveragePoolKernel);
 }

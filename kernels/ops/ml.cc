@@ -50,7 +50,7 @@ void AddPrepared(OpRegistry& r, const std::string& op_type, int64_t since, int64
   def.since = since;
   def.until = until;
   def.infer = infer;
-  def.impls.push_back(KernelImpl{op_type + "_ref", nullptr, std::move(create)});
+  def.impls.push_back(KernelImpl{op_type + "_ref", nullptr, std::move(create), nullptr});
   r.AddDef(std::move(def));
 }
 

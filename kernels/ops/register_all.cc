@@ -26,7 +26,8 @@ void RegisterLoss(OpRegistry& r);
 void RegisterLinalg(OpRegistry& r);
 void RegisterReverseSequence(OpRegistry& r);
 void RegisterImageDecoder(OpRegistry& r);
-void RegisterLayout(OpRegistry& r);  // com.onyx channels-last ops (planner/layout.cc)
+void RegisterFused(OpRegistry& r);  // com.onyx ops of the fusion pass
+void RegisterLayout(OpRegistry& r);
 
 void RegisterAllOps(OpRegistry& r) {
   RegisterElementwise(r);
@@ -51,6 +52,7 @@ void RegisterAllOps(OpRegistry& r) {
   RegisterLinalg(r);
   RegisterReverseSequence(r);
   RegisterImageDecoder(r);
+  RegisterFused(r);
   RegisterLayout(r);
   // Elementwise kernels that read input-0 element i before writing output element i (checked
   // in kernels/reference/elementwise_loops.cc and activation.cc), so the planner may give their

@@ -27,7 +27,7 @@ void AddPrepared(OpRegistry& r, const std::string& op_type, int64_t since, Infer
   def.op_type = op_type;
   def.since = since;
   def.infer = infer;
-  def.impls.push_back(KernelImpl{op_type + "_ref", nullptr, std::move(create)});
+  def.impls.push_back(KernelImpl{op_type + "_ref", nullptr, std::move(create), nullptr});
   r.AddDef(std::move(def));
 }
 

@@ -1,6 +1,8 @@
 // Reference kernels for Attention and FlexAttention, plus the float helpers of attention.h.
 #include "kernels/reference/attention.h"
 
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -8,6 +10,7 @@
 
 #include "kernels/element_types.h"
 #include "kernels/op_helpers.h"
+#include "kernels/reference/gemm_core.h"
 
 namespace onyx::kernels::reference {
 
@@ -100,12 +103,96 @@ MaskView ViewMask(const Tensor& mask) {
   return m;
 }
 
+// Query rows per task of the float32 path: bounds the scores buffer at kQueryBlock x total keys.
+constexpr int64_t kQueryBlock = 64;
+
+// The float32 path for the common case (no KV cache, no softcap, no extra outputs, no softmax
+// rounding): per (batch, head, block of query rows), scores = scale * Q K^T and Y = P V run on the
+// shared GEMM straight from the strided Q/K/V rows, with the mask, causality and padding applied
+// to the scores in between. Same results as the double loop up to float rounding.
+void AttentionF32(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v,
+                  const Tensor* mask, const int64_t* nonpad, Tensor* y) {
+  const int64_t B = p.batch, Hq = p.q_heads, Hkv = p.kv_heads, Lq = p.q_len, T = p.kv_len;
+  const int64_t D = p.head_size, Dv = p.v_head_size;
+  const int64_t group = Hq / Hkv;
+  const float* qd = q.data<float>();
+  const float* kd = k.data<float>();
+  const float* vd = v.data<float>();
+  float* yd = y->data<float>();
+  MaskView m;
+  if (mask) m = ViewMask(*mask);
+  // Row strides: packed [B, L, H*D] interleaves the heads of one position.
+  const int64_t ldq = p.packed_heads ? Hq * D : D;
+  const int64_t ldk = p.packed_heads ? Hkv * D : D;
+  const int64_t ldv = p.packed_heads ? Hkv * Dv : Dv;
+  const int64_t ldy = p.packed_heads ? Hq * Dv : Dv;
+  const auto head_base = [&](int64_t b, int64_t h, int64_t heads, int64_t len, int64_t dim) {
+    return p.packed_heads ? (b * len * heads + h) * dim : (b * heads + h) * len * dim;
+  };
+  const int64_t blocks = (Lq + kQueryBlock - 1) / kQueryBlock;
+  tbb::parallel_for(int64_t{0}, B * Hq * blocks, [&](int64_t task) {
+    const int64_t b = task / (Hq * blocks);
+    const int64_t h = (task / blocks) % Hq;
+    const int64_t i0 = (task % blocks) * kQueryBlock;
+    const int64_t rows = std::min(kQueryBlock, Lq - i0);
+    const int64_t g = h / group;
+    const float* qh = qd + head_base(b, h, Hq, Lq, D) + i0 * ldq;
+    const float* kh = kd + head_base(b, g, Hkv, T, D);
+    const float* vh = vd + head_base(b, g, Hkv, T, Dv);
+    float* yh = yd + head_base(b, h, Hq, Lq, Dv) + i0 * ldy;
+    std::vector<float> s(static_cast<size_t>(rows * T));
+    if (T > 0 && D > 0) {
+      Gemm<float>(false, true, rows, T, D, static_cast<float>(p.scale), qh, ldq, kh, ldk, 0.0f,
+                  s.data(), T, false);
+    } else {
+      std::fill(s.begin(), s.end(), 0.0f);
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t i = i0 + r;
+      float* row = s.data() + r * T;
+      if (mask) {
+        const double* mrow = m.values.data() + b * m.stride[0] + h * m.stride[1] + i * m.stride[2];
+        for (int64_t j = 0; j < T; ++j)
+          row[j] +=
+              j < m.last ? static_cast<float>(mrow[j]) : -std::numeric_limits<float>::infinity();
+      }
+      if (p.causal)
+        for (int64_t j = i + 1; j < T; ++j) row[j] = -std::numeric_limits<float>::infinity();
+      if (nonpad)
+        for (int64_t j = std::max<int64_t>(nonpad[b], 0); j < T; ++j)
+          row[j] = -std::numeric_limits<float>::infinity();
+      // All keys masked: (-inf) - (-inf) is NaN, so the row becomes NaN like the double path.
+      float mx = -std::numeric_limits<float>::infinity();
+      for (int64_t j = 0; j < T; ++j) mx = std::max(mx, row[j]);
+      float sum = 0;
+      for (int64_t j = 0; j < T; ++j) {
+        row[j] = std::exp(row[j] - mx);
+        sum += row[j];
+      }
+      const float inv = 1.0f / sum;
+      for (int64_t j = 0; j < T; ++j) row[j] *= inv;
+    }
+    if (Dv == 0) return;
+    if (T > 0) {
+      Gemm<float>(false, false, rows, Dv, T, 1.0f, s.data(), T, vh, ldv, 0.0f, yh, ldy, false);
+    } else {
+      for (int64_t r = 0; r < rows; ++r) std::fill(yh + r * ldy, yh + r * ldy + Dv, 0.0f);
+    }
+  });
+}
+
 }  // namespace
 
 void Attention(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v,
                const Tensor* mask, const Tensor* past_key, const Tensor* past_value,
                const int64_t* nonpad, Tensor* y, Tensor* present_key, Tensor* present_value,
                Tensor* qk_out) {
+  if (q.dtype() == DType::kFloat && k.dtype() == DType::kFloat && v.dtype() == DType::kFloat &&
+      y->dtype() == DType::kFloat && !past_key && !past_value && !present_key && !present_value &&
+      !qk_out && p.softcap <= 0 && p.softmax_type == DType::kUndefined && p.past_len == 0) {
+    AttentionF32(p, q, k, v, mask, nonpad, y);
+    return;
+  }
   const int64_t B = p.batch, Hq = p.q_heads, Hkv = p.kv_heads, Lq = p.q_len, Lk = p.kv_len;
   const int64_t P = p.past_len, T = p.total_len(), D = p.head_size, Dv = p.v_head_size;
   const int64_t group = Hq / Hkv;

@@ -41,7 +41,9 @@ struct AttentionParams {
   int64_t total_len() const { return past_len + kv_len; }
 };
 
-// Scaled dot-product attention computed in double. present K/V = concat(past, new) along the
+// Scaled dot-product attention computed in double; float32 Q/K/V without a KV cache, softcap,
+// softmax rounding or extra outputs take a float path on the shared GEMM instead (the same
+// results up to float rounding, many times faster). present K/V = concat(past, new) along the
 // sequence axis, [B, kv_heads, total, D]. `mask` (bool: true keeps; otherwise added to the scores)
 // is right-aligned and broadcast against [B, q_heads, q_len, total]; when its last dim is shorter
 // than total, the missing keys are masked out. `nonpad` ([B], may be null) hides keys j >=

@@ -1,0 +1,71 @@
+// Reference kernels of the com.onyx fused operators the planner's fusion pass creates
+// (planner/fusion/): FusedConv, FusedMatMul, ChannelAffine and SkipLayerNormalization, plus the
+// activation epilogue they share. Fast kernels (kernels/x86) reuse ParseFusedActivation and
+// ApplyFusedActivation for activations their libraries lack.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.h"
+#include "kernels/node_view.h"
+#include "onyx/status.h"
+
+namespace onyx::kernels {
+
+// The domain and opset of the fused operators.
+inline constexpr const char* kOnyxDomain = "com.onyx";
+inline constexpr int64_t kOnyxOpset = 1;
+
+// An elementwise activation folded into its producer, with the ONNX semantics of the op it
+// replaces (float32).
+enum class ActivationKind {
+  kNone,
+  kRelu,
+  kLeakyRelu,  // alpha
+  kClip,       // min = alpha, max = beta
+  kSigmoid,
+  kTanh,
+  kHardSigmoid,  // max(0, min(1, alpha * x + beta))
+  kHardSwish,
+  kElu,       // alpha
+  kGelu,      // erf form
+  kGeluTanh,  // tanh approximation
+  kSoftplus,
+  kMish,
+};
+
+struct FusedActivation {
+  ActivationKind kind = ActivationKind::kNone;
+  float alpha = 0;  // first parameter (see ActivationKind)
+  float beta = 0;   // second parameter
+};
+
+// Reads the `activation` (string) and `activation_params` (floats) attributes: "" (none), "Relu",
+// "LeakyRelu" [alpha], "Clip" [min, max], "Sigmoid", "Tanh", "HardSigmoid" [alpha, beta],
+// "HardSwish", "Elu" [alpha], "Gelu" [0 = erf | 1 = tanh], "Softplus", "Mish". An unknown name or a
+// wrong parameter count is an error naming the node and attribute.
+StatusOr<FusedActivation> ParseFusedActivation(const NodeView& node);
+
+// The attribute values that ParseFusedActivation reads back as `a`.
+std::string ActivationName(ActivationKind kind);
+std::vector<float> ActivationParams(const FusedActivation& a);
+
+// y[i] = act(y[i] + z[i]) for i < n (z may be null), on up to `threads` threads. In place.
+void ApplyFusedActivation(const FusedActivation& a, float* y, const float* z, int64_t n,
+                          int threads);
+
+// ---- kernels (KernelFn) ----
+// FusedConv(X, W, B?, Z?) -> Y = act(Conv(X, W, B) + Z); attributes of Conv plus the activation.
+Status FusedConvKernel(KernelContext& ctx);
+// FusedMatMul(A, B, Bias?, Z?) -> Y = act(alpha * A' x B' + Bias + Z) with A' / B' the last two
+// dims transposed when transA / transB; numpy batch broadcasting as MatMul; Bias [N]; Z Y's shape.
+Status FusedMatMulKernel(KernelContext& ctx);
+// ChannelAffine(X, Scale, Shift) -> Y = act(X * Scale[c] + Shift[c]) over axis 1.
+Status ChannelAffineKernel(KernelContext& ctx);
+// SkipLayerNormalization(X, Skip, Gamma, Beta?, Bias?) -> LayerNorm(X + Skip + Bias) over the last
+// axis with `epsilon`; Gamma, Beta and Bias hold one value per element of the last axis.
+Status SkipLayerNormKernel(KernelContext& ctx);
+
+}  // namespace onyx::kernels

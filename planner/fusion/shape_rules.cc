@@ -1,0 +1,151 @@
+// Shape computations and dead code (optimization level basic). The planner already folds a Shape
+// of a fully static value and everything computed from constants while it infers; these rules
+// finish the job where only part of a shape is known (a symbolic batch):
+// - Gather(Shape(x), i) of dims that are known becomes a constant;
+// - a node whose inputs all became constants is folded (the rest of a Shape→Gather→Unsqueeze→
+//   Concat→Reshape chain);
+// - a node nothing reads any more (a Shape whose Gathers were all folded) is removed.
+#include <algorithm>
+
+#include "kernels/node_view.h"
+#include "planner/constant_folding.h"
+#include "planner/fusion/rule_helpers.h"
+#include "planner/fusion/rules.h"
+
+namespace onyx::planner::fusion {
+namespace {
+
+using P = Pattern;
+
+// The dims Shape(x) reports (start / end from opset 15), with -1 for the unknown ones.
+std::optional<std::vector<int64_t>> ShapeDims(const FusionGraph& g, const FusionNode& shape) {
+  const ir::Node& n = *shape.node;
+  if (!n.domain.empty() || n.op_type != "Shape" || shape.inputs.empty()) return std::nullopt;
+  const TypeInfo& t = g.Type(shape.inputs[0]);
+  if (!t.is_tensor() || !t.has_shape) return std::nullopt;
+  const int64_t rank = t.rank();
+  const kernels::NodeView v(n);
+  int64_t start = v.attr_int("start", 0), end = v.attr_int("end", rank);
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, 0, rank);
+  std::vector<int64_t> dims;
+  for (int64_t i = start; i < end; ++i) dims.push_back(t.dims[i].known() ? t.dims[i].value : -1);
+  return dims;
+}
+
+// The dims Gather(Shape(x), idx) selects when all of them are known.
+std::optional<Tensor> GatheredDims(const Match& m, const FusionGraph& g) {
+  const int s = m.value("s");
+  const int producer = g.Producer(s);
+  const Tensor* idx = g.Constant(m.value("idx"));
+  const FusionNode& gather = Captured(g, m, "gather");
+  if (producer < 0 || kernels::NodeView(*gather.node).attr_int("axis", 0) != 0) return std::nullopt;
+  if (idx->dtype() != DType::kInt64 && idx->dtype() != DType::kInt32) return std::nullopt;
+  auto dims = ShapeDims(g, g.node(producer));
+  if (!dims) return std::nullopt;
+  const int64_t n = static_cast<int64_t>(dims->size());
+  Tensor out = Tensor::Allocate(DType::kInt64, idx->shape());
+  for (int64_t k = 0; k < idx->numel(); ++k) {
+    int64_t i = idx->dtype() == DType::kInt64 ? idx->data<int64_t>()[k] : idx->data<int32_t>()[k];
+    if (i < 0) i += n;
+    if (i < 0 || i >= n || (*dims)[i] < 0) return std::nullopt;
+    out.data<int64_t>()[k] = (*dims)[i];
+  }
+  return out;
+}
+
+bool Replaceable(const FusionGraph& g, int slot) {
+  return !g.IsGraphOutput(slot) && !g.HasImplicitUse(slot);
+}
+
+Rule ShapeGatherRule() {
+  Rule r;
+  r.name = "ShapeGather";
+  r.kind = "ShapeFold";
+  r.level = OptLevel::kBasic;
+  r.pattern = P::Op("Gather", {P::Any("s"), P::Const("idx")}).As("gather");
+  r.valid = [](const Match& m, const FusionGraph& g) {
+    return Replaceable(g, m.root_value) && GatheredDims(m, g).has_value();
+  };
+  r.rewrite = [](const Match& m, FusionGraph& g) {
+    Rewrite rw;
+    const int c = g.AddConstant(g.Name(m.root_value) + "/folded", *GatheredDims(m, g));
+    rw.aliases.push_back({m.root_value, c});
+    return rw;
+  };
+  return r;
+}
+
+// Every present input is a constant tensor; deterministic, no subgraphs; only output 0 is used.
+bool Foldable(const FusionGraph& g, const FusionNode& n) {
+  if (!n.op || !n.implicit.empty() || n.outputs.empty() || n.inputs.empty()) return false;
+  std::vector<const Value*> values;
+  for (int s : n.inputs) {
+    if (s >= 0 && !g.Constant(s)) return false;
+    values.push_back(s >= 0 ? &g.plan().constants.at(s) : nullptr);
+  }
+  for (size_t k = 1; k < n.outputs.size(); ++k)
+    if (n.outputs[k] >= 0 && (!g.Consumers(n.outputs[k]).empty() || g.IsGraphOutput(n.outputs[k])))
+      return false;
+  return CanFold(*n.node, *n.op, values) && Replaceable(g, n.outputs[0]);
+}
+
+Rule ConstantFoldRule() {
+  Rule r;
+  r.name = "ConstantFold";
+  r.kind = "ConstantFold";
+  r.level = OptLevel::kBasic;
+  r.pattern = P::Op("*").As("n");
+  r.valid = [](const Match& m, const FusionGraph& g) { return Foldable(g, Captured(g, m, "n")); };
+  r.rewrite = [](const Match& m, FusionGraph& g) {
+    const FusionNode& n = Captured(g, m, "n");
+    std::vector<const Value*> values;
+    std::vector<TypeInfo> types;
+    for (int s : n.inputs) {
+      values.push_back(s >= 0 ? &g.plan().constants.at(s) : nullptr);
+      types.push_back(s >= 0 ? g.Type(s) : TypeInfo());
+    }
+    auto outs = FoldNode(*n.node, *n.op, values, types);
+    if (!outs.ok() || outs->empty() || !(*outs)[0].is_tensor()) return Rewrite();  // run time
+    Rewrite rw;
+    const int c = g.AddConstant(g.Name(m.root_value) + "/folded", (*outs)[0].tensor());
+    rw.aliases.push_back({m.root_value, c});
+    return rw;
+  };
+  return r;
+}
+
+Rule DeadNodeRule() {
+  Rule r;
+  r.name = "RemoveDeadNode";
+  r.kind = "RemoveDeadNode";
+  r.level = OptLevel::kBasic;
+  r.pattern = P::Op("*").As("n");
+  r.valid = [](const Match& m, const FusionGraph& g) {
+    const FusionNode& n = Captured(g, m, "n");
+    if (!n.op || !n.op->deterministic || !n.implicit.empty()) return false;
+    for (const auto& a : n.node->attributes)
+      if (a.g || !a.graphs.empty()) return false;
+    for (int o : n.outputs)
+      if (o >= 0 && (!g.Consumers(o).empty() || g.IsGraphOutput(o))) return false;
+    return true;
+  };
+  r.rewrite = [](const Match&, FusionGraph&) {
+    Rewrite rw;
+    rw.remove = true;
+    return rw;
+  };
+  return r;
+}
+
+}  // namespace
+
+void AddShapeRules(std::vector<Rule>& rules) {
+  rules.push_back(ShapeGatherRule());
+  rules.push_back(ConstantFoldRule());
+  rules.push_back(DeadNodeRule());
+}
+
+}  // namespace onyx::planner::fusion

@@ -1,7 +1,8 @@
 // Layout propagation: 2-D convolutions whose fast kernel works on channels-last activations
 // become com.onyx NhwcConv, and the ops between them that do not care about the layout
 // (elementwise, pooling, channel Concat) follow, so activations stay [N, H, W, C] across the
-// network. Transposes are placed only where a consumer needs the ONNX (NCHW) layout.
+// network (per-channel ChannelAffine too). Transposes are placed only where a consumer needs
+// the ONNX (NCHW) layout.
 #include "planner/layout.h"
 
 #include <algorithm>
@@ -335,6 +336,22 @@ class LayoutPass {
     return true;
   }
 
+  // ChannelAffine (per-channel scale and shift on axis 1, with an activation) on a
+  // channels-last input becomes NhwcChannelAffine: the same parameters, channels last.
+  bool TryChannelAffine(PlanStep& st) {
+    const ir::Node& n = *st.node;
+    if (n.domain != "com.onyx" || n.op_type != "ChannelAffine" || st.inputs.size() != 3 ||
+        !IsChannelsLast(st.inputs[0]) || st.outputs.size() != 1 || st.outputs[0] < 0)
+      return false;
+    const kernels::OpDef* def = Def("com.onyx", "NhwcChannelAffine", 1);
+    if (!def) return false;
+    st.node = &CloneNode(n, "com.onyx", "NhwcChannelAffine");
+    st.op = def;
+    st.inputs[0] = cl_version_[st.inputs[0]];
+    MoveOutputToChannelsLast(st, 0);
+    return true;
+  }
+
   bool TryConcat(PlanStep& st, std::vector<PlanStep>& before) {
     const ir::Node& n = *st.node;
     if (!n.domain.empty() || n.op_type != "Concat" || st.outputs.size() != 1 || st.outputs[0] < 0 ||
@@ -361,7 +378,8 @@ class LayoutPass {
   }
 
   void Rewrite(PlanStep& st, std::vector<PlanStep>& before) {
-    if (TryConv(st, before) || TryPool(st) || TryElementwise(st, before) || TryConcat(st, before))
+    if (TryConv(st, before) || TryPool(st) || TryElementwise(st, before) || TryChannelAffine(st) ||
+        TryConcat(st, before))
       return;
     for (int id : st.inputs) RequirePlain(id, before);
     for (int id : st.implicit) RequirePlain(id, before);

@@ -13,6 +13,7 @@ void RegisterNormalizationCommon(OpRegistry& r);  // normalization_kernels.cc
 void RegisterTransposeCommon(OpRegistry& r);      // transpose_kernel.cc
 void RegisterCopyCommon(OpRegistry& r);           // copy_kernels.cc
 void RegisterGatherCommon(OpRegistry& r);         // gather_kernel.cc
+void RegisterFusedFast(OpRegistry& r);            // fused_kernels.cc (com.onyx ops)
 }  // namespace common
 
 void RegisterCommonKernels(OpRegistry& r) {
@@ -23,6 +24,7 @@ void RegisterCommonKernels(OpRegistry& r) {
   common::RegisterTransposeCommon(r);
   common::RegisterCopyCommon(r);
   common::RegisterGatherCommon(r);
+  common::RegisterFusedFast(r);
 }
 
 }  // namespace onyx::kernels

@@ -1,6 +1,7 @@
 // The channels-last ops the planner's layout pass (planner/layout.cc) places around oneDNN
 // convolutions: com.onyx NhwcConv (FusedConv's inputs and attributes on [N, spatial..., C]
-// activations), NhwcMaxPool and NhwcAveragePool (MaxPool-12 / AveragePool-19 attributes).
+// activations), NhwcMaxPool and NhwcAveragePool (MaxPool-12 / AveragePool-19 attributes) and
+// NhwcChannelAffine (ChannelAffine with the channels on the last axis).
 #include "kernels/reference/layout.h"
 
 #include "kernels/op_helpers.h"
@@ -40,6 +41,14 @@ Status InferNhwcConv(InferContext& ctx) {
   return InferChannelsLast(ctx, std::vector<int64_t>(ws.begin() + 2, ws.end()), ws[0], false);
 }
 
+Status InferSameFloat(InferContext& ctx) {
+  const TypeInfo& x = ctx.input_type(0);
+  if (!x.is_tensor() || x.elem != DType::kFloat)
+    return ctx.node().Invalid("input 0 (X) must be a float32 tensor");
+  ctx.SetOutputType(0, x);
+  return Status::Ok();
+}
+
 Status InferNhwcPool(InferContext& ctx) {
   return InferChannelsLast(ctx, ctx.node().attr_ints("kernel_shape"), -1, true);
 }
@@ -52,6 +61,8 @@ void RegisterLayout(OpRegistry& r) {
   r.Add("com.onyx", "NhwcConv", 1, kLatestOpset, InferNhwcConv, NhwcConvKernel).inplace_input = 3;
   r.Add("com.onyx", "NhwcMaxPool", 1, kLatestOpset, InferNhwcPool, NhwcMaxPoolKernel);
   r.Add("com.onyx", "NhwcAveragePool", 1, kLatestOpset, InferNhwcPool, NhwcAveragePoolKernel);
+  r.Add("com.onyx", "NhwcChannelAffine", 1, kLatestOpset, InferSameFloat, NhwcChannelAffineKernel)
+      .inplace_input = 0;
 }
 
 }  // namespace onyx::kernels

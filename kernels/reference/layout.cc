@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "kernels/reference/conv_pool.h"
+#include "kernels/reference/fused.h"
 
 namespace onyx::kernels {
 namespace {
@@ -189,6 +190,27 @@ Status NhwcMaxPoolKernel(KernelContext& ctx) {
 }
 Status NhwcAveragePoolKernel(KernelContext& ctx) {
   return NhwcPool(ctx, false);
+}
+
+Status NhwcChannelAffineKernel(KernelContext& ctx) {
+  const NodeView& node = ctx.node();
+  ONYX_ASSIGN_OR_RETURN(const FusedActivation act, ParseFusedActivation(node));
+  if (ctx.num_inputs() < 3 || !ctx.has_input(1) || !ctx.has_input(2))
+    return node.Invalid("needs inputs X, Scale and Shift");
+  const Tensor& x = ctx.input(0);
+  ONYX_RETURN_IF_ERROR(CheckChannelsLast(node, x));
+  const int64_t c = x.dim(x.rank() - 1);
+  for (int i = 1; i <= 2; ++i)
+    if (ctx.input(i).dtype() != DType::kFloat || ctx.input(i).numel() != c)
+      return node.Invalid("input ", i, " must be float32 with ", c, " elements (the channels)");
+  const float* s = ctx.input(1).data<float>();
+  const float* t = ctx.input(2).data<float>();
+  Tensor y = ctx.Output(0, DType::kFloat, x.shape());
+  const float* xd = x.data<float>();
+  float* yd = y.data<float>();
+  for (int64_t i = 0; i < x.numel(); ++i) yd[i] = xd[i] * s[i % c] + t[i % c];
+  ApplyFusedActivation(act, yd, nullptr, y.numel(), 1);
+  return Status::Ok();
 }
 
 }  // namespace onyx::kernels

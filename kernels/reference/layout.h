@@ -1,5 +1,5 @@
 // Reference kernels of the channels-last ops the planner's layout pass places (com.onyx
-// NhwcConv, NhwcMaxPool, NhwcAveragePool). X and Y are stored [N, spatial..., C]; weights stay
+// NhwcConv, NhwcMaxPool, NhwcAveragePool, NhwcChannelAffine). X and Y are stored [N, spatial..., C]; weights stay
 // [M, C/group, k...]. They are direct loops: the specification the oneDNN kernels are tested
 // against, not a fast path.
 #pragma once
@@ -17,5 +17,7 @@ float ApplyNamedActivation(const std::string& name, const std::vector<float>& pa
 Status NhwcConvKernel(KernelContext& ctx);
 Status NhwcMaxPoolKernel(KernelContext& ctx);
 Status NhwcAveragePoolKernel(KernelContext& ctx);
+// com.onyx ChannelAffine with the channels on the last axis: Y = act(X * Scale[c] + Shift[c]).
+Status NhwcChannelAffineKernel(KernelContext& ctx);
 
 }  // namespace onyx::kernels

@@ -28,8 +28,8 @@ def conv(name, x, w, y, inits, rng, cin, cout, k=3, group=1, stride=1, bias=True
 
 
 def cnn(conv_output_is_graph_output=False):
-    """Conv-Relu-MaxPool, two branches (3x3 and depthwise), channel Concat, per-channel Add,
-    residual Add, Clip, GlobalAveragePool, Flatten, Gemm."""
+    """Conv-Relu-MaxPool, two branches (3x3 and depthwise), channel Concat, BatchNorm+Relu,
+    per-channel Add, residual Add, Clip, GlobalAveragePool, Flatten, Gemm."""
     rng = np.random.default_rng(7)
     inits, nodes = [], []
     nodes.append(conv("c0", "x", "w0", "c0", inits, rng, 3, 16, stride=2))
@@ -39,8 +39,16 @@ def cnn(conv_output_is_graph_output=False):
     nodes.append(conv("c1", "p0", "w1", "c1", inits, rng, 16, 16))
     nodes.append(conv("c2", "p0", "w2", "c2", inits, rng, 16, 16, group=16, bias=False))
     nodes.append(helper.make_node("Concat", ["c1", "c2"], ["cat"], name="cat", axis=1))
+    # A pre-activation BatchNorm + Relu (not after a conv): fused to a ChannelAffine, which the
+    # layout pass keeps channels-last.
+    for name, v in (("bn_s", rng.uniform(0.5, 1.5, 32)), ("bn_b", rng.standard_normal(32)),
+                    ("bn_m", rng.standard_normal(32)), ("bn_v", rng.uniform(0.5, 2.0, 32))):
+        inits.append(numpy_helper.from_array(v.astype(np.float32), name))
+    nodes.append(helper.make_node("BatchNormalization", ["cat", "bn_s", "bn_b", "bn_m", "bn_v"],
+                                  ["bn"], name="bn"))
+    nodes.append(helper.make_node("Relu", ["bn"], ["bnr"], name="bn_relu"))
     inits.append(numpy_helper.from_array(rng.standard_normal((1, 32, 1, 1)).astype(np.float32), "shift"))
-    nodes.append(helper.make_node("Add", ["cat", "shift"], ["sh"], name="add_shift"))
+    nodes.append(helper.make_node("Add", ["bnr", "shift"], ["sh"], name="add_shift"))
     nodes.append(conv("c3", "sh", "w3", "c3", inits, rng, 32, 16, k=1))
     nodes.append(helper.make_node("Add", ["c3", "p0"], ["res"], name="residual"))
     nodes.append(helper.make_node("Clip", ["res", "lo", "hi"], ["clip"], name="clip"))
@@ -109,7 +117,7 @@ def test_plan_places_transposes_only_at_layout_boundaries(onyx_cli, tmp_path):
     assert layout == ["layout/to_nhwc/x", "layout/to_nchw/gap"], layout
     assert ops.count("NhwcConv") == 4
     assert "NhwcMaxPool" in ops and "NhwcAveragePool" in ops
-    assert "Concat" in ops
+    assert "Concat" in ops and "NhwcChannelAffine" in ops
     # Reference kernels plan no layout change.
     ref_ops = [s["op"] for s in plan(onyx_cli, path, "--kernels", "reference")["schedule"]]
     assert "NhwcConv" not in ref_ops and "Transpose" not in ref_ops

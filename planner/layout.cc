@@ -69,8 +69,14 @@ class LayoutPass {
   }
 
   int Run() {
+    CountReaders();
     std::vector<PlanStep> out;
-    for (PlanStep& st : plan_.steps) {
+    for (size_t i = 0; i < plan_.steps.size(); ++i) {
+      if (TryChannelShuffle(i, out)) {
+        i += 2;
+        continue;
+      }
+      PlanStep& st = plan_.steps[i];
       std::vector<PlanStep> before;
       Rewrite(st, before);
       for (PlanStep& b : before) out.push_back(std::move(b));
@@ -336,6 +342,72 @@ class LayoutPass {
     return true;
   }
 
+  void CountReaders() {
+    readers_.assign(plan_.slots.size(), 0);
+    for (const PlanStep& st : plan_.steps)
+      for (const auto* list : {&st.inputs, &st.implicit})
+        for (int id : *list)
+          if (id >= 0) ++readers_[id];
+    for (int o : plan_.output_slots) readers_[o] += 2;  // never an internal-only value
+  }
+
+  bool IsOp(const PlanStep& st, const char* op) const {
+    return st.node->domain.empty() && st.node->op_type == op && st.outputs.size() == 1 &&
+           st.outputs[0] >= 0 && TypeOf(st.outputs[0]).shape_is_static();
+  }
+
+  int ShapeConstant(const std::string& name, const Shape& shape) {
+    Tensor t = Tensor::Allocate(DType::kInt64, {static_cast<int64_t>(shape.size())});
+    for (size_t i = 0; i < shape.size(); ++i) t.data<int64_t>()[i] = shape[i];
+    const int id = NewSlot(name, TypeInfo::TensorWithShape(DType::kInt64, t.shape()));
+    plan_.slots[id].storage = Storage::kConstant;
+    plan_.constants[id] = Value(std::move(t));
+    return id;
+  }
+
+  // ShuffleNet's channel shuffle on a channels-last [N, C, H, W] value x:
+  //   Reshape -> [N, g, C/g, H, W], Transpose perm [0, 2, 1, 3, 4], Reshape -> [N, C, H, W]
+  // is, on the stored [N, H, W, C], Reshape -> [N, H, W, g, C/g], Transpose [0, 1, 2, 4, 3],
+  // Reshape -> [N, H, W, C]: the same three steps without leaving channels-last.
+  bool TryChannelShuffle(size_t i, std::vector<PlanStep>& out) {
+    if (i + 2 >= plan_.steps.size()) return false;
+    PlanStep& r1 = plan_.steps[i];
+    PlanStep& tr = plan_.steps[i + 1];
+    PlanStep& r2 = plan_.steps[i + 2];
+    if (!IsOp(r1, "Reshape") || !IsOp(tr, "Transpose") || !IsOp(r2, "Reshape")) return false;
+    if (r1.inputs.empty() || !IsChannelsLast(r1.inputs[0])) return false;
+    const int a = r1.outputs[0], b = tr.outputs[0];
+    if (tr.inputs.empty() || tr.inputs[0] != a || r2.inputs.empty() || r2.inputs[0] != b ||
+        readers_[a] != 1 || readers_[b] != 1)
+      return false;
+    const Shape x = TypeOf(r1.inputs[0]).static_shape();   // [N, C, H, W]
+    const Shape s5 = TypeOf(a).static_shape();             // [N, g, C/g, H, W]
+    const Shape y = TypeOf(r2.outputs[0]).static_shape();  // [N, C, H, W]
+    if (x.size() != 4 || s5.size() != 5 || y != x || s5[0] != x[0] || s5[3] != x[2] ||
+        s5[4] != x[3] || s5[1] * s5[2] != x[1])
+      return false;
+    if (kernels::NodeView(*tr.node).attr_ints("perm") != std::vector<int64_t>{0, 2, 1, 3, 4})
+      return false;
+    const int64_t n = x[0], c = x[1], h = x[2], w = x[3], g = s5[1], cg = s5[2];
+    const std::string base = plan_.slots[a].name;
+    const int split =
+        NewSlot(base + "/nhwc", TypeInfo::TensorWithShape(DType::kFloat, {n, h, w, g, cg}));
+    const int swapped = NewSlot(plan_.slots[b].name + "/nhwc",
+                                TypeInfo::TensorWithShape(DType::kFloat, {n, h, w, cg, g}));
+    ir::Node& t_node = CloneNode(*tr.node, "", "Transpose");
+    for (auto& attr : t_node.attributes)
+      if (attr.name == "perm") attr.ints = {0, 1, 2, 4, 3};
+    r1.inputs = {cl_version_[r1.inputs[0]], ShapeConstant(base + "/nhwc_shape", {n, h, w, g, cg})};
+    r1.outputs = {split};
+    tr.node = &t_node;
+    tr.inputs = {split};
+    tr.outputs = {swapped};
+    r2.inputs = {swapped, ShapeConstant(plan_.slots[b].name + "/nhwc_shape", {n, h, w, c})};
+    MoveOutputToChannelsLast(r2, 0);
+    for (PlanStep* st : {&r1, &tr, &r2}) out.push_back(std::move(*st));
+    return true;
+  }
+
   // ChannelAffine (per-channel scale and shift on axis 1, with an activation) on a
   // channels-last input becomes NhwcChannelAffine: the same parameters, channels last.
   bool TryChannelAffine(PlanStep& st) {
@@ -388,6 +460,7 @@ class LayoutPass {
   ExecutionPlan& plan_;
   std::vector<int> cl_version_;  // per ONNX-layout slot: its channels-last copy, or -1
   std::vector<bool> has_plain_;  // per slot: whether the ONNX-layout value is produced
+  std::vector<int> readers_;     // per original slot: steps reading it (+2 for graph outputs)
   int transposes_ = 0;
 };
 

@@ -1,187 +1,205 @@
-// pybind11 module `_onyx`: Session over numpy arrays; python/onyx wraps it in an
-// onnxruntime-like InferenceSession.
+// pybind11 module `onyx._onyx`: the native Session over numpy values. The `onyx` package wraps it
+// in an onnxruntime-shaped InferenceSession (python/onyx/session.py).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <cstring>
+#include <algorithm>
+#include <string>
+#include <vector>
 
+#include "errors.h"
+#include "numpy_bridge.h"
 #include "onyx/session.h"
 
 namespace py = pybind11;
 
-namespace onyx {
+namespace onyx::python {
 namespace {
 
-// Reads dtype facts through numpy's Python attributes, not its C structs, so the module works
-// with numpy 1.x and 2.x alike.
-DType DTypeOfArray(const py::object& a) {
-  const py::object dt = a.attr("dtype");
-  const char kind = dt.attr("kind").cast<std::string>()[0];
-  const ssize_t size = dt.attr("itemsize").cast<ssize_t>();
-  if (kind == 'f')
-    return size == 4   ? DType::kFloat
-           : size == 8 ? DType::kDouble
-           : size == 2 ? DType::kFloat16
-                       : DType::kUndefined;
-  if (kind == 'i')
-    return size == 1   ? DType::kInt8
-           : size == 2 ? DType::kInt16
-           : size == 4 ? DType::kInt32
-                       : DType::kInt64;
-  if (kind == 'u')
-    return size == 1   ? DType::kUInt8
-           : size == 2 ? DType::kUInt16
-           : size == 4 ? DType::kUInt32
-                       : DType::kUInt64;
-  if (kind == 'b') return DType::kBool;
-  if (kind == 'O' || kind == 'U' || kind == 'S') return DType::kString;
-  return DType::kUndefined;
-}
-
-const char* NumpyFormat(DType t) {
-  switch (t) {
-    case DType::kFloat:
-      return "float32";
-    case DType::kDouble:
-      return "float64";
-    case DType::kFloat16:
-      return "float16";
-    case DType::kInt8:
-      return "int8";
-    case DType::kInt16:
-      return "int16";
-    case DType::kInt32:
-      return "int32";
-    case DType::kInt64:
-      return "int64";
-    case DType::kUInt8:
-      return "uint8";
-    case DType::kUInt16:
-      return "uint16";
-    case DType::kUInt32:
-      return "uint32";
-    case DType::kUInt64:
-      return "uint64";
-    case DType::kBool:
-      return "bool";
-    case DType::kBFloat16:
-      return "uint16";  // raw bits; numpy has no bfloat16
+// ONNX Runtime's NodeArg.type spelling: "tensor(float)", "seq(tensor(int64))",
+// "optional(seq(tensor(float)))", "map(string,tensor(float))".
+std::string OrtTypeString(const TypeInfo& t) {
+  const auto inner = [&] { return t.inner ? OrtTypeString(*t.inner) : std::string("unknown"); };
+  switch (t.kind) {
+    case TypeInfo::Kind::kTensor:
+      return StrCat("tensor(", DTypeName(t.elem), ")");
+    case TypeInfo::Kind::kSequence:
+      return "seq(" + inner() + ")";
+    case TypeInfo::Kind::kOptional:
+      return "optional(" + inner() + ")";
+    case TypeInfo::Kind::kMap:
+      return StrCat("map(", DTypeName(t.map_key), ",", inner(), ")");
     default:
-      return nullptr;
+      return "unknown";
   }
 }
 
-Tensor ToTensor(const std::string& name, py::object obj) {
-  py::module_ np = py::module_::import("numpy");
-  // np.require keeps rank 0 (ascontiguousarray would turn a scalar into shape [1]).
-  py::object a = np.attr("require")(np.attr("asarray")(obj), py::none(), "C");
-  const DType t = DTypeOfArray(a);
-  if (t == DType::kUndefined)
-    throw Error(InvalidArgument("input '", name, "': numpy dtype ",
-                                std::string(py::str(a.attr("dtype"))), " is not supported"));
-  Shape shape = a.attr("shape").cast<std::vector<int64_t>>();
-  if (t == DType::kString) {
-    Tensor x = Tensor::Allocate(DType::kString, shape);
-    py::list flat = a.attr("ravel")().attr("tolist")();
-    for (size_t i = 0; i < flat.size(); ++i) {
-      py::object o = flat[i];
-      x.strings()[i] =
-          py::isinstance<py::bytes>(o) ? std::string(py::bytes(o)) : std::string(py::str(o));
-    }
-    return x;
+// ONNX Runtime's NodeArg.shape: ints, symbol strings, None for unnamed unknown dims; [] when the
+// rank is unknown or the value is not a tensor.
+py::list ShapeList(const TypeInfo& t) {
+  py::list shape;
+  if (!t.is_tensor() || !t.has_shape) return shape;
+  for (const Dim& d : t.dims) {
+    if (d.known())
+      shape.append(d.value);
+    else if (!d.symbol.empty())
+      shape.append(DecodeLenient(d.symbol));
+    else
+      shape.append(py::none());
   }
-  Tensor x = Tensor::Allocate(t, shape);
-  py::buffer_info info = py::buffer(a).request();
-  if (x.nbytes()) std::memcpy(x.raw_data(), info.ptr, x.nbytes());
-  return x;
-}
-
-py::object FromValue(const Value& v) {
-  if (v.is_optional_none()) return py::none();
-  if (v.is_sequence()) {
-    py::list l;
-    for (const Tensor& t : v.sequence()) l.append(FromValue(Value(t)));
-    return l;
-  }
-  const Tensor& t = v.tensor();
-  std::vector<ssize_t> shape(t.shape().begin(), t.shape().end());
-  if (t.dtype() == DType::kString) {
-    py::list flat;
-    for (int64_t i = 0; i < t.numel(); ++i) flat.append(py::str(t.strings()[i]));
-    return py::module_::import("numpy").attr("array")(flat, "object").attr("reshape")(shape);
-  }
-  const char* fmt = NumpyFormat(t.dtype());
-  if (!fmt)
-    throw Error(Unsupported("output of type ", DTypeName(t.dtype()), " has no numpy equivalent"));
-  py::bytes raw(static_cast<const char*>(t.raw_data()), t.nbytes());
-  py::module_ np = py::module_::import("numpy");
-  return np.attr("frombuffer")(raw, fmt).attr("reshape")(shape).attr("copy")();
+  return shape;
 }
 
 py::dict IoDict(const IoInfo& io) {
   py::dict d;
-  d["name"] = io.name;
-  d["type"] = io.type.ToString();
-  d["elem_type"] = DTypeName(io.type.elem);
-  py::list shape;
-  for (const Dim& dim : io.type.dims) {
-    if (dim.known())
-      shape.append(dim.value);
-    else if (!dim.symbol.empty())
-      shape.append(dim.symbol);
-    else
-      shape.append(py::none());
-  }
-  d["shape"] = shape;
+  d["name"] = DecodeLenient(io.name);
+  d["type"] = OrtTypeString(io.type);
+  d["shape"] = ShapeList(io.type);
+  d["onyx_type"] = DecodeLenient(io.type.ToString());
   return d;
 }
 
+template <typename List>
+std::string JoinNames(const List& ios) {
+  std::string names;
+  for (const auto& io : ios) names += (names.empty() ? "" : ", ") + io.name;
+  return names;
+}
+
+// Holds the session plus lookup tables; every method but run() is quick and keeps the GIL.
+class PySession {
+ public:
+  PySession(const py::object& model, int intra_op_threads, const std::string& optimization,
+            bool reference_kernels) {
+    SessionOptions o;
+    o.intra_op_threads = intra_op_threads;
+    auto level = ParseOptimizationLevel(optimization);
+    ThrowIfError(level.status());
+    o.optimization = *level;
+    o.reference_kernels = reference_kernels;
+    if (py::isinstance<py::bytes>(model) || py::isinstance<py::bytearray>(model)) {
+      const std::string bytes = py::isinstance<py::bytes>(model)
+                                    ? std::string(py::reinterpret_borrow<py::bytes>(model))
+                                    : std::string(py::reinterpret_borrow<py::bytearray>(model));
+      py::gil_scoped_release release;  // parsing and planning a large model takes a while
+      session_ = std::make_unique<Session>(Session::FromBytes(bytes, o));
+    } else {
+      const std::string path = py::str(model);
+      py::gil_scoped_release release;
+      session_ = std::make_unique<Session>(path, o);
+    }
+  }
+
+  const Session& session() const { return *session_; }
+
+  py::list Inputs() const {
+    py::list l;
+    for (const auto& io : session_->inputs()) l.append(IoDict(io));
+    return l;
+  }
+  py::list Outputs() const {
+    py::list l;
+    for (const auto& io : session_->outputs()) l.append(IoDict(io));
+    return l;
+  }
+
+  // feeds: a mapping name -> array / list / None. output_names: None for all outputs, in model
+  // order. Everything is checked before the model runs; the GIL is released while it runs.
+  py::list Run(const py::object& feeds, const py::object& output_names) const {
+    const auto& outs = session_->outputs();
+    std::vector<size_t> wanted;
+    if (output_names.is_none()) {
+      for (size_t i = 0; i < outs.size(); ++i) wanted.push_back(i);
+    } else {
+      for (py::handle n : output_names) {
+        const std::string name = py::str(n);
+        auto it = std::find_if(outs.begin(), outs.end(),
+                               [&](const IoInfo& io) { return io.name == name; });
+        if (it == outs.end())
+          throw Error(InvalidArgument("unknown output '", name,
+                                      "'; the model's outputs are: ", JoinNames(outs)));
+        wanted.push_back(static_cast<size_t>(it - outs.begin()));
+      }
+    }
+    if (!py::hasattr(feeds, "items"))
+      throw Error(
+          InvalidArgument("feeds must be a dict {input name: numpy array}, got a ",
+                          std::string(py::str(py::type::handle_of(feeds).attr("__name__")))));
+    const auto& ins = session_->inputs();
+    FeedConverter converter;
+    NamedValues in;
+    for (py::handle item : feeds.attr("items")()) {
+      py::tuple kv = py::reinterpret_borrow<py::tuple>(item);
+      if (!py::isinstance<py::str>(kv[0]))
+        throw Error(InvalidArgument("feed names must be str, got ", std::string(py::repr(kv[0]))));
+      const std::string name = kv[0].cast<std::string>();
+      auto it =
+          std::find_if(ins.begin(), ins.end(), [&](const IoInfo& io) { return io.name == name; });
+      if (it == ins.end())
+        throw Error(InvalidArgument("unknown input '", name,
+                                    "'; the model's inputs are: ", JoinNames(ins)));
+      in.push_back({name, converter.Convert(*it, kv[1])});
+    }
+    NamedValues out;
+    Status status;
+    {
+      py::gil_scoped_release release;
+      status = session_->Run(in, {}, &out);
+    }
+    ThrowIfError(status);
+    py::list result;
+    for (size_t i : wanted) result.append(ValueToPython(out[i].second));
+    return result;
+  }
+
+ private:
+  std::unique_ptr<Session> session_;
+};
+
 }  // namespace
-}  // namespace onyx
+}  // namespace onyx::python
 
 PYBIND11_MODULE(_onyx, m) {
-  using namespace onyx;
-  m.doc() = "onyx: a CPU inference engine for ONNX models (native module)";
-  py::register_exception<Error>(m, "Error", PyExc_RuntimeError);
-  py::class_<Session>(m, "Session")
-      .def(py::init([](py::object model, int threads, const std::string& opt) {
-             SessionOptions o;
-             o.intra_op_threads = threads;
-             auto level = ParseOptimizationLevel(opt);
-             if (!level.ok()) throw Error(level.status());
-             o.optimization = *level;
-             if (py::isinstance<py::bytes>(model))
-               return Session::FromBytes(std::string(py::bytes(model)), o);
-             return Session(std::string(py::str(model)), o);
-           }),
-           py::arg("model"), py::arg("intra_op_threads") = 0, py::arg("optimization") = "all")
-      .def("inputs",
-           [](const Session& s) {
-             py::list l;
-             for (const auto& io : s.inputs()) l.append(IoDict(io));
-             return l;
-           })
-      .def("required_inputs", &Session::required_inputs)
-      .def("outputs",
-           [](const Session& s) {
-             py::list l;
-             for (const auto& io : s.outputs()) l.append(IoDict(io));
-             return l;
-           })
-      .def("run", [](const Session& s, py::dict feeds) {
-        NamedValues in;
-        for (auto item : feeds) {
-          const std::string name = py::str(item.first);
-          in.push_back(
-              {name, Value(ToTensor(name, py::reinterpret_borrow<py::object>(item.second)))});
-        }
-        NamedValues out;
-        {
-          py::gil_scoped_release release;
-          ThrowIfError(s.Run(in, {}, &out));
-        }
-        py::list result;
-        for (const auto& [name, v] : out) result.append(py::make_tuple(name, FromValue(v)));
-        return result;
-      });
+  using onyx::python::PySession;
+  m.doc() =
+      "onyx native module: the engine's Session over numpy values. Use the `onyx` package "
+      "(onyx.InferenceSession) rather than this module directly.";
+  onyx::python::RegisterErrors(m);
+  onyx::python::InitNumpyBridge();
+  py::class_<PySession>(m, "Session", "A loaded and planned ONNX model (native).")
+      .def(py::init<const py::object&, int, const std::string&, bool>(), py::arg("model"),
+           py::arg("intra_op_threads") = 0, py::arg("optimization") = "all",
+           py::arg("reference_kernels") = false,
+           "Loads `model` (a path, or serialized ModelProto bytes) and plans it.")
+      .def("inputs", &PySession::Inputs,
+           "Every graph input as a dict: name, type, shape, onyx_type (initializer-backed ones "
+           "included).")
+      .def("outputs", &PySession::Outputs, "Every graph output as a dict (see inputs()).")
+      .def(
+          "required_inputs",
+          [](const PySession& s) {
+            py::list names;
+            for (const auto& n : s.session().required_inputs())
+              names.append(onyx::python::DecodeLenient(n));
+            return names;
+          },
+          "Names of the inputs that must be fed (no initializer default).")
+      .def("run", &PySession::Run, py::arg("feeds"), py::arg("output_names") = py::none(),
+           "Runs the model on {name: value} feeds; returns the requested outputs as a list.")
+      .def_property_readonly(
+          "intra_op_threads", [](const PySession& s) { return s.session().intra_op_threads(); },
+          "Threads the session runs kernels on.")
+      .def_property_readonly(
+          "deterministic", [](const PySession& s) { return s.session().deterministic(); },
+          "False when the model uses a random operator (outputs vary from run to run).")
+      .def_property_readonly(
+          "model_name",
+          [](const PySession& s) { return onyx::python::DecodeLenient(s.session().model_name()); },
+          "The name the engine's messages use for the model.")
+      .def_property_readonly(
+          "ir_version", [](const PySession& s) { return s.session().ir_version(); },
+          "The model's IR version.")
+      .def_property_readonly(
+          "opsets", [](const PySession& s) { return s.session().opsets(); },
+          "Opset imports: domain ('' is ai.onnx) -> version.");
 }

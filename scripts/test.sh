@@ -10,8 +10,11 @@ ROOT=$(pwd)
 echo "== unit, model and conformance tests (ctest)"
 ctest --test-dir build --output-on-failure -j2
 
-echo "== python tests (CLI, Python API, light models against ONNX Runtime, generated operator cases)"
-.venv/bin/python -m pytest -q tests/python tests/generated
+echo "== python tests against the installed wheel (Python API, ONNX backend suite, CLI, light models"
+echo "   against ONNX Runtime): pip wheel, fresh venv, pytest"
+./scripts/test_wheel.sh
+echo "== generated operator cases (build tree)"
+.venv/bin/python -m pytest -q tests/generated
 
 echo "== sanitizers: loader and executor tests under ASan + UBSan"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DONYX_SANITIZE=ON \

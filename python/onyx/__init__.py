@@ -1,38 +1,63 @@
-"""onyx: a CPU inference engine for ONNX models.
+"""onyx: a CPU inference engine for ONNX models, with onnxruntime's Python API.
 
-A small onnxruntime-like surface over the native `_onyx` module:
-
+    import onyx
     sess = onyx.InferenceSession("model.onnx")
+    print(sess.get_inputs())          # [NodeArg(name='data', type='tensor(float)', shape=[1, 3, 224, 224])]
     (probs,) = sess.run(None, {"data": x})
+
+Code written for onnxruntime ports by changing the import. Also here:
+
+- ``onyx.backend``: an ``onnx.backend.base.Backend`` (needs the onnx package), so
+  ``onnx.backend.test.BackendTest(onyx.backend, __name__)`` runs the ONNX test suite;
+- ``python -m onyx`` (or the ``onyx`` command): the command-line tool (run, plan, info, bench, ...);
+- errors: every engine error is an :class:`onyx.Error`; :class:`InvalidArgument` and
+  :class:`InvalidModel` are also ValueErrors, :class:`Unsupported` a NotImplementedError,
+  :class:`ExecutionError` a RuntimeError, :class:`NotFound` a FileNotFoundError.
+
+Element types map to numpy as onnx.numpy_helper maps them: numpy's own dtypes where numpy has
+one, object arrays of str for strings, and ml_dtypes' types for bfloat16, float8*, float4e2m1,
+int4/uint4 and int2/uint2 (see python/README.md).
 """
-from _onyx import Error, Session  # noqa: F401
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from onyx._onyx import (  # noqa: F401
+    Error,
+    ExecutionError,
+    FileError,
+    InvalidArgument,
+    InvalidModel,
+    NotFound,
+    Unsupported,
+)
+from onyx.options import ExecutionMode, GraphOptimizationLevel, RunOptions, SessionOptions
+from onyx.session import InferenceSession, NodeArg, get_available_providers, get_device
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Error",
+    "ExecutionError",
+    "ExecutionMode",
+    "FileError",
+    "GraphOptimizationLevel",
+    "InferenceSession",
+    "InvalidArgument",
+    "InvalidModel",
+    "NodeArg",
+    "NotFound",
+    "RunOptions",
+    "SessionOptions",
+    "Unsupported",
+    "get_available_providers",
+    "get_device",
+]
 
 
-class NodeArg:
-    """Name, type string and shape (ints, symbol strings or None) of a graph input or output."""
-
-    def __init__(self, d):
-        self.name = d["name"]
-        self.type = d["type"]
-        self.shape = d["shape"]
-
-    def __repr__(self):
-        return f"NodeArg(name={self.name!r}, type={self.type!r}, shape={self.shape!r})"
-
-
-class InferenceSession:
-    def __init__(self, path_or_bytes, intra_op_threads=0, optimization="all", providers=None):
-        self._s = Session(path_or_bytes, intra_op_threads, optimization)
-
-    def get_inputs(self):
-        """Inputs to feed; like onnxruntime, initializer-backed ones (IR < 4) are left out."""
-        required = set(self._s.required_inputs())
-        return [NodeArg(d) for d in self._s.inputs() if d["name"] in required]
-
-    def get_outputs(self):
-        return [NodeArg(d) for d in self._s.outputs()]
-
-    def run(self, output_names, feeds):
-        results = dict(self._s.run(feeds))
-        names = output_names or [o["name"] for o in self._s.outputs()]
-        return [results[n] for n in names]
+def __getattr__(name: str) -> Any:
+    # `onyx.backend` imports onnx, which InferenceSession does not need: load it on first use.
+    if name == "backend":
+        return importlib.import_module("onyx.backend")
+    raise AttributeError(f"module 'onyx' has no attribute {name!r}")

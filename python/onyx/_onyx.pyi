@@ -1,0 +1,49 @@
+"""Type stub of the native module onyx._onyx (python/onyx_module.cc). Use the `onyx` package."""
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+class Error(Exception):
+    """Base class of every error the onyx engine raises; str(e) is the engine's message."""
+
+class InvalidArgument(Error, ValueError):
+    """A bad feed (unknown name, wrong dtype, rank or dimension), option or output name."""
+
+class InvalidModel(Error, ValueError):
+    """The model is not valid ONNX (unparsable bytes, broken graph, bad attribute)."""
+
+class Unsupported(Error, NotImplementedError):
+    """Valid ONNX that onyx cannot run (an operator, opset or type it lacks)."""
+
+class NotFound(Error, FileNotFoundError):
+    """A model or external-data file that does not exist."""
+
+class FileError(Error, OSError):
+    """Reading or mapping a file failed."""
+
+class ExecutionError(Error, RuntimeError):
+    """A kernel failed on the values it was given while the model ran."""
+
+class Session:
+    """A loaded and planned ONNX model (native)."""
+
+    def __init__(
+        self,
+        model: Union[str, bytes, bytearray],
+        intra_op_threads: int = 0,
+        optimization: str = "all",
+        reference_kernels: bool = False,
+    ) -> None: ...
+    def inputs(self) -> List[Dict[str, Any]]:
+        """Every graph input: {'name', 'type', 'shape', 'onyx_type'} (initializer-backed included)."""
+    def outputs(self) -> List[Dict[str, Any]]: ...
+    def required_inputs(self) -> List[str]: ...
+    def run(self, feeds: Mapping[str, Any], output_names: Optional[Sequence[str]] = None) -> List[Any]: ...
+    @property
+    def intra_op_threads(self) -> int: ...
+    @property
+    def deterministic(self) -> bool: ...
+    @property
+    def model_name(self) -> str: ...
+    @property
+    def ir_version(self) -> int: ...
+    @property
+    def opsets(self) -> Dict[str, int]: ...

@@ -1,0 +1,123 @@
+"""Session and run options, named and shaped like onnxruntime's so existing code ports unchanged.
+
+Only the settings onyx acts on change anything (threads, optimization level, reference kernels);
+the other onnxruntime attributes are accepted and ignored, so scripts that set them still run.
+"""
+from __future__ import annotations
+
+import enum
+from typing import Dict, Optional, Union
+
+__all__ = ["ExecutionMode", "GraphOptimizationLevel", "RunOptions", "SessionOptions"]
+
+
+class GraphOptimizationLevel(enum.IntEnum):
+    """Graph optimization levels, with onnxruntime's names and values.
+
+    onyx has three levels: ``ORT_DISABLE_ALL`` runs the graph as written ("none"),
+    ``ORT_ENABLE_BASIC`` folds constants ("basic"), and ``ORT_ENABLE_EXTENDED`` /
+    ``ORT_ENABLE_ALL`` also fuse operators (Conv+BatchNormalization, ...) ("all", the default).
+    """
+
+    ORT_DISABLE_ALL = 0
+    ORT_ENABLE_BASIC = 1
+    ORT_ENABLE_EXTENDED = 2
+    ORT_ENABLE_ALL = 99
+
+
+class ExecutionMode(enum.IntEnum):
+    """Accepted for onnxruntime compatibility; onyx always runs nodes in schedule order."""
+
+    ORT_SEQUENTIAL = 0
+    ORT_PARALLEL = 1
+
+
+_LEVEL_NAMES = {
+    GraphOptimizationLevel.ORT_DISABLE_ALL: "none",
+    GraphOptimizationLevel.ORT_ENABLE_BASIC: "basic",
+    GraphOptimizationLevel.ORT_ENABLE_EXTENDED: "all",
+    GraphOptimizationLevel.ORT_ENABLE_ALL: "all",
+}
+
+
+def optimization_name(level: Union[GraphOptimizationLevel, int, str]) -> str:
+    """The engine's name ("none", "basic", "all") for a level given as enum, int or name."""
+    if isinstance(level, str):
+        if level not in ("none", "basic", "all"):
+            from onyx import InvalidArgument  # noqa: PLC0415 (avoids an import cycle)
+
+            raise InvalidArgument(f"optimization level must be 'none', 'basic' or 'all', got {level!r}")
+        return level
+    return _LEVEL_NAMES[GraphOptimizationLevel(level)]
+
+
+class SessionOptions:
+    """Options for :class:`onyx.InferenceSession`, with onnxruntime's attribute names.
+
+    Attributes onyx uses:
+        intra_op_num_threads: threads each kernel may use; 0 (default) means one per core.
+        graph_optimization_level: a :class:`GraphOptimizationLevel` (default ``ORT_ENABLE_ALL``).
+        reference_kernels: onyx only; run every operator on its plain reference kernel (slow,
+            the oracle the fast kernels are tested against).
+
+    Accepted and ignored (onnxruntime tuning knobs that have no onyx counterpart):
+        inter_op_num_threads, execution_mode, log_severity_level, log_verbosity_level,
+        enable_cpu_mem_arena, enable_mem_pattern, enable_profiling, logid; and
+        add_session_config_entry() records entries that get_session_config_entry() returns.
+    """
+
+    __slots__ = (
+        "intra_op_num_threads",
+        "graph_optimization_level",
+        "reference_kernels",
+        "inter_op_num_threads",
+        "execution_mode",
+        "log_severity_level",
+        "log_verbosity_level",
+        "enable_cpu_mem_arena",
+        "enable_mem_pattern",
+        "enable_profiling",
+        "logid",
+        "_config",
+    )
+
+    def __init__(self) -> None:
+        self.intra_op_num_threads: int = 0
+        self.graph_optimization_level: GraphOptimizationLevel = GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.reference_kernels: bool = False
+        self.inter_op_num_threads: int = 0
+        self.execution_mode: ExecutionMode = ExecutionMode.ORT_SEQUENTIAL
+        self.log_severity_level: int = 2
+        self.log_verbosity_level: int = 0
+        self.enable_cpu_mem_arena: bool = True
+        self.enable_mem_pattern: bool = True
+        self.enable_profiling: bool = False
+        self.logid: str = ""
+        self._config: Dict[str, str] = {}
+
+    def add_session_config_entry(self, key: str, value: str) -> None:
+        """Records an onnxruntime session config entry (onyx reads none of them)."""
+        self._config[key] = value
+
+    def get_session_config_entry(self, key: str) -> Optional[str]:
+        return self._config.get(key)
+
+    def __repr__(self) -> str:
+        return (
+            f"SessionOptions(intra_op_num_threads={self.intra_op_num_threads}, "
+            f"graph_optimization_level={self.graph_optimization_level!r}, "
+            f"reference_kernels={self.reference_kernels})"
+        )
+
+
+class RunOptions:
+    """Accepted by :meth:`InferenceSession.run` for onnxruntime compatibility; onyx ignores it."""
+
+    __slots__ = ("log_severity_level", "log_verbosity_level", "logid", "run_tag", "terminate")
+
+    def __init__(self) -> None:
+        self.log_severity_level = 2
+        self.log_verbosity_level = 0
+        self.logid = ""
+        self.run_tag = ""
+        self.terminate = False

@@ -14,13 +14,6 @@ namespace {
 
 using dnnl::memory;
 
-bool IsFloatStatic(const TypeInfo& t) {
-  return t.is_tensor() && t.elem == DType::kFloat && t.shape_is_static();
-}
-bool Present(const std::vector<TypeInfo>& types, size_t i) {
-  return i < types.size() && types[i].kind != TypeInfo::Kind::kUnknown;
-}
-
 struct AttentionGeometry {
   int64_t b = 0, heads = 0, sq = 0, skv = 0, d = 0, dv = 0;
   bool three_d = false;
@@ -202,14 +195,11 @@ class AttentionOnednn : public Kernel {
 }  // namespace
 
 KernelImpl AttentionOnednnImpl(const std::string& name) {
-  KernelImpl impl;
-  impl.name = name;
-  impl.supports = [](const NodeView& node, const std::vector<TypeInfo>& types) {
+  auto supports = [](const NodeView& node, const std::vector<TypeInfo>& types) {
     AttentionGeometry g;
     return Resolve(node, types, &g);
   };
-  impl.create_with_info = AttentionOnednn::Create;
-  return impl;
+  return OnednnImpl(name, supports, AttentionOnednn::Create);
 }
 
 }  // namespace onyx::kernels::x86

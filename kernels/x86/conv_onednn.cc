@@ -16,10 +16,6 @@ namespace {
 using dnnl::memory;
 using Tag = memory::format_tag;
 
-bool IsFloatTensorWithStaticShape(const TypeInfo& t) {
-  return t.is_tensor() && t.elem == DType::kFloat && t.shape_is_static();
-}
-
 // Channels-last tag for a logical (N, C, spatial...) tensor of this rank.
 Tag ChannelsLastTag(size_t rank) {
   return rank == 3 ? Tag::nwc : rank == 4 ? Tag::nhwc : Tag::ndhwc;
@@ -71,11 +67,7 @@ class ConvOnednn : public Kernel {
       memory src(src_md_, eng, const_cast<void*>(x.raw_data()));
       memory dst(dst_md_, eng, y.raw_data());
       memory wei = packed_weights_;
-      if (!wei) {  // weights computed at run time: reorder them per run
-        memory user(user_wei_md_, eng, const_cast<void*>(w.raw_data()));
-        wei = memory(wei_md_, eng);
-        dnnl::reorder(user, wei).execute(stream, user, wei);
-      }
+      if (!wei) wei = ReorderWeights(user_wei_md_, wei_md_, w.raw_data(), stream);  // computed
       std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src},
                                               {DNNL_ARG_WEIGHTS, wei},
                                               {DNNL_ARG_DST, dst},
@@ -157,10 +149,7 @@ class ConvOnednn : public Kernel {
       prim_ = dnnl::convolution_forward(pd);
       if (const Tensor* wc = info.constants.size() > 1 ? info.constants[1] : nullptr) {
         dnnl::stream stream(eng);
-        memory user(user_wei_md_, eng, const_cast<void*>(wc->raw_data()));
-        packed_weights_ = memory(wei_md_, eng);
-        dnnl::reorder(user, packed_weights_).execute(stream, user, packed_weights_);
-        stream.wait();
+        packed_weights_ = ReorderWeights(user_wei_md_, wei_md_, wc->raw_data(), stream);
       }
     } catch (const dnnl::error& e) {
       return node.NotSupported("oneDNN: ", e.what());
@@ -180,8 +169,7 @@ class ConvOnednn : public Kernel {
 }  // namespace
 
 Status ConvOnednnSupports(const NodeView& node, const std::vector<TypeInfo>& types) {
-  if (types.size() < 2 || !IsFloatTensorWithStaticShape(types[0]) ||
-      !IsFloatTensorWithStaticShape(types[1]))
+  if (types.size() < 2 || !IsFloatStatic(types[0]) || !IsFloatStatic(types[1]))
     return node.NotSupported("needs float32 X and W with static shapes");
   const bool cl = ChannelsLast(node);
   const int64_t rank = types[0].rank();
@@ -195,21 +183,16 @@ Status ConvOnednnSupports(const NodeView& node, const std::vector<TypeInfo>& typ
   for (int64_t d : xl)
     if (d == 0) return node.NotSupported("empty input");
   if (types.size() > 2 && types[2].kind != TypeInfo::Kind::kUnknown &&
-      !(IsFloatTensorWithStaticShape(types[2]) && types[2].static_shape() == Shape{w[0]}))
+      !(IsFloatStatic(types[2]) && types[2].static_shape() == Shape{w[0]}))
     return node.NotSupported("bias must be float32 [M]");
-  if (types.size() > 3 && types[3].kind != TypeInfo::Kind::kUnknown &&
-      !IsFloatTensorWithStaticShape(types[3]))
+  if (types.size() > 3 && types[3].kind != TypeInfo::Kind::kUnknown && !IsFloatStatic(types[3]))
     return node.NotSupported("residual must be a float32 tensor of static shape");
   if (!ActivationSupported(node)) return node.NotSupported("activation has no oneDNN post-op");
   return Status::Ok();
 }
 
 KernelImpl ConvOnednnImpl(const std::string& name) {
-  KernelImpl impl;
-  impl.name = name;
-  impl.supports = ConvOnednnSupports;
-  impl.create_with_info = ConvOnednn::Create;
-  return impl;
+  return OnednnImpl(name, ConvOnednnSupports, ConvOnednn::Create);
 }
 
 }  // namespace onyx::kernels::x86

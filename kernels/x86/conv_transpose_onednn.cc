@@ -11,10 +11,6 @@ namespace {
 
 using dnnl::memory;
 
-bool IsFloatStatic(const TypeInfo& t) {
-  return t.is_tensor() && t.elem == DType::kFloat && t.shape_is_static();
-}
-
 struct DeconvGeometry {
   std::vector<int64_t> x, y;  // (N, C, spatial...) and (N, M, spatial...)
   memory::dims strides, dil, pad_l, pad_r;
@@ -116,10 +112,7 @@ class ConvTransposeOnednn : public Kernel {
       k->prim_ = dnnl::deconvolution_forward(pd);
       if (const Tensor* wc = info.constants.size() > 1 ? info.constants[1] : nullptr) {
         dnnl::stream stream(eng);
-        memory user(k->user_wei_md_, eng, const_cast<void*>(wc->raw_data()));
-        k->packed_weights_ = memory(k->wei_md_, eng);
-        dnnl::reorder(user, k->packed_weights_).execute(stream, user, k->packed_weights_);
-        stream.wait();
+        k->packed_weights_ = ReorderWeights(k->user_wei_md_, k->wei_md_, wc->raw_data(), stream);
       }
     } catch (const dnnl::error& e) {
       return node.NotSupported("oneDNN: ", e.what());
@@ -140,11 +133,7 @@ class ConvTransposeOnednn : public Kernel {
       memory src(src_md_, eng, const_cast<void*>(x.raw_data()));
       memory dst(dst_md_, eng, y.raw_data());
       memory wei = packed_weights_;
-      if (!wei) {
-        memory user(user_wei_md_, eng, const_cast<void*>(w.raw_data()));
-        wei = memory(wei_md_, eng);
-        dnnl::reorder(user, wei).execute(stream, user, wei);
-      }
+      if (!wei) wei = ReorderWeights(user_wei_md_, wei_md_, w.raw_data(), stream);
       std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src},
                                               {DNNL_ARG_WEIGHTS, wei},
                                               {DNNL_ARG_DST, dst},
@@ -171,14 +160,11 @@ class ConvTransposeOnednn : public Kernel {
 }  // namespace
 
 KernelImpl ConvTransposeOnednnImpl(const std::string& name) {
-  KernelImpl impl;
-  impl.name = name;
-  impl.supports = [](const NodeView& node, const std::vector<TypeInfo>& types) {
+  auto supports = [](const NodeView& node, const std::vector<TypeInfo>& types) {
     DeconvGeometry g;
     return Resolve(node, types, &g);
   };
-  impl.create_with_info = ConvTransposeOnednn::Create;
-  return impl;
+  return OnednnImpl(name, supports, ConvTransposeOnednn::Create);
 }
 
 }  // namespace onyx::kernels::x86

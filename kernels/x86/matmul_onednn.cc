@@ -13,13 +13,6 @@ namespace {
 
 using dnnl::memory;
 
-bool IsFloatStatic(const TypeInfo& t) {
-  return t.is_tensor() && t.elem == DType::kFloat && t.shape_is_static();
-}
-bool Present(const std::vector<TypeInfo>& types, size_t i) {
-  return i < types.size() && types[i].kind != TypeInfo::Kind::kUnknown;
-}
-
 // Descriptor of a row-major tensor of `dims`, optionally read with its last two dims swapped.
 memory::desc MatrixDesc(const std::vector<int64_t>& dims, bool transposed) {
   memory::desc d = PlainDesc(dims);
@@ -160,12 +153,8 @@ class MatMulOnednn : public Kernel {
       memory wei = packed_b_;
       if (!wei) {
         memory user(user_b_md_, eng, const_cast<void*>(b.raw_data()));
-        if (user_b_md_ == wei_md_) {
-          wei = user;
-        } else {
-          wei = memory(wei_md_, eng);
-          dnnl::reorder(user, wei).execute(stream, user, wei);
-        }
+        wei = user_b_md_ == wei_md_ ? user
+                                    : ReorderWeights(user_b_md_, wei_md_, b.raw_data(), stream);
       }
       std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src},
                                               {DNNL_ARG_WEIGHTS, wei},
@@ -234,9 +223,7 @@ class MatMulOnednn : public Kernel {
       prim_ = dnnl::matmul(pd);
       dnnl::stream stream(eng);
       if (const_b) {
-        memory user(user_b_md_, eng, const_cast<void*>(const_b->raw_data()));
-        packed_b_ = memory(wei_md_, eng);
-        dnnl::reorder(user, packed_b_).execute(stream, user, packed_b_);
+        packed_b_ = ReorderWeights(user_b_md_, wei_md_, const_b->raw_data(), stream);
       }
       if (const_c && g_.beta != 1.f) {  // fold beta into a private copy of constant C
         scaled_c_ = memory(c_md_, eng);
@@ -267,11 +254,7 @@ Status MatMulOnednnSupports(const NodeView& node, const std::vector<TypeInfo>& t
 }
 
 KernelImpl MatMulOnednnImpl(const std::string& name) {
-  KernelImpl impl;
-  impl.name = name;
-  impl.supports = MatMulOnednnSupports;
-  impl.create_with_info = MatMulOnednn::Create;
-  return impl;
+  return OnednnImpl(name, MatMulOnednnSupports, MatMulOnednn::Create);
 }
 
 }  // namespace onyx::kernels::x86

@@ -50,6 +50,33 @@ Status FromDnnlError(const NodeView& node, const dnnl::error& e) {
   return node.Fail("oneDNN: ", e.what());
 }
 
+bool IsFloatStatic(const TypeInfo& t) {
+  return t.is_tensor() && t.elem == DType::kFloat && t.shape_is_static();
+}
+
+bool Present(const std::vector<TypeInfo>& types, size_t i) {
+  return i < types.size() && types[i].kind != TypeInfo::Kind::kUnknown;
+}
+
+dnnl::memory ReorderWeights(const dnnl::memory::desc& user, const dnnl::memory::desc& packed,
+                            const void* data, dnnl::stream& stream) {
+  dnnl::memory src(user, CpuEngine(), const_cast<void*>(data));
+  dnnl::memory dst(packed, CpuEngine());
+  dnnl::reorder(src, dst).execute(stream, src, dst);
+  stream.wait();
+  return dst;
+}
+
+KernelImpl OnednnImpl(const std::string& name,
+                      std::function<Status(const NodeView&, const std::vector<TypeInfo>&)> supports,
+                      CreateWithInfoFn create) {
+  KernelImpl impl;
+  impl.name = name;
+  impl.supports = std::move(supports);
+  impl.create_with_info = std::move(create);
+  return impl;
+}
+
 dnnl::memory::dims ToDims(const std::vector<int64_t>& v) {
   return dnnl::memory::dims(v.begin(), v.end());
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/node_view.h"
+#include "kernels/op_registry.h"
 #include "onyx/status.h"
 #include "onyx/tensor.h"
 
@@ -29,6 +30,20 @@ dnnl::memory ThreadScratchpad(const dnnl::memory::desc& md);
 
 // A oneDNN exception as an error naming the node.
 Status FromDnnlError(const NodeView& node, const dnnl::error& e);
+
+// Input type checks shared by the kernels' `supports`.
+bool IsFloatStatic(const TypeInfo& t);                       // float32 with a static shape
+bool Present(const std::vector<TypeInfo>& types, size_t i);  // input i given (any type)
+
+// Weights in oneDNN's chosen layout `packed`, reordered from `data` laid out as `user`: once at
+// plan time for constant weights, or per run (into a fresh buffer) when they are computed.
+dnnl::memory ReorderWeights(const dnnl::memory::desc& user, const dnnl::memory::desc& packed,
+                            const void* data, dnnl::stream& stream);
+
+// A KernelImpl for a oneDNN kernel: the impls differ only in these three parts.
+KernelImpl OnednnImpl(const std::string& name,
+                      std::function<Status(const NodeView&, const std::vector<TypeInfo>&)> supports,
+                      CreateWithInfoFn create);
 
 // Plain row-major descriptor of a float tensor with these dims.
 dnnl::memory::desc PlainDesc(const std::vector<int64_t>& dims);

@@ -162,14 +162,11 @@ class PoolOnednn : public Kernel {
 }  // namespace
 
 KernelImpl PoolOnednnImpl(const std::string& name) {
-  KernelImpl impl;
-  impl.name = name;
-  impl.supports = [](const NodeView& node, const std::vector<TypeInfo>& types) {
+  auto supports = [](const NodeView& node, const std::vector<TypeInfo>& types) {
     PoolGeometry g;
     return Resolve(node, types, &g);
   };
-  impl.create_with_info = PoolOnednn::Create;
-  return impl;
+  return OnednnImpl(name, supports, PoolOnednn::Create);
 }
 
 }  // namespace onyx::kernels::x86

@@ -39,7 +39,9 @@ if ! cmp -s scripts/requirements.txt .venv/.requirements.installed 2>/dev/null; 
   cp scripts/requirements.txt .venv/.requirements.installed
 fi
 
-# Build: Release with ccache, Ninja.
+# Build: Release with ccache, Ninja. Paths relative to the checkout let ccache reuse objects
+# compiled in another clone of the repository (CI builds a fresh clone each time).
+export CCACHE_BASEDIR="$ROOT"
 BUILD_TYPE=${ONYX_BUILD_TYPE:-Release}
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache \

@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
+export CCACHE_BASEDIR="$ROOT"  # ccache hits across clones (see scripts/setup.sh)
 ./scripts/setup.sh
 
 echo "== unit, model and conformance tests (ctest)"

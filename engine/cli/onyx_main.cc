@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 #include <numeric>
+#include <sstream>
 
 #include "engine/cli/cli_util.h"
 #include "engine/cli/conformance.h"
@@ -74,7 +75,8 @@ constexpr const char* kBenchHelp =
     "  --warmup W          untimed runs first (default 3)\n"
     "  --runs R            timed runs (default 20)\n"
     "  --shape NAME=1x3x224x224  input shape (symbolic dims default to 1)\n"
-    "  --optimization L    none | basic | all (default all)\n"
+    "  --optimization L    none | basic | all (default all); a list such as none,all times\n"
+    "                      one session per level in alternating runs and prints the speed-ups\n"
     "  --kernels K         auto | reference (default auto)\n"
     "  --profile FILE      time every step of the timed runs: write them to FILE as Chrome\n"
     "                      trace-event JSON (open in Perfetto or chrome://tracing) and print\n"
@@ -323,12 +325,78 @@ int InfoMain(int argc, char** argv) {
   return 0;
 }
 
+// `onyx bench --optimization none,all`: one session per level, warmed up, then timed in
+// alternating runs so that machine noise hits every level alike; prints each median and the
+// speed-up of each level over the first.
+int BenchLevels(const Args& a, const std::vector<std::string>& levels) {
+  Args one = a;
+  one.options.erase("optimization");
+  auto base = ParseSessionOptions(one);
+  if (!base.ok()) return Fail("bench", base.status());
+  auto shapes = ParseShapes(a);
+  if (!shapes.ok()) return Fail("bench", shapes.status());
+  auto warmup = ParseInt("--warmup", a.get("warmup", "3"), 0);
+  auto runs = ParseInt("--runs", a.get("runs", "20"), 1);
+  if (!warmup.ok()) return Fail("bench", warmup.status());
+  if (!runs.ok()) return Fail("bench", runs.status());
+  std::vector<Session> sessions;
+  for (const std::string& level : levels) {
+    SessionOptions o = *base;
+    auto parsed = ParseOptimizationLevel(level);
+    if (!parsed.ok()) return Fail("bench", parsed.status());
+    o.optimization = *parsed;
+    auto s = Session::Create(a.positional[0], o);
+    if (!s.ok()) return Fail("bench", s.status());
+    sessions.push_back(std::move(*s));
+  }
+  auto feeds = GenerateInputs(sessions[0], "random", *shapes, 42);
+  if (!feeds.ok()) return Fail("bench", feeds.status());
+  NamedValues outs;
+  std::vector<std::vector<double>> times(levels.size());
+  for (int i = 0; i < *warmup + *runs; ++i) {
+    for (size_t l = 0; l < levels.size(); ++l) {
+      const auto t0 = std::chrono::steady_clock::now();
+      Status st = sessions[l].Run(*feeds, {}, &outs);
+      const auto t1 = std::chrono::steady_clock::now();
+      if (!st.ok()) return Fail("bench", st);
+      if (i >= *warmup)
+        times[l].push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+  }
+  const std::string name = planner::JsonEscape(sessions[0].model_name());
+  const double first = Median(times[0]);
+  if (a.has("json")) {
+    std::printf("{\"model\": \"%s\", \"threads\": %d, \"runs\": %d, \"levels\": [", name.c_str(),
+                sessions[0].intra_op_threads(), *runs);
+    for (size_t l = 0; l < levels.size(); ++l)
+      std::printf("%s{\"optimization\": \"%s\", \"median_ms\": %.4f, \"speedup\": %.4f}",
+                  l ? ", " : "", levels[l].c_str(), Median(times[l]), first / Median(times[l]));
+    std::printf("]}\n");
+  } else {
+    std::printf("%s: %d alternating runs, %d threads\n", sessions[0].model_name().c_str(), *runs,
+                sessions[0].intra_op_threads());
+    for (size_t l = 0; l < levels.size(); ++l)
+      std::printf("  --optimization %-5s median %.3f ms  (%.2fx of %s)\n", levels[l].c_str(),
+                  Median(times[l]), first / Median(times[l]), levels[0].c_str());
+  }
+  return 0;
+}
+
 int BenchMain(int argc, char** argv) {
   auto a = ParseArgs(argc, argv, 2, {"json"},
                      {"threads", "warmup", "runs", "optimization", "shape", "kernels", "profile"});
   if (!a.ok()) return Fail("bench", a.status());
   if (a->positional.size() != 1)
     return Fail("bench", InvalidArgument("expected exactly one MODEL (see onyx bench --help)"));
+  const std::string opt = a->get("optimization");
+  if (opt.find(',') != std::string::npos) {
+    if (a->has("profile"))
+      return Fail("bench", InvalidArgument("--profile takes a single --optimization level"));
+    std::vector<std::string> levels;
+    std::stringstream ss(opt);
+    for (std::string l; std::getline(ss, l, ',');) levels.push_back(l);
+    return BenchLevels(*a, levels);
+  }
   auto opts = ParseSessionOptions(*a);
   if (!opts.ok()) return Fail("bench", opts.status());
   auto shapes = ParseShapes(*a);

@@ -235,3 +235,18 @@ def test_bench_models_and_compare_script(tmp_path):
         for engine in ("onyx", "ort"):
             probe = r[f"create_{engine}"]
             assert probe["create_ms"] > 0 and probe["peak_rss_mb"] > probe["rss_before_mb"] > 0
+
+
+def test_bench_compares_optimization_levels_in_one_run(onyx_cli, light_dir):
+    model = os.path.join(light_dir, "light_squeezenet.onnx")
+    p = run(onyx_cli, "bench", model, "--optimization", "none,all", "--runs", "3", "--warmup",
+            "1", "--threads", "1", "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert [lv["optimization"] for lv in d["levels"]] == ["none", "all"]
+    assert d["levels"][0]["speedup"] == pytest.approx(1.0)
+    for lv in d["levels"]:
+        assert lv["median_ms"] > 0
+        assert lv["speedup"] == pytest.approx(d["levels"][0]["median_ms"] / lv["median_ms"], rel=1e-3)
+    bad = run(onyx_cli, "bench", model, "--optimization", "none,fast", "--runs", "1")
+    assert_clean_failure(bad, "optimization level must be none, basic or all")

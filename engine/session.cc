@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fstream>
 #include <mutex>
+#include <new>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -251,8 +252,15 @@ Status Session::Run(const NamedValues& feeds, const RunOptions& options,
   engine::Executor ex(&im.subplans, im.threads);
   std::vector<Value> outs;
   Status s;
-  im.arena->execute(
-      [&] { s = ex.Run(*cached->plan, cached->arenas.get(), inputs, nullptr, &outs, options); });
+  im.arena->execute([&] {
+    // The arena is allocated here; shapes a hostile model declares can make it impossible.
+    try {
+      s = ex.Run(*cached->plan, cached->arenas.get(), inputs, nullptr, &outs, options);
+    } catch (const std::bad_alloc&) {
+      s = RuntimeError("out of memory: the plan needs an arena of ", cached->plan->arena_bytes,
+                       " bytes");
+    }
+  });
   if (!s.ok()) return s.WithContext(im.Prefix());
   outputs->clear();
   for (size_t i = 0; i < outs.size(); ++i)

@@ -250,3 +250,17 @@ def test_bench_compares_optimization_levels_in_one_run(onyx_cli, light_dir):
         assert lv["speedup"] == pytest.approx(d["levels"][0]["median_ms"] / lv["median_ms"], rel=1e-3)
     bad = run(onyx_cli, "bench", model, "--optimization", "none,fast", "--runs", "1")
     assert_clean_failure(bad, "optimization level must be none, basic or all")
+
+
+def test_plan_too_large_for_memory_is_a_clean_error(onyx_cli, tmp_path):
+    # Expand to 2^40 floats (4 TiB) feeds a Relu: the intermediate is an arena value that cannot
+    # be allocated. The run must fail with a named error, not die.
+    nodes = [helper.make_node("Expand", ["x", "shape"], ["big"], name="expand"),
+             helper.make_node("Relu", ["big"], ["y"], name="relu")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [numpy_helper.from_array(np.array([1 << 40], np.int64), "shape")])
+    path = save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8),
+                tmp_path / "big.onnx")
+    p = run(onyx_cli, "run", path, "--generate", "ramp")
+    assert_clean_failure(p, "out of memory")

@@ -23,7 +23,9 @@ def _installed_onyx():
     spec = importlib.util.find_spec("onyx")
     if spec is None or spec.origin is None:  # None, or a namespace package (a stray directory)
         return None
-    if os.path.abspath(spec.origin).startswith(ROOT + os.sep):
+    # Installed means under a site-packages directory; the test venv of scripts/test_wheel.sh
+    # may itself live inside the checkout (build/wheel/venv), so the path prefix is no test.
+    if "site-packages" not in os.path.abspath(spec.origin).split(os.sep):
         return None  # the source or build tree, not an installed package
     return os.path.dirname(spec.origin)
 

@@ -2,11 +2,13 @@
 """onyx against ONNX Runtime on the benchmark models, same inputs and thread counts.
 
     .venv/bin/python bench/compare.py [--models resnet50,bert_base] [--threads 1,2] [--runs 20]
-        [--warmup 3] [--json bench/results/compare.json] [--png bench/results/compare.png]
+        [--warmup 3] [--block 5] [--gap-ms 50] [--json bench/results/compare.json]
+        [--png bench/results/compare.png]
 
-For each model and thread count both engines run in this process, alternating (the order flips
-every iteration, with a short pause between runs so one engine's spinning worker threads do not
-slow the other), after warm-up runs; the medians and their ratio ORT / onyx are reported (above 1:
+For each model and thread count both engines run in this process, alternating in blocks of
+`--block` back-to-back runs (the order flips every block; one untimed run starts each block and
+a pause ends it, so one engine's spinning worker threads do not slow the other), after warm-up
+runs; the medians and their ratio ORT / onyx are reported (above 1:
 onyx is faster), with the geometric mean per thread count. ONNX Runtime runs with all graph
 optimizations, sequential execution, intra_op_num_threads = T and inter_op_num_threads = 1.
 
@@ -153,7 +155,7 @@ def max_rel_diff(a_list, b_list):
     return worst
 
 
-def bench_pair(path, name, threads, runs, warmup, gap_s, progress):
+def bench_pair(path, name, threads, runs, warmup, gap_s, progress, block=5):
     feeds = models.make_feeds(name)
     label = f"{name} t={threads}"
     progress.show(f"{label}: creating sessions")
@@ -168,14 +170,24 @@ def bench_pair(path, name, threads, runs, warmup, gap_s, progress):
         outs = {e: sessions[e].run(None, feeds) for e in ("onyx", "ort")}
     diff = max_rel_diff(outs["onyx"], outs["ort"])
     times = {"onyx": [], "ort": []}
-    for i in range(runs):
+    # Blocks of back-to-back runs, engines alternating block by block (the order flips every
+    # block): within a block an engine runs with its worker threads awake, as in a serving loop;
+    # one untimed run first re-wakes them after the other engine's block, and the gap lets the
+    # other engine's spinning workers go idle. Single runs alternating with a short gap measured
+    # each engine against the other's still-spinning threads (onyx ResNet-50 at 2 threads: 55 ms
+    # after a 5 ms gap, 25 ms after 50 ms).
+    blocks = (runs + block - 1) // block
+    for i in range(blocks):
         order = ("onyx", "ort") if i % 2 == 0 else ("ort", "onyx")
+        n = min(block, runs - i * block)
         for e in order:
-            t0 = time.perf_counter()
             sessions[e].run(None, feeds)
-            times[e].append((time.perf_counter() - t0) * 1e3)
+            for _ in range(n):
+                t0 = time.perf_counter()
+                sessions[e].run(None, feeds)
+                times[e].append((time.perf_counter() - t0) * 1e3)
             time.sleep(gap_s)
-        progress.step(f"{label}: run {i + 1}/{runs}")
+        progress.step(f"{label}: block {i + 1}/{blocks}", n)
     del sessions
     onyx_ms, ort_ms = statistics.median(times["onyx"]), statistics.median(times["ort"])
     return {"onyx_ms": onyx_ms, "ort_ms": ort_ms, "ratio": ort_ms / onyx_ms,
@@ -308,8 +320,10 @@ def main():
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts (default 1,2)")
     ap.add_argument("--runs", type=int, default=20, help="timed runs per engine (default 20)")
     ap.add_argument("--warmup", type=int, default=3, help="untimed runs per engine first (default 3)")
-    ap.add_argument("--gap-ms", type=float, default=5.0,
-                    help="pause after each run so spinning worker threads go idle (default 5)")
+    ap.add_argument("--gap-ms", type=float, default=50.0,
+                    help="pause after each block so spinning worker threads go idle (default 50)")
+    ap.add_argument("--block", type=int, default=5,
+                    help="timed runs per engine back to back before switching (default 5)")
     ap.add_argument("--models-dir", default=models.DEFAULT_OUT,
                     help="where the generated models are (built there when missing)")
     ap.add_argument("--json", default=os.path.join(RESULTS, "compare.json"),
@@ -339,7 +353,7 @@ def main():
             row = {"model": name, "threads": t}
             try:
                 row.update(bench_pair(path, name, t, args.runs, args.warmup, args.gap_ms / 1e3,
-                                      progress))
+                                      progress, block=args.block))
             except Exception as e:  # an engine that cannot run the model: report, go on
                 row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
                 progress.step(f"{name} t={t}: failed", args.warmup + args.runs)

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "kernels/node_view.h"
+#include "planner/fusion/rule_helpers.h"
 
 namespace onyx::planner {
 namespace {
@@ -43,21 +44,6 @@ Shape Permute(const Shape& s, const Shape& perm) {
 
 bool IsStatic4dFloat(const TypeInfo& t) {
   return t.is_tensor() && t.elem == DType::kFloat && t.shape_is_static() && t.rank() == 4;
-}
-
-ir::Attribute IntAttr(const std::string& name, int64_t v) {
-  ir::Attribute a;
-  a.name = name;
-  a.type = ir::AttrType::kInt;
-  a.i = v;
-  return a;
-}
-ir::Attribute IntsAttr(const std::string& name, const std::vector<int64_t>& v) {
-  ir::Attribute a;
-  a.name = name;
-  a.type = ir::AttrType::kInts;
-  a.ints = v;
-  return a;
 }
 
 class LayoutPass {
@@ -134,7 +120,7 @@ class LayoutPass {
     n.opset = 21;
     n.inputs = {plan_.slots[from].name};
     n.outputs = {plan_.slots[to].name};
-    n.attributes.push_back(IntsAttr("perm", perm));
+    n.attributes.push_back(fusion::IntsAttr("perm", perm));
     n.index = -1;
     PlanStep st;
     st.node = &n;
@@ -265,7 +251,7 @@ class LayoutPass {
     candidate.opset = 1;
     if (global) {
       const Shape s = x.static_shape();
-      candidate.attributes = {IntsAttr("kernel_shape", {s[2], s[3]})};
+      candidate.attributes = {fusion::IntsAttr("kernel_shape", {s[2], s[3]})};
     }
     std::vector<TypeInfo> types = {TypeOf(cl_version_[st.inputs[0]])};
     const kernels::OpDef* def = Def("com.onyx", op, 1);
@@ -395,8 +381,7 @@ class LayoutPass {
     const int swapped = NewSlot(plan_.slots[b].name + "/nhwc",
                                 TypeInfo::TensorWithShape(DType::kFloat, {n, h, w, cg, g}));
     ir::Node& t_node = CloneNode(*tr.node, "", "Transpose");
-    for (auto& attr : t_node.attributes)
-      if (attr.name == "perm") attr.ints = {0, 1, 2, 4, 3};
+    fusion::SetAttr(t_node, fusion::IntsAttr("perm", {0, 1, 2, 4, 3}));
     r1.inputs = {cl_version_[r1.inputs[0]], ShapeConstant(base + "/nhwc_shape", {n, h, w, g, cg})};
     r1.outputs = {split};
     tr.node = &t_node;
@@ -440,9 +425,7 @@ class LayoutPass {
     if (axis < 0 || axis > 3) return false;
     const int64_t stored_axis[4] = {0, 3, 1, 2};
     ir::Node& made = CloneNode(n, "", "Concat");
-    for (auto& a : made.attributes)
-      if (a.name == "axis") a.i = stored_axis[axis];
-    if (!made.attr("axis")) made.attributes.push_back(IntAttr("axis", stored_axis[axis]));
+    fusion::SetAttr(made, fusion::IntAttr("axis", stored_axis[axis]));
     st.node = &made;
     for (int& id : st.inputs) id = RequireChannelsLast(id, before);
     MoveOutputToChannelsLast(st, 0);

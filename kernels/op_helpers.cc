@@ -321,4 +321,21 @@ void ParallelFor(int64_t n, int64_t work_per_item, int threads,
   }
 }
 
+SliceRange ResolveSliceRange(int64_t start, int64_t end, int64_t step, int64_t dim) {
+  if (start < 0) start += dim;
+  if (end < 0) end += dim;
+  int64_t diff;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+    diff = end - start;
+  } else {
+    start = std::clamp<int64_t>(start, 0, std::max<int64_t>(dim - 1, 0));
+    end = std::clamp<int64_t>(end, -1, dim - 1);
+    diff = start - end;
+  }
+  const int64_t abs_step = step > 0 ? step : (step == INT64_MIN ? INT64_MAX : -step);
+  return {start, (dim == 0 || diff <= 0) ? 0 : (diff - 1) / abs_step + 1};
+}
+
 }  // namespace onyx::kernels

@@ -53,8 +53,7 @@ inline double ElementAsDouble(const Tensor& t, int64_t i) {
   return LoadAsDouble(t.dtype(), t.raw_data(), i);
 }
 // Copies n elements from src[src_off..] to dst[dst_off..]; both of dtype t (strings deep-copied).
-void CopyElements(DType t, const void* src, int64_t src_off, void* dst, int64_t dst_off,
-                  int64_t n);
+void CopyElements(DType t, const void* src, int64_t src_off, void* dst, int64_t dst_off, int64_t n);
 // Makes a 1-D int64 tensor.
 Tensor MakeInt64Tensor(const std::vector<int64_t>& values);
 
@@ -107,5 +106,14 @@ TypeInfo UnknownDimsType(DType t, int64_t rank);
 // work is small (n * work_per_item < 2^16, roughly elements touched). Nothing runs when n <= 0.
 void ParallelFor(int64_t n, int64_t work_per_item, int threads,
                  const std::function<void(int64_t, int64_t)>& fn);
+
+// One axis of ONNX Slice on a dim of known size: negative start/end count from the back, then
+// clamp to [0, dim] (positive steps) or [0, dim-1] / [-1, dim-1] (negative steps). Returns the
+// first index read and the number of elements. `step` must not be 0.
+struct SliceRange {
+  int64_t start = 0;
+  int64_t count = 0;
+};
+SliceRange ResolveSliceRange(int64_t start, int64_t end, int64_t step, int64_t dim);
 
 }  // namespace onyx::kernels

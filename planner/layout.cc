@@ -9,7 +9,6 @@
 #include <set>
 
 #include "kernels/node_view.h"
-#include "planner/fusion/rule_helpers.h"
 
 namespace onyx::planner {
 namespace {
@@ -120,7 +119,7 @@ class LayoutPass {
     n.opset = 21;
     n.inputs = {plan_.slots[from].name};
     n.outputs = {plan_.slots[to].name};
-    n.attributes.push_back(fusion::IntsAttr("perm", perm));
+    n.attributes.push_back(ir::IntsAttr("perm", perm));
     n.index = -1;
     PlanStep st;
     st.node = &n;
@@ -251,7 +250,7 @@ class LayoutPass {
     candidate.opset = 1;
     if (global) {
       const Shape s = x.static_shape();
-      candidate.attributes = {fusion::IntsAttr("kernel_shape", {s[2], s[3]})};
+      candidate.attributes = {ir::IntsAttr("kernel_shape", {s[2], s[3]})};
     }
     std::vector<TypeInfo> types = {TypeOf(cl_version_[st.inputs[0]])};
     const kernels::OpDef* def = Def("com.onyx", op, 1);
@@ -381,7 +380,7 @@ class LayoutPass {
     const int swapped = NewSlot(plan_.slots[b].name + "/nhwc",
                                 TypeInfo::TensorWithShape(DType::kFloat, {n, h, w, cg, g}));
     ir::Node& t_node = CloneNode(*tr.node, "", "Transpose");
-    fusion::SetAttr(t_node, fusion::IntsAttr("perm", {0, 1, 2, 4, 3}));
+    ir::SetAttr(t_node, ir::IntsAttr("perm", {0, 1, 2, 4, 3}));
     r1.inputs = {cl_version_[r1.inputs[0]], ShapeConstant(base + "/nhwc_shape", {n, h, w, g, cg})};
     r1.outputs = {split};
     tr.node = &t_node;
@@ -425,7 +424,7 @@ class LayoutPass {
     if (axis < 0 || axis > 3) return false;
     const int64_t stored_axis[4] = {0, 3, 1, 2};
     ir::Node& made = CloneNode(n, "", "Concat");
-    fusion::SetAttr(made, fusion::IntAttr("axis", stored_axis[axis]));
+    ir::SetAttr(made, ir::IntAttr("axis", stored_axis[axis]));
     st.node = &made;
     for (int& id : st.inputs) id = RequireChannelsLast(id, before);
     MoveOutputToChannelsLast(st, 0);

@@ -234,24 +234,11 @@ bool ComputeSlice(const Shape& dims, const std::vector<int64_t>& starts,
     const int64_t step = steps[i];
     if (step == 0) return false;
     const int64_t dim = dims[a];
-    int64_t start = starts[i], end = ends[i];
-    if (start < 0) start += dim;
-    if (end < 0) end += dim;
-    int64_t diff;
-    if (step > 0) {
-      start = std::clamp<int64_t>(start, 0, dim);
-      end = std::clamp<int64_t>(end, 0, dim);
-      diff = end - start;
-    } else {
-      start = std::clamp<int64_t>(start, 0, std::max<int64_t>(dim - 1, 0));
-      end = std::clamp<int64_t>(end, -1, dim - 1);
-      diff = start - end;
-    }
-    const int64_t abs_step = step > 0 ? step : (step == INT64_MIN ? INT64_MAX : -step);
+    const SliceRange r = ResolveSliceRange(starts[i], ends[i], step, dim);
     SliceAxis& s = (*out)[a];
     s.step = step;
-    s.start = start;
-    s.count = (dim == 0 || diff <= 0) ? 0 : (diff - 1) / abs_step + 1;
+    s.start = r.start;
+    s.count = r.count;
   }
   return true;
 }

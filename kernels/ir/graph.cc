@@ -61,4 +61,63 @@ std::vector<std::string> Graph::RequiredInputs() const {
   return out;
 }
 
+Attribute IntAttr(const std::string& name, int64_t v) {
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::kInt;
+  a.i = v;
+  return a;
+}
+
+Attribute FloatAttr(const std::string& name, float v) {
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::kFloat;
+  a.f = v;
+  return a;
+}
+
+Attribute StringAttr(const std::string& name, const std::string& v) {
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::kString;
+  a.s = v;
+  return a;
+}
+
+Attribute IntsAttr(const std::string& name, const std::vector<int64_t>& v) {
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::kInts;
+  a.ints = v;
+  return a;
+}
+
+Attribute FloatsAttr(const std::string& name, const std::vector<float>& v) {
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::kFloats;
+  a.floats = v;
+  return a;
+}
+
+void SetAttr(Node& n, Attribute a) {
+  for (Attribute& old : n.attributes) {
+    if (old.name == a.name) {
+      old = std::move(a);
+      return;
+    }
+  }
+  n.attributes.push_back(std::move(a));
+}
+
+void EraseAttr(Node& n, const std::string& name) {
+  for (size_t i = 0; i < n.attributes.size(); ++i) {
+    if (n.attributes[i].name == name) {
+      n.attributes.erase(n.attributes.begin() + static_cast<std::ptrdiff_t>(i));
+      return;
+    }
+  }
+}
+
 }  // namespace onyx::ir

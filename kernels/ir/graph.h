@@ -72,6 +72,16 @@ struct Node {
   std::string Describe() const;
 };
 
+// Attribute and node editing, for the planner's rewrites and for tests that build nodes.
+Attribute IntAttr(const std::string& name, int64_t v);
+Attribute FloatAttr(const std::string& name, float v);
+Attribute StringAttr(const std::string& name, const std::string& v);
+Attribute IntsAttr(const std::string& name, const std::vector<int64_t>& v);
+Attribute FloatsAttr(const std::string& name, const std::vector<float>& v);
+// Adds or replaces the attribute of the same name.
+void SetAttr(Node& n, Attribute a);
+void EraseAttr(Node& n, const std::string& name);
+
 struct ValueInfo {
   std::string name;
   TypeInfo type;

@@ -711,22 +711,9 @@ StatusOr<std::vector<SliceAxis>> ComputeSlice(
       if (!full) s.start = -1;
       continue;
     }
-    int64_t start = starts[i], end = ends[i];
-    if (start < 0) start += dim;
-    if (end < 0) end += dim;
-    int64_t diff;
-    if (step > 0) {
-      start = std::clamp<int64_t>(start, 0, dim);
-      end = std::clamp<int64_t>(end, 0, dim);
-      diff = end - start;
-    } else {
-      start = std::clamp<int64_t>(start, 0, std::max<int64_t>(dim - 1, 0));
-      end = std::clamp<int64_t>(end, -1, dim - 1);
-      diff = start - end;
-    }
-    const int64_t abs_step = step > 0 ? step : (step == INT64_MIN ? INT64_MAX : -step);
-    s.start = start;
-    s.count = (dim == 0 || diff <= 0) ? 0 : (diff - 1) / abs_step + 1;
+    const SliceRange r = ResolveSliceRange(starts[i], ends[i], step, dim);
+    s.start = r.start;
+    s.count = r.count;
   }
   return out;
 }

@@ -165,65 +165,6 @@ bool HasNoActivation(const ir::Node& n) {
   return !a || a->s.empty();
 }
 
-ir::Attribute IntAttr(const std::string& name, int64_t v) {
-  ir::Attribute a;
-  a.name = name;
-  a.type = ir::AttrType::kInt;
-  a.i = v;
-  return a;
-}
-
-ir::Attribute FloatAttr(const std::string& name, float v) {
-  ir::Attribute a;
-  a.name = name;
-  a.type = ir::AttrType::kFloat;
-  a.f = v;
-  return a;
-}
-
-ir::Attribute StringAttr(const std::string& name, const std::string& v) {
-  ir::Attribute a;
-  a.name = name;
-  a.type = ir::AttrType::kString;
-  a.s = v;
-  return a;
-}
-
-ir::Attribute IntsAttr(const std::string& name, const std::vector<int64_t>& v) {
-  ir::Attribute a;
-  a.name = name;
-  a.type = ir::AttrType::kInts;
-  a.ints = v;
-  return a;
-}
-
-ir::Attribute FloatsAttr(const std::string& name, const std::vector<float>& v) {
-  ir::Attribute a;
-  a.name = name;
-  a.type = ir::AttrType::kFloats;
-  a.floats = v;
-  return a;
-}
-
-void SetAttr(ir::Node& n, ir::Attribute a) {
-  for (ir::Attribute& old : n.attributes) {
-    if (old.name == a.name) {
-      old = std::move(a);
-      return;
-    }
-  }
-  n.attributes.push_back(std::move(a));
-}
-
-void EraseAttr(ir::Node& n, const std::string& name) {
-  for (size_t i = 0; i < n.attributes.size(); ++i) {
-    if (n.attributes[i].name == name) {
-      n.attributes.erase(n.attributes.begin() + static_cast<std::ptrdiff_t>(i));
-      return;
-    }
-  }
-}
-
 ir::Node MakeNode(const std::string& domain, const std::string& op_type, int64_t opset,
                   const ir::Node& anchor) {
   ir::Node n;

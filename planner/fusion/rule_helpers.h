@@ -41,14 +41,14 @@ kernels::FusedActivation FusedActivationOf(const ir::Node& n);
 bool HasNoActivation(const ir::Node& n);
 
 // ---- building ----
-ir::Attribute IntAttr(const std::string& name, int64_t v);
-ir::Attribute FloatAttr(const std::string& name, float v);
-ir::Attribute StringAttr(const std::string& name, const std::string& v);
-ir::Attribute IntsAttr(const std::string& name, const std::vector<int64_t>& v);
-ir::Attribute FloatsAttr(const std::string& name, const std::vector<float>& v);
-// Adds or replaces the attribute of the same name.
-void SetAttr(ir::Node& n, ir::Attribute a);
-void EraseAttr(ir::Node& n, const std::string& name);
+// Attribute builders live with the IR (kernels/ir/graph.h).
+using ir::EraseAttr;
+using ir::FloatAttr;
+using ir::FloatsAttr;
+using ir::IntAttr;
+using ir::IntsAttr;
+using ir::SetAttr;
+using ir::StringAttr;
 // A node of the given op named (and numbered) after `anchor`, the model node it grows from.
 ir::Node MakeNode(const std::string& domain, const std::string& op_type, int64_t opset,
                   const ir::Node& anchor);

@@ -65,38 +65,6 @@ class DirectContext : public KernelContext {
 
 }  // namespace
 
-ir::Attribute IntAttr(const std::string& name, int64_t v) {
-  ir::Attribute a;
-  a.name = name;
-  a.type = ir::AttrType::kInt;
-  a.i = v;
-  return a;
-}
-
-ir::Attribute FloatAttr(const std::string& name, float v) {
-  ir::Attribute a;
-  a.name = name;
-  a.type = ir::AttrType::kFloat;
-  a.f = v;
-  return a;
-}
-
-ir::Attribute StringAttr(const std::string& name, const std::string& v) {
-  ir::Attribute a;
-  a.name = name;
-  a.type = ir::AttrType::kString;
-  a.s = v;
-  return a;
-}
-
-ir::Attribute IntsAttr(const std::string& name, const std::vector<int64_t>& v) {
-  ir::Attribute a;
-  a.name = name;
-  a.type = ir::AttrType::kInts;
-  a.ints = v;
-  return a;
-}
-
 std::vector<std::string> ImplNames(const std::string& op, int64_t opset) {
   std::vector<std::string> names;
   const kernels::OpDef* def = kernels::OpRegistry::Global().Find("", op, opset);

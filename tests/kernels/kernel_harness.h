@@ -16,10 +16,10 @@
 
 namespace onyx::testing {
 
-ir::Attribute IntAttr(const std::string& name, int64_t v);
-ir::Attribute FloatAttr(const std::string& name, float v);
-ir::Attribute StringAttr(const std::string& name, const std::string& v);
-ir::Attribute IntsAttr(const std::string& name, const std::vector<int64_t>& v);
+using ir::FloatAttr;  // attribute builders from kernels/ir/graph.h
+using ir::IntAttr;
+using ir::IntsAttr;
+using ir::StringAttr;
 
 struct NodeSpec {
   NodeSpec(std::string op_type, int64_t op_opset, std::vector<ir::Attribute> attributes = {},

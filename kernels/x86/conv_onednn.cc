@@ -5,7 +5,6 @@
 #include "kernels/x86/conv_onednn.h"
 
 #include <cstring>
-#include <mutex>
 
 #include "kernels/reference/conv_pool.h"
 #include "kernels/x86/onednn_context.h"
@@ -143,7 +142,6 @@ class ConvOnednn : public Kernel {
                                                       dnnl::algorithm::convolution_direct, src_md_,
                                                       any_wei, dst_md_, strides, dil, pad_l, pad_r);
       dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
-      impl_ = pd.impl_info_str();
       wei_md_ = pd.weights_desc();
       scratch_md_ = pd.scratchpad_desc();
       prim_ = dnnl::convolution_forward(pd);
@@ -163,7 +161,6 @@ class ConvOnednn : public Kernel {
   memory::desc src_md_, dst_md_, user_wei_md_, wei_md_, bias_md_, scratch_md_;
   memory packed_weights_;  // null when the weights are not constant
   dnnl::convolution_forward prim_;
-  std::string impl_;
 };
 
 }  // namespace

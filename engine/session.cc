@@ -48,6 +48,7 @@ struct Session::Impl {
     planner::PlanOptions o;
     o.optimization = static_cast<planner::OptLevel>(options.optimization);
     o.reference_kernels = options.reference_kernels;
+    o.winograd = options.winograd;
     o.threads = threads;
     return o;
   }

@@ -93,6 +93,9 @@ using CreateFn = std::function<StatusOr<std::unique_ptr<Kernel>>(
 struct KernelCreateInfo {
   std::vector<const Tensor*> constants;  // per input: its value when constant in the plan
   int threads = 1;                       // the session's intra-op threads
+  // Whether 3x3 convolutions may use Winograd's algorithm: about twice as fast, with rounding
+  // errors a few times those of direct summation (SessionOptions::winograd).
+  bool winograd = true;
 };
 using CreateWithInfoFn = std::function<StatusOr<std::unique_ptr<Kernel>>(
     const NodeView& node, const std::vector<TypeInfo>& input_types, const KernelCreateInfo& info)>;

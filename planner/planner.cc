@@ -259,6 +259,7 @@ class PlanBuilder {
         if (impl.create_with_info) {
           kernels::KernelCreateInfo info;
           info.threads = opts_.threads;
+          info.winograd = opts_.winograd;
           for (int id : st.inputs) {
             auto c = id >= 0 ? plan_->constants.find(id) : plan_->constants.end();
             info.constants.push_back(c != plan_->constants.end() && c->second.is_tensor()

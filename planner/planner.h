@@ -19,6 +19,7 @@ struct PlanOptions {
   bool infer_only = false;                 // stop after inference (no kernels, no arena)
   bool reference_kernels = false;          // only the reference kernel of each op (testing)
   int threads = 1;                         // intra-op threads the kernels will run with
+  bool winograd = true;                    // 3x3 convolutions may use Winograd's algorithm
   // Testing only: != 0 shuffles the fusion pass's rule list with this seed; the plan must come
   // out identical (tests/planner/fusion_order_test.cc).
   uint64_t fusion_rule_seed = 0;

@@ -50,11 +50,13 @@ constexpr const char* kRunHelp =
     "  --repeat N             run N times and report the median latency (default 1)\n"
     "  --optimization L       none | basic | all (default all)\n"
     "  --kernels K            auto (fastest available) | reference (default auto)\n"
+    "  --conv-algorithm A     auto (Winograd for 3x3 convolutions where faster) | direct\n"
+    "                         (default auto)\n"
     "  --threads N            intra-op threads (default: one per core)\n";
 
 constexpr const char* kPlanHelp =
     "usage: onyx plan MODEL [--shape NAME=1x3x224x224 ...] [--optimization L] [--kernels K]\n"
-    "                 [--json]\n"
+    "                 [--conv-algorithm A] [--json]\n"
     "\n"
     "Prints the schedule (nodes after all passes), each value's storage, arena offset and size, "
     "and\n"
@@ -78,6 +80,8 @@ constexpr const char* kBenchHelp =
     "  --optimization L    none | basic | all (default all); a list such as none,all times\n"
     "                      one session per level in alternating runs and prints the speed-ups\n"
     "  --kernels K         auto | reference (default auto)\n"
+    "  --conv-algorithm A  auto | direct (default auto: Winograd for 3x3 convolutions where\n"
+    "                      faster)\n"
     "  --profile FILE      time every step of the timed runs: write them to FILE as Chrome\n"
     "                      trace-event JSON (open in Perfetto or chrome://tracing) and print\n"
     "                      time, share and calls per operator type\n"
@@ -137,6 +141,12 @@ StatusOr<SessionOptions> ParseSessionOptions(const Args& a) {
       return InvalidArgument("--kernels must be auto or reference; got '", k, "'");
     o.reference_kernels = k == "reference";
   }
+  if (a.has("conv-algorithm")) {
+    const std::string c = a.get("conv-algorithm");
+    if (c != "auto" && c != "direct")
+      return InvalidArgument("--conv-algorithm must be auto or direct; got '", c, "'");
+    o.winograd = c == "auto";
+  }
   return o;
 }
 
@@ -176,7 +186,7 @@ void PrintTop(const Value& v, int k) {
 int RunMain(int argc, char** argv) {
   auto a = ParseArgs(argc, argv, 2, {},
                      {"input", "output-dir", "dump-dir", "optimization", "threads", "kernels",
-                      "generate", "shape", "top", "repeat"});
+                      "conv-algorithm", "generate", "shape", "top", "repeat"});
   if (!a.ok()) return Fail("run", a.status());
   if (a->positional.empty())
     return Fail("run", InvalidArgument("missing MODEL (see onyx run --help)"));
@@ -276,7 +286,8 @@ int RunMain(int argc, char** argv) {
 }
 
 int PlanMain(int argc, char** argv) {
-  auto a = ParseArgs(argc, argv, 2, {"json"}, {"shape", "optimization", "threads", "kernels"});
+  auto a = ParseArgs(argc, argv, 2, {"json"},
+                     {"shape", "optimization", "threads", "kernels", "conv-algorithm"});
   if (!a.ok()) return Fail("plan", a.status());
   if (a->positional.size() != 1)
     return Fail("plan", InvalidArgument("expected exactly one MODEL (see onyx plan --help)"));
@@ -384,7 +395,8 @@ int BenchLevels(const Args& a, const std::vector<std::string>& levels) {
 
 int BenchMain(int argc, char** argv) {
   auto a = ParseArgs(argc, argv, 2, {"json"},
-                     {"threads", "warmup", "runs", "optimization", "shape", "kernels", "profile"});
+                     {"threads", "warmup", "runs", "optimization", "shape", "kernels", "profile",
+                      "conv-algorithm"});
   if (!a.ok()) return Fail("bench", a.status());
   if (a->positional.size() != 1)
     return Fail("bench", InvalidArgument("expected exactly one MODEL (see onyx bench --help)"));

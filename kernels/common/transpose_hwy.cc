@@ -29,11 +29,39 @@ HWY_INLINE void TransposeScalar(const E* src, int64_t ss, E* dst, int64_t ds, in
     for (int64_t b = b0; b < b1; ++b) dst[a * ds + b] = src[a + b * ss];
 }
 
+#if HWY_TARGET != HWY_SCALAR
+// Two to four contiguous output columns (NCHW -> NHWC of an RGB image): each group of input
+// rows is stored interleaved, a full vector of output rows at a time.
+bool TransposeFewColumns32(const uint32_t* src, int64_t ss, uint32_t* dst, int64_t ds, int64_t rows,
+                           int64_t cols) {
+  if (ds != cols || cols < 2 || cols > 4) return false;
+  const hn::ScalableTag<uint32_t> d;
+  const int64_t n = static_cast<int64_t>(hn::Lanes(d));
+  int64_t a = 0;
+  for (; a + n <= rows; a += n) {
+    const auto v0 = hn::LoadU(d, src + a);
+    const auto v1 = hn::LoadU(d, src + a + ss);
+    if (cols == 2) {
+      hn::StoreInterleaved2(v0, v1, d, dst + a * 2);
+      continue;
+    }
+    const auto v2 = hn::LoadU(d, src + a + 2 * ss);
+    if (cols == 3)
+      hn::StoreInterleaved3(v0, v1, v2, d, dst + a * 3);
+    else
+      hn::StoreInterleaved4(v0, v1, v2, hn::LoadU(d, src + a + 3 * ss), d, dst + a * 4);
+  }
+  TransposeScalar(src, ss, dst, ds, a, rows, 0, cols);
+  return true;
+}
+#endif
+
 void Transpose2D32Impl(const uint32_t* src, int64_t ss, uint32_t* dst, int64_t ds, int64_t rows,
                        int64_t cols) {
 #if HWY_TARGET == HWY_SCALAR
   TransposeScalar(src, ss, dst, ds, 0, rows, 0, cols);
 #else
+  if (TransposeFewColumns32(src, ss, dst, ds, rows, cols)) return;
   const hn::Full128<uint32_t> d;
   for (int64_t a0 = 0; a0 < rows; a0 += kTile) {
     const int64_t a1 = std::min(rows, a0 + kTile);

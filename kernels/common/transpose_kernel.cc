@@ -14,8 +14,9 @@
 namespace onyx::kernels::common {
 namespace {
 
-// Rows of the 2-D tiles handed to one task.
-constexpr int64_t kTransposeRowsPerTask = 64;
+// Elements of the 2-D tiles handed to one task: at least 64 rows, more when rows are short
+// (an RGB image's NCHW -> NHWC has 3 columns).
+constexpr int64_t kTransposeElementsPerTask = 64 * 64;
 
 // Validated permutation of the node for `rank`, or false (the reference kernel then reports it).
 bool NodePerm(const NodeView& node, int64_t rank, std::vector<int64_t>* perm) {
@@ -125,15 +126,16 @@ class TransposeKernel : public FastKernel {
       batch_dst.push_back(out_strides[k]);
     }
     const int64_t batch = ShapeElementCount(batch_dims);
-    const int64_t row_blocks = (rows + kTransposeRowsPerTask - 1) / kTransposeRowsPerTask;
+    const int64_t rows_per_task = std::max<int64_t>(64, kTransposeElementsPerTask / cols);
+    const int64_t row_blocks = (rows + rows_per_task - 1) / rows_per_task;
     const char* src = static_cast<const char*>(x.raw_data());
     char* dst = static_cast<char*>(y->raw_data());
     const int64_t esi = static_cast<int64_t>(es);
-    ParallelFor(batch * row_blocks, std::min(rows, kTransposeRowsPerTask) * cols, threads,
+    ParallelFor(batch * row_blocks, std::min(rows, rows_per_task) * cols, threads,
                 [&](int64_t begin, int64_t end) {
                   for (int64_t t = begin; t < end; ++t) {
                     int64_t bi = t / row_blocks;
-                    const int64_t a0 = (t % row_blocks) * kTransposeRowsPerTask;
+                    const int64_t a0 = (t % row_blocks) * rows_per_task;
                     int64_t soff = a0, doff = a0 * dst_stride;
                     for (size_t k = batch_dims.size(); k-- > 0;) {
                       const int64_t i = bi % batch_dims[k];
@@ -142,7 +144,7 @@ class TransposeKernel : public FastKernel {
                       doff += i * batch_dst[k];
                     }
                     Transpose2D(src + soff * esi, src_stride, dst + doff * esi, dst_stride,
-                                std::min(kTransposeRowsPerTask, rows - a0), cols, es);
+                                std::min(rows_per_task, rows - a0), cols, es);
                   }
                 });
     return Status::Ok();

@@ -42,6 +42,20 @@ Shape StoredShape(const std::vector<int64_t>& logical, bool channels_last) {
   return s;
 }
 
+// Whether a convolution should run with Winograd's algorithm, F(4x4 or 2x2, 3x3) on nChw16c:
+// 3x3, stride 1, no dilation, ungrouped, channel counts that fill 16-lane blocks and a map of at
+// least 14x14. Measured on AVX-512 with oneDNN 2.6, such convolutions (the ResNet-50, VGG-19,
+// DenseNet-121 and Inception shapes) run 1.2-2.6x faster than direct, the two reorders included;
+// on 13x13 maps (SqueezeNet) or with fewer channels they run slower.
+bool WinogradPays(const std::vector<int64_t>& x, const std::vector<int64_t>& y, const Shape& w,
+                  const WindowGeometry& g, int64_t group) {
+  if (x.size() != 4 || group != 1 || w[2] != 3 || w[3] != 3) return false;
+  for (size_t i = 0; i < 2; ++i)
+    if (g.strides[i] != 1 || g.dilations[i] != 1) return false;
+  const int64_t c = x[1], m = y[1];
+  return c % 16 == 0 && m % 16 == 0 && c >= 32 && m >= 32 && y[2] >= 14 && y[3] >= 14;
+}
+
 class ConvOnednn : public Kernel {
  public:
   static StatusOr<std::unique_ptr<Kernel>> Create(const NodeView& node,
@@ -65,6 +79,13 @@ class ConvOnednn : public Kernel {
       Tensor y = ctx.Output(0, DType::kFloat, y_shape_);
       memory src(src_md_, eng, const_cast<void*>(x.raw_data()));
       memory dst(dst_md_, eng, y.raw_data());
+      memory user_dst = dst;
+      if (winograd_) {  // Winograd runs on nChw16c: reorder in and out around it
+        memory blocked_src = ThreadBuffer(ThreadBufferUse::kSource, blocked_src_md_);
+        src_reorder_.execute(stream, src, blocked_src);
+        src = blocked_src;
+        dst = ThreadBuffer(ThreadBufferUse::kDestination, blocked_dst_md_);
+      }
       memory wei = packed_weights_;
       if (!wei) wei = ReorderWeights(user_wei_md_, wei_md_, w.raw_data(), stream);  // computed
       std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src},
@@ -80,6 +101,7 @@ class ConvOnednn : public Kernel {
         if (y.raw_data() != z.raw_data()) std::memcpy(y.raw_data(), z.raw_data(), z.nbytes());
       }
       prim_.execute(stream, args);
+      if (winograd_) dst_reorder_.execute(stream, dst, user_dst);
       stream.wait();
     } catch (const dnnl::error& e) {
       return FromDnnlError(node, e);
@@ -134,14 +156,31 @@ class ConvOnednn : public Kernel {
       dnnl::primitive_attr attr = ScratchpadAttr();
       attr.set_post_ops(ops);
       SetOmpThreads(threads_);
-      auto desc =
-          has_bias_ ? dnnl::convolution_forward::desc(
-                          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                          src_md_, any_wei, bias_md_, dst_md_, strides, dil, pad_l, pad_r)
-                    : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                      dnnl::algorithm::convolution_direct, src_md_,
-                                                      any_wei, dst_md_, strides, dil, pad_l, pad_r);
-      dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
+      auto make_pd = [&](dnnl::algorithm alg, const memory::desc& src, const memory::desc& dst) {
+        auto desc = has_bias_ ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                                alg, src, any_wei, bias_md_, dst,
+                                                                strides, dil, pad_l, pad_r)
+                              : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                                alg, src, any_wei, dst, strides,
+                                                                dil, pad_l, pad_r);
+        return dnnl::convolution_forward::primitive_desc(desc, attr, eng);
+      };
+      dnnl::convolution_forward::primitive_desc pd;
+      if (info.winograd && !has_residual_ && WinogradPays(xl, yl, w_shape_, g, group)) {
+        try {  // oneDNN's Winograd kernels need AVX-512 and the nChw16c layout
+          blocked_src_md_ = memory::desc(ToDims(xl), f32, Tag::nChw16c);
+          blocked_dst_md_ = memory::desc(ToDims(yl), f32, Tag::nChw16c);
+          pd = make_pd(dnnl::algorithm::convolution_winograd, blocked_src_md_, blocked_dst_md_);
+          src_reorder_ =
+              dnnl::reorder(memory(src_md_, eng, nullptr), memory(blocked_src_md_, eng, nullptr));
+          dst_reorder_ =
+              dnnl::reorder(memory(blocked_dst_md_, eng, nullptr), memory(dst_md_, eng, nullptr));
+          winograd_ = true;
+        } catch (const dnnl::error&) {
+          winograd_ = false;
+        }
+      }
+      if (!winograd_) pd = make_pd(dnnl::algorithm::convolution_direct, src_md_, dst_md_);
       wei_md_ = pd.weights_desc();
       scratch_md_ = pd.scratchpad_desc();
       prim_ = dnnl::convolution_forward(pd);
@@ -156,6 +195,9 @@ class ConvOnednn : public Kernel {
   }
 
   int threads_ = 1;
+  bool winograd_ = false;  // run as reorder to nChw16c, Winograd, reorder back
+  memory::desc blocked_src_md_, blocked_dst_md_;
+  dnnl::reorder src_reorder_, dst_reorder_;
   Shape x_shape_, w_shape_, y_shape_;
   bool has_bias_ = false, has_residual_ = false;
   memory::desc src_md_, dst_md_, user_wei_md_, wei_md_, bias_md_, scratch_md_;

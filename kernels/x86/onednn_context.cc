@@ -26,16 +26,18 @@ dnnl::primitive_attr ScratchpadAttr() {
   return attr;
 }
 
-dnnl::memory ThreadScratchpad(const dnnl::memory::desc& md) {
+dnnl::memory ThreadBuffer(ThreadBufferUse use, const dnnl::memory::desc& md) {
   struct Buffer {
     void* data = nullptr;
     size_t size = 0;
     ~Buffer() { std::free(data); }
   };
-  thread_local Buffer buffer;
+  thread_local Buffer buffers[kThreadBufferUses];
+  Buffer& buffer = buffers[static_cast<int>(use)];
   const size_t need = std::max<size_t>(md.get_size(), 64);
   if (buffer.size < need) {
     std::free(buffer.data);
+    buffer.data = nullptr;
     buffer.size = (need + 4095) / 4096 * 4096;
     buffer.data = std::aligned_alloc(64, buffer.size);
     if (!buffer.data) {
@@ -44,6 +46,10 @@ dnnl::memory ThreadScratchpad(const dnnl::memory::desc& md) {
     }
   }
   return dnnl::memory(md, CpuEngine(), buffer.data);
+}
+
+dnnl::memory ThreadScratchpad(const dnnl::memory::desc& md) {
+  return ThreadBuffer(ThreadBufferUse::kScratchpad, md);
 }
 
 Status FromDnnlError(const NodeView& node, const dnnl::error& e) {

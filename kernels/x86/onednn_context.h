@@ -24,9 +24,14 @@ void SetOmpThreads(int threads);
 // ("library") scratchpad is one buffer per primitive unless the library was built for concurrent
 // execution, and Session::Run may execute one primitive from several threads at once.
 dnnl::primitive_attr ScratchpadAttr();
-// A scratchpad of `md`'s size in this thread's buffer: valid until this thread's next call, which
-// is enough because a thread executes one primitive at a time (CPU execute returns when done).
-dnnl::memory ThreadScratchpad(const dnnl::memory::desc& md);
+// Per-thread working buffers, one per use, so that a kernel can hold several at once.
+enum class ThreadBufferUse { kScratchpad, kSource, kDestination };
+constexpr int kThreadBufferUses = 3;
+// Memory of `md`'s size in this thread's buffer for `use`: valid until this thread's next call
+// for the same use, which is enough because a thread runs one kernel at a time (CPU execute
+// returns when done).
+dnnl::memory ThreadBuffer(ThreadBufferUse use, const dnnl::memory::desc& md);
+dnnl::memory ThreadScratchpad(const dnnl::memory::desc& md);  // ThreadBuffer(kScratchpad, md)
 
 // A oneDNN exception as an error naming the node.
 Status FromDnnlError(const NodeView& node, const dnnl::error& e);

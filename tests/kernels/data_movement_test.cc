@@ -70,6 +70,12 @@ TEST(Transpose, DefaultPermutationLargeMatricesAndEmpty) {
                         "Transpose_any_tiled", 2);
   ExpectSameAsReference({"Transpose", 13, {IntsAttr("perm", {0, 3, 1, 2})}}, {img},
                         "Transpose_any_tiled", 2);
+  // Images with 2, 3 or 4 channels to channels-last (interleaved stores, odd tails).
+  for (const Shape& shape : {Shape{2, 3, 37, 29}, Shape{1, 2, 33, 17}, Shape{1, 4, 19, 23}}) {
+    const Tensor rgb = RandomBytes(DType::kFloat, shape, rng);
+    ExpectSameAsReference({"Transpose", 13, {IntsAttr("perm", {0, 2, 3, 1})}}, {rgb},
+                          "Transpose_any_tiled", 2);
+  }
 }
 
 TEST(Transpose, BadPermutationGivesTheReferenceError) {

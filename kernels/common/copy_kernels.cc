@@ -44,16 +44,30 @@ void CopyBlocks(int64_t outer, const std::vector<const char*>& src,
   if (k == 0 || outer == 0) return;
   int64_t row_bytes = 0;
   for (int64_t b : bytes) row_bytes += b;
-  // ParallelFor's work unit is roughly one element (4 bytes).
-  ParallelFor(outer * k, std::max<int64_t>(1, row_bytes / k / 4),
-              ThreadsFor(outer * row_bytes / 4, threads), [&](int64_t begin, int64_t end) {
-                for (int64_t t = begin; t < end; ++t) {
-                  const int64_t o = t / k, i = t % k;
-                  if (bytes[i] > 0)
-                    std::memcpy(dst[i] + o * dst_row[i], src[i] + o * src_row[i],
-                                static_cast<size_t>(bytes[i]));
-                }
-              });
+  const int workers = ThreadsFor(outer * row_bytes / 4, threads);
+  if (outer < 8 * workers) {  // few long rows: split over (row, piece); work unit ~4 bytes
+    ParallelFor(outer * k, std::max<int64_t>(1, row_bytes / k / 4), workers,
+                [&](int64_t begin, int64_t end) {
+                  for (int64_t t = begin; t < end; ++t) {
+                    const int64_t o = t / k, i = t % k;
+                    if (bytes[i] > 0)
+                      std::memcpy(dst[i] + o * dst_row[i], src[i] + o * src_row[i],
+                                  static_cast<size_t>(bytes[i]));
+                  }
+                });
+    return;
+  }
+  // Many short rows (an NHWC channel Concat copies a few hundred bytes per piece): tasks are
+  // runs of whole rows, walked piece by piece without a division per copy.
+  ParallelFor(outer, std::max<int64_t>(1, row_bytes / 4), workers, [&](int64_t begin, int64_t end) {
+    for (int64_t i = 0; i < k; ++i) {
+      const size_t n = static_cast<size_t>(bytes[i]);
+      if (n == 0) continue;
+      const char* s = src[i] + begin * src_row[i];
+      char* d = dst[i] + begin * dst_row[i];
+      for (int64_t o = begin; o < end; ++o, s += src_row[i], d += dst_row[i]) std::memcpy(d, s, n);
+    }
+  });
 }
 
 // ---- Concat ----

@@ -103,6 +103,10 @@ TEST(Concat, EveryAxisElementSizeAndEmptyInputs) {
   const Tensor a = RandomBytes(DType::kFloat, {1, 512, 28, 28}, rng);
   const Tensor b = RandomBytes(DType::kFloat, {1, 128, 28, 28}, rng);
   ExpectSameAsReference({"Concat", 13, {IntAttr("axis", 1)}}, {a, b}, "Concat_any_memcpy", 2);
+  // Channels-last Concat (SqueezeNet's fire modules): many short rows split over two threads.
+  const Tensor c = RandomBytes(DType::kFloat, {1, 55, 55, 64}, rng);
+  const Tensor d = RandomBytes(DType::kFloat, {1, 55, 55, 48}, rng);
+  ExpectSameAsReference({"Concat", 13, {IntAttr("axis", 3)}}, {c, d, c}, "Concat_any_memcpy", 2);
   // Mismatched dims are the reference kernel's error.
   const RunResult bad =
       RunImpl({"Concat", 13, {IntAttr("axis", 0)}},

@@ -49,6 +49,9 @@ class Kernel {
  public:
   virtual ~Kernel() = default;
   virtual Status Run(KernelContext& ctx) const = 0;
+  // The algorithm the kernel chose when it was created, when its impl has several (for example
+  // "winograd"); plans and profiles show it after the impl name.
+  virtual std::string variant() const { return {}; }
 };
 
 using KernelFn = Status (*)(KernelContext& ctx);

@@ -270,7 +270,8 @@ class PlanBuilder {
         } else {
           k = impl.create(view, types);
         }
-        if (!k.ok() && k.status().code() == ErrorCode::kUnsupported && ii + 1 < st.op->impls.size()) {
+        if (!k.ok() && k.status().code() == ErrorCode::kUnsupported &&
+            ii + 1 < st.op->impls.size()) {
           rejections += " " + impl.name + ": " + k.status().message() + ";";
           continue;  // a fast kernel that cannot take this node after all: try the next one
         }
@@ -282,6 +283,7 @@ class PlanBuilder {
         }
         st.kernel = std::move(k).value();
         st.impl_name = impl.name;
+        if (const std::string v = st.kernel->variant(); !v.empty()) st.impl_name += "/" + v;
         break;
       }
       if (!st.kernel) return view.NotSupported("no kernel accepts this node:", rejections);

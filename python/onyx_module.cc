@@ -70,13 +70,17 @@ std::string JoinNames(const List& ios) {
 class PySession {
  public:
   PySession(const py::object& model, int intra_op_threads, const std::string& optimization,
-            bool reference_kernels) {
+            bool reference_kernels, const std::string& conv_algorithm) {
     SessionOptions o;
     o.intra_op_threads = intra_op_threads;
     auto level = ParseOptimizationLevel(optimization);
     ThrowIfError(level.status());
     o.optimization = *level;
     o.reference_kernels = reference_kernels;
+    if (conv_algorithm != "auto" && conv_algorithm != "direct")
+      ThrowIfError(
+          InvalidArgument("conv_algorithm must be 'auto' or 'direct', got '", conv_algorithm, "'"));
+    o.winograd = conv_algorithm == "auto";
     if (py::isinstance<py::bytes>(model) || py::isinstance<py::bytearray>(model)) {
       const std::string bytes = py::isinstance<py::bytes>(model)
                                     ? std::string(py::reinterpret_borrow<py::bytes>(model))
@@ -167,9 +171,9 @@ PYBIND11_MODULE(_onyx, m) {
   onyx::python::RegisterErrors(m);
   onyx::python::InitNumpyBridge();
   py::class_<PySession>(m, "Session", "A loaded and planned ONNX model (native).")
-      .def(py::init<const py::object&, int, const std::string&, bool>(), py::arg("model"),
-           py::arg("intra_op_threads") = 0, py::arg("optimization") = "all",
-           py::arg("reference_kernels") = false,
+      .def(py::init<const py::object&, int, const std::string&, bool, const std::string&>(),
+           py::arg("model"), py::arg("intra_op_threads") = 0, py::arg("optimization") = "all",
+           py::arg("reference_kernels") = false, py::arg("conv_algorithm") = "auto",
            "Loads `model` (a path, or serialized ModelProto bytes) and plans it.")
       .def("inputs", &PySession::Inputs,
            "Every graph input as a dict: name, type, shape, onyx_type (initializer-backed ones "

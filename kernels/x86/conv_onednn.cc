@@ -66,6 +66,8 @@ class ConvOnednn : public Kernel {
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
+  std::string variant() const override { return winograd_ ? "winograd" : ""; }
+
   Status Run(KernelContext& ctx) const override {
     SetOmpThreads(threads_);
     const NodeView& node = ctx.node();

@@ -31,6 +31,7 @@ class Session:
         intra_op_threads: int = 0,
         optimization: str = "all",
         reference_kernels: bool = False,
+        conv_algorithm: str = "auto",
     ) -> None: ...
     def inputs(self) -> List[Dict[str, Any]]:
         """Every graph input: {'name', 'type', 'shape', 'onyx_type'} (initializer-backed included)."""

@@ -98,6 +98,8 @@ class InferenceSession:
             overrides ``sess_options.graph_optimization_level``.
         intra_op_threads: older spelling of ``threads``.
         reference_kernels: run every operator on its reference kernel (slow; for testing).
+        conv_algorithm: ``"auto"`` or ``"direct"`` (no Winograd); overrides
+            ``sess_options.conv_algorithm``.
 
     The model is loaded, checked and planned here; anything onyx cannot run raises now, naming
     the node. Every error is an :class:`onyx.Error`: :class:`onyx.InvalidModel` for bytes that
@@ -121,6 +123,7 @@ class InferenceSession:
         optimization: str | GraphOptimizationLevel | None = None,
         intra_op_threads: int | None = None,
         reference_kernels: bool | None = None,
+        conv_algorithm: str | None = None,
     ) -> None:
         _check_providers(providers)
         options = sess_options if sess_options is not None else SessionOptions()
@@ -132,12 +135,15 @@ class InferenceSession:
             optimization = options.graph_optimization_level
         if reference_kernels is None:
             reference_kernels = options.reference_kernels
+        if conv_algorithm is None:
+            conv_algorithm = options.conv_algorithm
         self._options = options
         self._sess = _onyx.Session(
             _model_source(path_or_bytes),
             int(threads or 0),
             optimization_name(optimization),
             bool(reference_kernels),
+            str(conv_algorithm),
         )
         required = set(self._sess.required_inputs())
         inputs = self._sess.inputs()

@@ -7,7 +7,6 @@
 #include <functional>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "engine/tensor_proto.h"
 #include "onnx/onnx-ml.pb.h"
@@ -30,7 +29,10 @@ std::string NormalizeDomain(const std::string& d) {
   return d == "ai.onnx" ? "" : d;
 }
 
-StatusOr<std::shared_ptr<ir::Graph>> ConvertGraph(const onnx::GraphProto& gp, LoadContext& lc);
+// `release`, when given, is `gp` itself: each initializer's bytes are dropped from it once
+// converted, so a large model is not held twice while it loads.
+StatusOr<std::shared_ptr<ir::Graph>> ConvertGraph(const onnx::GraphProto& gp, LoadContext& lc,
+                                                  onnx::GraphProto* release = nullptr);
 
 StatusOr<Tensor> SparseToDense(const onnx::SparseTensorProto& sp, LoadContext& lc) {
   ONYX_ASSIGN_OR_RETURN(Tensor values, TensorFromProto(sp.values(), lc.ext));
@@ -258,17 +260,27 @@ Status ExpandFunctionCall(const ir::Node& call, const onnx::FunctionProto& fn, L
   return Status::Ok();
 }
 
-StatusOr<std::shared_ptr<ir::Graph>> ConvertGraph(const onnx::GraphProto& gp, LoadContext& lc) {
+StatusOr<std::shared_ptr<ir::Graph>> ConvertGraph(const onnx::GraphProto& gp, LoadContext& lc,
+                                                  onnx::GraphProto* release) {
   auto g = std::make_shared<ir::Graph>();
   g->name = gp.name();
   g->opsets = lc.opsets;
-  for (const auto& tp : gp.initializer()) {
+  for (int i = 0; i < gp.initializer_size(); ++i) {
+    const onnx::TensorProto& tp = gp.initializer(i);
     if (tp.name().empty())
       return InvalidModel("graph '", gp.name(), "' has an initializer without a name");
     auto t = TensorFromProto(tp, lc.ext);
     if (!t.ok()) return t.status().WithContext("initializer '" + tp.name() + "': ");
     if (!g->initializers.emplace(tp.name(), std::move(t).value()).second)
       return InvalidModel("initializer '", tp.name(), "' is defined twice");
+    if (release) {
+      onnx::TensorProto* done = release->mutable_initializer(i);
+      done->clear_raw_data();
+      done->clear_float_data();
+      done->clear_int64_data();
+      done->clear_double_data();
+      done->clear_int32_data();
+    }
   }
   for (const auto& sp : gp.sparse_initializer()) {
     auto t = SparseToDense(sp, lc);
@@ -379,15 +391,22 @@ Status ValidateGraph(ir::Graph& g, const std::vector<std::string>& outer_scope) 
 }
 
 namespace {
-StatusOr<ir::Model> LoadImpl(const std::string& bytes, const std::string& display_name,
-                             const std::string& model_dir) {
-  const std::string prefix = display_name + ": ";
+
+// Parses serialized ModelProto bytes, with the error a user can act on.
+Status ParseModel(const std::string& bytes, const std::string& prefix, onnx::ModelProto* mp) {
   if (bytes.empty())
     return InvalidModel(prefix, "the file is empty; expected a serialized ONNX ModelProto");
-  onnx::ModelProto mp;
-  if (!mp.ParseFromString(bytes))
+  if (!mp->ParseFromString(bytes))
     return InvalidModel(
         prefix, "not a valid ONNX model: protobuf parsing failed (truncated or corrupt file?)");
+  return Status::Ok();
+}
+
+// Converts a parsed model; the main graph's initializer bytes are released from `mp` as they
+// are converted.
+StatusOr<ir::Model> LoadImpl(onnx::ModelProto& mp, const std::string& display_name,
+                             const std::string& model_dir) {
+  const std::string prefix = display_name + ": ";
   if (!mp.has_graph())
     return InvalidModel(prefix,
                         "not a valid ONNX model: it has no graph (is this really an .onnx file?)");
@@ -411,7 +430,7 @@ StatusOr<ir::Model> LoadImpl(const std::string& bytes, const std::string& displa
   m.producer_version = mp.producer_version();
   m.opsets = lc.opsets;
   m.display_name = display_name;
-  auto g = ConvertGraph(mp.graph(), lc);
+  auto g = ConvertGraph(mp.graph(), lc, mp.mutable_graph());
   if (!g.ok()) return g.status().WithContext(prefix);
   m.graph = std::move(g).value();
   Status s = ValidateGraph(*m.graph, {});
@@ -421,19 +440,31 @@ StatusOr<ir::Model> LoadImpl(const std::string& bytes, const std::string& displa
 }  // namespace
 
 StatusOr<ir::Model> LoadModelFromBytes(const std::string& bytes, const std::string& display_name) {
-  return LoadImpl(bytes, display_name, "");
+  onnx::ModelProto mp;
+  ONYX_RETURN_IF_ERROR(ParseModel(bytes, display_name + ": ", &mp));
+  return LoadImpl(mp, display_name, "");
 }
 
 StatusOr<ir::Model> LoadModelFromFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f) return NotFound("cannot open model file '", path, "'");
-  std::ostringstream ss;
-  ss << f.rdbuf();
   const size_t slash = path.find_last_of('/');
   const std::string dir =
       slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  auto m = LoadImpl(ss.str(), base, dir);
+  // Read in one piece of the file's size (a stream copy doubles a large model in memory), and
+  // free the bytes once parsed.
+  const std::streamoff size = f.tellg();
+  if (size < 0) return NotFound("cannot read model file '", path, "'");
+  std::string bytes(static_cast<size_t>(size), '\0');
+  f.seekg(0);
+  if (size > 0 && !f.read(bytes.data(), size))
+    return NotFound("cannot read model file '", path, "'");
+  onnx::ModelProto mp;
+  Status parsed = ParseModel(bytes, base + ": ", &mp);
+  std::string().swap(bytes);
+  ONYX_RETURN_IF_ERROR(parsed);
+  auto m = LoadImpl(mp, base, dir);
   if (!m.ok()) return m;
   m->path = path;
   return m;

@@ -165,7 +165,11 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p, const ExternalDataC
       return InvalidModel(TensorLabel(p), " has negative dim in shape ", ShapeToString(shape));
   if (p.has_segment())
     return Unsupported(TensorLabel(p), " is segmented, which onyx does not read");
-  Tensor out = Tensor::Allocate(t, shape);
+  // Raw and external bytes overwrite the whole buffer (or fail), so it need not be zeroed first.
+  const bool filled_from_bytes =
+      p.data_location() == onnx::TensorProto::EXTERNAL || p.has_raw_data();
+  Tensor out =
+      filled_from_bytes ? Tensor::AllocateUninitialized(t, shape) : Tensor::Allocate(t, shape);
   const int64_t n = out.numel();
 
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {

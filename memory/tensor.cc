@@ -24,26 +24,31 @@ std::string ShapeToString(const Shape& shape) {
   return os.str();
 }
 
-Tensor Tensor::Allocate(DType dtype, Shape shape) {
-  Tensor t;
-  t.dtype_ = dtype;
-  t.shape_ = std::move(shape);
-  const int64_t n = ShapeElementCount(t.shape_);
+namespace {
+
+Tensor AllocateBuffer(DType dtype, Shape shape, bool zero) {
+  const int64_t n = ShapeElementCount(shape);
   if (n < 0) throw std::bad_alloc();
   if (dtype == DType::kString) {
     auto vec = std::make_shared<std::vector<std::string>>(static_cast<size_t>(n));
-    t.data_ = vec->data();
-    t.holder_ = vec;
-    return t;
+    return Tensor::Wrap(dtype, std::move(shape), vec, vec->data());
   }
   const size_t elem = DTypeSize(dtype);
   if (elem != 0 && static_cast<uint64_t>(n) > (uint64_t{1} << 46) / elem) throw std::bad_alloc();
   const size_t bytes = static_cast<size_t>(n) * elem;
   void* p = memory::AlignedAlloc(bytes);
-  std::memset(p, 0, bytes);
-  t.data_ = p;
-  t.holder_ = std::shared_ptr<void>(p, memory::AlignedFree);
-  return t;
+  if (zero) std::memset(p, 0, bytes);
+  return Tensor::Wrap(dtype, std::move(shape), std::shared_ptr<void>(p, memory::AlignedFree), p);
+}
+
+}  // namespace
+
+Tensor Tensor::Allocate(DType dtype, Shape shape) {
+  return AllocateBuffer(dtype, std::move(shape), true);
+}
+
+Tensor Tensor::AllocateUninitialized(DType dtype, Shape shape) {
+  return AllocateBuffer(dtype, std::move(shape), false);
 }
 
 Tensor Tensor::Borrow(DType dtype, Shape shape, void* data) {
@@ -71,7 +76,7 @@ Tensor Tensor::Reshaped(Shape shape) const {
 
 Tensor Tensor::Clone() const {
   if (!defined()) return Tensor();
-  Tensor t = Allocate(dtype_, shape_);
+  Tensor t = AllocateUninitialized(dtype_, shape_);
   if (dtype_ == DType::kString) {
     for (int64_t i = 0; i < numel(); ++i) t.strings()[i] = strings()[i];
   } else if (nbytes() > 0) {

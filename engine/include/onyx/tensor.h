@@ -23,6 +23,10 @@ class Tensor {
 
   // Owns a new 64-byte-aligned, zero-filled buffer.
   static Tensor Allocate(DType dtype, Shape shape);
+  // The same without the zero fill, for callers that write every byte next (loading weights,
+  // copies): filling hundreds of megabytes twice costs seconds of page faults on large models.
+  // String tensors are always constructed.
+  static Tensor AllocateUninitialized(DType dtype, Shape shape);
   // Borrows memory the caller keeps alive for the tensor's lifetime (not for strings).
   static Tensor Borrow(DType dtype, Shape shape, void* data);
   // Shares ownership with `holder`, which keeps `data` alive.

@@ -1,6 +1,9 @@
 // ResNet-50's convolutions (batch 1, 224x224 input; every distinct shape of the onnx package's
 // light_resnet50 with its multiplicity), each as a one-node model with constant weights and bias
-// (after Conv+BatchNorm folding every conv has a bias).
+// (after Conv+BatchNorm folding every conv has a bias). Twice: conv/ with direct convolution only
+// (the hardware efficiency: its FLOPs are the ones executed), conv_auto/ with the algorithm the
+// session picks (Winograd for the 3x3 stride-1 ones; GFLOP/s there counts direct FLOPs, so it is
+// the effective rate and may exceed the peak).
 #include <cmath>
 #include <string>
 
@@ -26,18 +29,20 @@ constexpr ConvShape kResNet50Convs[] = {
     {2048, 7, 512, 1, 1, 0, 2},  {512, 7, 512, 3, 1, 1, 2},
 };
 
-void RegisterOne(const ConvShape& c) {
+void RegisterOne(const ConvShape& c, bool winograd) {
   const int out = (c.hw + 2 * c.pad - c.k) / c.stride + 1;
   const std::string name = "c" + std::to_string(c.cin) + "_" + std::to_string(c.hw) + "x" +
                            std::to_string(c.hw) + "_k" + std::to_string(c.k) + "s" +
                            std::to_string(c.stride) + "_o" + std::to_string(c.cout);
   CaseInfo info;
-  info.group = "resnet50_conv";
+  info.group = winograd ? "resnet50_conv_auto" : "resnet50_conv";
+  info.winograd = winograd;
   info.name = name;
   info.count = c.count;
   info.flops = 2.0 * c.cin * c.cout * c.k * c.k * out * out;
   info.bytes = 4.0 * (c.cin * c.hw * c.hw + c.cout * out * out + c.cout * c.cin * c.k * c.k);
-  benchmark::RegisterBenchmark(("conv/resnet50/" + name).c_str(),
+  const std::string prefix = winograd ? "conv_auto/resnet50/" : "conv/resnet50/";
+  benchmark::RegisterBenchmark((prefix + name).c_str(),
                                [c, info](benchmark::State& state) {
                                  OneNodeModel m("Conv");
                                  m.Input("X", {1, c.cin, c.hw, c.hw})
@@ -61,7 +66,8 @@ void RegisterOne(const ConvShape& c) {
 }  // namespace
 
 void RegisterConvBenchmarks() {
-  for (const ConvShape& c : kResNet50Convs) RegisterOne(c);
+  for (bool winograd : {false, true})
+    for (const ConvShape& c : kResNet50Convs) RegisterOne(c, winograd);
 }
 
 }  // namespace onyx::bench

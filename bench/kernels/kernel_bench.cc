@@ -126,6 +126,7 @@ void RunModel(benchmark::State& state, const OneNodeModel& model, const std::str
   const int threads = static_cast<int>(state.range(0));
   SessionOptions so;
   so.intra_op_threads = threads;
+  so.winograd = info.winograd;
   auto session = Session::CreateFromBytes(model.Bytes(), so);
   if (!session.ok()) {
     state.SkipWithError(session.status().message().c_str());

@@ -61,9 +61,10 @@ const std::map<std::string, KernelResult>& Results();
 struct CaseInfo {
   std::string group, name;
   int count = 1;
-  double flops = 0;     // 0: not a compute-bound kernel (no % of peak)
-  double bytes = 0;     // bytes read + written per run (for GB/s)
-  double elements = 0;  // output elements per run (for Gelem/s)
+  double flops = 0;      // 0: not a compute-bound kernel (no % of peak)
+  double bytes = 0;      // bytes read + written per run (for GB/s)
+  double elements = 0;   // output elements per run (for Gelem/s)
+  bool winograd = true;  // SessionOptions::winograd: false measures direct convolution only
 };
 
 // Runs `model` on state.range(0) intra-op threads. The benchmark's (manual) time is the time of

@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
 
   std::printf("\nWeighted by occurrences in the model (kernel time only):\n");
   PrintWeightedSummary("resnet50_conv", "ResNet-50 convolutions");
+  PrintWeightedSummary("resnet50_conv_auto", "ResNet-50 convs (auto)");
   PrintWeightedSummary("bert_matmul", "BERT-base MatMuls");
   return 0;
 }

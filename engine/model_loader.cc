@@ -2,13 +2,17 @@
 // every encoding, model-local function expansion, IR < 4 input defaults, and validation.
 #include "engine/model_loader.h"
 
+#include <sys/mman.h>
+#include <sys/stat.h>
+
 #include <algorithm>
-#include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 
 #include "engine/tensor_proto.h"
+#include "memory/mapped_file.h"
 #include "onnx/onnx-ml.pb.h"
 #include "planner/schedule.h"
 
@@ -269,7 +273,8 @@ StatusOr<std::shared_ptr<ir::Graph>> ConvertGraph(const onnx::GraphProto& gp, Lo
     const onnx::TensorProto& tp = gp.initializer(i);
     if (tp.name().empty())
       return InvalidModel("graph '", gp.name(), "' has an initializer without a name");
-    auto t = TensorFromProto(tp, lc.ext);
+    auto t = release ? TakeTensorFromProto(release->mutable_initializer(i), lc.ext)
+                     : TensorFromProto(tp, lc.ext);
     if (!t.ok()) return t.status().WithContext("initializer '" + tp.name() + "': ");
     if (!g->initializers.emplace(tp.name(), std::move(t).value()).second)
       return InvalidModel("initializer '", tp.name(), "' is defined twice");
@@ -446,24 +451,30 @@ StatusOr<ir::Model> LoadModelFromBytes(const std::string& bytes, const std::stri
 }
 
 StatusOr<ir::Model> LoadModelFromFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary | std::ios::ate);
-  if (!f) return NotFound("cannot open model file '", path, "'");
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    return NotFound("cannot open model file '", path, "'");
+  auto file = memory::MappedFile::Open(path);
+  if (!file.ok()) return NotFound("cannot open model file '", path, "': ", file.status().message());
   const size_t slash = path.find_last_of('/');
   const std::string dir =
       slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  // Read in one piece of the file's size (a stream copy doubles a large model in memory), and
-  // free the bytes once parsed.
-  const std::streamoff size = f.tellg();
-  if (size < 0) return NotFound("cannot read model file '", path, "'");
-  std::string bytes(static_cast<size_t>(size), '\0');
-  f.seekg(0);
-  if (size > 0 && !f.read(bytes.data(), size))
-    return NotFound("cannot read model file '", path, "'");
+  const std::string prefix = base + ": ";
   onnx::ModelProto mp;
-  Status parsed = ParseModel(bytes, base + ": ", &mp);
-  std::string().swap(bytes);
-  ONYX_RETURN_IF_ERROR(parsed);
+  if ((*file)->size() == 0)
+    return InvalidModel(prefix, "the file is empty; expected a serialized ONNX ModelProto");
+  // Parsed straight from the page cache: reading the file into a buffer first held a large
+  // model once more, in freshly zeroed pages. (A chunked stream that drops parsed pages would
+  // keep even less resident, but protobuf grows strings above 64 MiB by appending, which copies
+  // a large weight several times.)
+  const uint8_t* bytes = (*file)->data();
+  madvise(const_cast<uint8_t*>(bytes), (*file)->size(), MADV_SEQUENTIAL);
+  if ((*file)->size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      !mp.ParseFromArray(bytes, static_cast<int>((*file)->size())))
+    return InvalidModel(
+        prefix, "not a valid ONNX model: protobuf parsing failed (truncated or corrupt file?)");
+  file->reset();
   auto m = LoadImpl(mp, base, dir);
   if (!m.ok()) return m;
   m->path = path;

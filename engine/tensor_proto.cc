@@ -261,6 +261,28 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p, const ExternalDataC
   return Unsupported(TensorLabel(p), " has data type ", DTypeName(t), " which onyx cannot read");
 }
 
+StatusOr<Tensor> TakeTensorFromProto(onnx::TensorProto* p, const ExternalDataContext& ext) {
+  const bool plain_raw = p->has_raw_data() && p->data_location() != onnx::TensorProto::EXTERNAL &&
+                         !p->has_segment() && IsKnownDType(p->data_type()) &&
+                         !p->raw_data().empty();
+  const DType t = plain_raw ? static_cast<DType>(p->data_type()) : DType::kUndefined;
+  if (!plain_raw || t == DType::kString || IsSubByte(t)) return TensorFromProto(*p, ext);
+  // Elements the bytes hold, checked dim by dim so that absurd dims cannot overflow; anything
+  // that does not match exactly goes the copying way, which reports the error.
+  const uint64_t elem = DTypeSize(t), count = p->raw_data().size() / elem;
+  uint64_t n = 1;
+  for (int64_t d : p->dims()) {
+    if (d < 0 || (d > 0 && n > count / static_cast<uint64_t>(d))) return TensorFromProto(*p, ext);
+    n *= static_cast<uint64_t>(d);
+  }
+  const auto* data = p->raw_data().data();
+  if (n * elem != p->raw_data().size() || reinterpret_cast<uintptr_t>(data) % elem != 0)
+    return TensorFromProto(*p, ext);
+  auto holder = std::make_shared<std::string>(std::move(*p->mutable_raw_data()));
+  p->clear_raw_data();
+  return Tensor::Wrap(t, Shape(p->dims().begin(), p->dims().end()), holder, holder->data());
+}
+
 void TensorToProto(const Tensor& t, const std::string& name, onnx::TensorProto* p) {
   p->Clear();
   p->set_name(name);

@@ -28,6 +28,9 @@ struct ExternalDataContext {
 // bfloat16 in int32_data, ...), string_data and external data. Sub-byte types are unpacked to one
 // byte per element. Errors name the tensor and say what was expected and found.
 StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, const ExternalDataContext& ext);
+// The same, but a raw_data buffer that already is the tensor's bytes is moved out of `proto`
+// into the tensor instead of copied (model loading: the weights are then held once).
+StatusOr<Tensor> TakeTensorFromProto(onnx::TensorProto* proto, const ExternalDataContext& ext);
 // Encodes as raw_data (strings as string_data), the way onnx.numpy_helper.from_array does.
 void TensorToProto(const Tensor& t, const std::string& name, onnx::TensorProto* proto);
 

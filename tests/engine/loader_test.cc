@@ -400,6 +400,43 @@ TEST(loader, EmptyTruncatedAndRandomBytes) {
   }
 }
 
+// Files are parsed straight from their mapping and their raw weights moved, not copied, into
+// tensors: the values must still be the file's, and bad files must say what is wrong.
+TEST(loader, ModelFilesEmptyTruncatedDirectoryAndValid) {
+  const std::string dir = MakeTempDir();
+  ModelBuilder b = OneOutput(onnx::TensorProto::FLOAT, {3});
+  b.FloatInit("w", {3}, {0.5f, -7.25f, 1e30f});
+  b.Node("Identity", {"w"}, {"y"}, "id");
+  const std::string good = dir + "/good.onnx";
+  b.Save(good);
+  auto s = Session::Create(good);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  NamedValues out;
+  ASSERT_TRUE(s->Run({}, {}, &out).ok());
+  const float* p = out[0].second.tensor().data<float>();
+  EXPECT_EQ(p[0], 0.5f);
+  EXPECT_EQ(p[1], -7.25f);
+  EXPECT_EQ(p[2], 1e30f);
+
+  const std::string bytes = b.Bytes();
+  const std::string empty = dir + "/empty.onnx", cut = dir + "/cut.onnx";
+  std::ofstream(empty, std::ios::binary).flush();
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  auto e = Session::Create(empty);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("empty"), std::string::npos) << e.status().message();
+  auto c = Session::Create(cut);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("protobuf parsing failed"), std::string::npos)
+      << c.status().message();
+  for (const std::string& missing : {dir, dir + "/absent.onnx"}) {
+    auto m = Session::Create(missing);
+    ASSERT_FALSE(m.ok());
+    EXPECT_EQ(m.status().code(), ErrorCode::kNotFound) << missing;
+    EXPECT_NE(m.status().message().find("cannot open model file"), std::string::npos);
+  }
+}
+
 TEST(loader, ModelLocalFunctionIsInlined) {
   ModelBuilder b(17, 8);
   auto* os = b.model().add_opset_import();

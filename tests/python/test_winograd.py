@@ -108,3 +108,32 @@ def test_python_rejects_unknown_conv_algorithm(model_path):
 
     with pytest.raises(onyx.InvalidArgument, match="conv_algorithm"):
         onyx.InferenceSession(model_path, conv_algorithm="fast")
+
+
+@pytest.mark.parametrize("pads,auto_pad", [([0, 0, 0, 0], None), ([1, 0, 0, 1], None),
+                                           ([2, 2, 2, 2], None), (None, "SAME_UPPER")])
+def test_padding_variants_match_onnxruntime(onyx_cli, tmp_path, pads, auto_pad):
+    """3x3 convolutions with no, asymmetric, wide and automatic padding: oneDNN's Winograd takes
+    pads up to 1 (the planner then shows it); wider pads fall back to direct convolution."""
+    import onyx
+
+    rng = np.random.default_rng(3)
+    attrs = {"kernel_shape": [3, 3]}
+    if pads is not None:
+        attrs["pads"] = pads
+    if auto_pad is not None:
+        attrs["auto_pad"] = auto_pad
+    w = numpy_helper.from_array((rng.standard_normal((48, 32, 3, 3)) * 0.1).astype(np.float32), "w")
+    node = helper.make_node("Conv", ["x", "w"], ["y"], name="conv", **attrs)
+    g = helper.make_graph([node], "pads", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 20, 20])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w])
+    path = str(tmp_path / "pads.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
+    if _has_avx512():
+        wide = pads == [2, 2, 2, 2]
+        assert impls(onyx_cli, path)["conv"].endswith("/winograd") != wide
+    x = rng.standard_normal((1, 32, 20, 20)).astype(np.float32)
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = onyx.InferenceSession(path).run(None, {"x": x})[0]
+    assert got.shape == want.shape
+    assert float(np.max(np.abs(got - want))) / float(np.max(np.abs(want))) < 1e-5

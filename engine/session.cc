@@ -43,12 +43,17 @@ struct Session::Impl {
   int threads = 1;
   mutable std::mutex mu;
   mutable std::map<std::string, std::shared_ptr<CachedPlan>> plans;  // by input signature
+  // Set when the model can only ever have one plan: its weights were released after packing
+  // and every run uses this plan (the feeds are checked against the static declared types).
+  std::shared_ptr<CachedPlan> only_plan;
+  bool release_weights = false;
 
   planner::PlanOptions PlanOpts() const {
     planner::PlanOptions o;
     o.optimization = static_cast<planner::OptLevel>(options.optimization);
     o.reference_kernels = options.reference_kernels;
     o.winograd = options.winograd;
+    o.release_packed_constants = release_weights;
     o.threads = threads;
     return o;
   }
@@ -115,8 +120,27 @@ struct Session::Impl {
     }
   }
 
+  // True when no feed can ever ask for a second plan: every input is a tensor of static declared
+  // type, none is an overridable initializer, and no subgraph reads outer values.
+  bool PlannedOnce() const {
+    const ir::Graph& g = *model.graph;
+    if (g.initializers.empty()) return false;
+    for (const auto& in : g.inputs) {
+      if (g.initializers.count(in.name) || in.type.kind != TypeInfo::Kind::kTensor ||
+          in.type.elem == DType::kUndefined || !in.type.has_shape)
+        return false;
+      for (const auto& d : in.type.dims)
+        if (!d.known()) return false;
+    }
+    for (const auto& n : g.nodes)
+      for (const auto& a : n.attributes)
+        if (a.g || !a.graphs.empty()) return false;
+    return true;
+  }
+
   StatusOr<std::shared_ptr<CachedPlan>> PlanFor(
       const std::map<std::string, TypeInfo>& types) const {
+    if (only_plan) return only_plan;
     std::ostringstream sig;
     for (const auto& [name, t] : types) sig << name << ':' << t.ToString() << ';';
     std::lock_guard<std::mutex> lock(mu);
@@ -150,12 +174,19 @@ StatusOr<Session> Session::CreateFromModel(ir::Model model, SessionOptions optio
   for (const auto& name : impl->model.graph->RequiredInputs())
     for (const auto& in : impl->inputs)
       if (in.name == name) declared[name] = in.type;
+  // A model planned once keeps each weight a oneDNN kernel packed only in its packed layout:
+  // the plan drops the original values and the graph its initializers.
+  impl->release_weights = impl->PlannedOnce();
   auto p = impl->PlanFor(declared);
   if (!p.ok()) return p.status();
   std::map<std::string, TypeInfo> outer;
   for (const auto& slot : (*p)->plan->slots) outer[slot.name] = slot.type;
   s = impl->BuildSubplans(*impl->model.graph, outer);
   if (!s.ok()) return s.WithContext(prefix);
+  if (impl->release_weights) {
+    impl->only_plan = *p;
+    impl->model.graph->initializers.clear();
+  }
   return Session(impl);
 }
 
@@ -338,6 +369,10 @@ bool AllDeterministic(const ir::Graph& g) {
 
 int Session::intra_op_threads() const {
   return impl_->threads;
+}
+
+size_t Session::released_weight_bytes() const {
+  return impl_->only_plan ? impl_->only_plan->plan->released_constant_bytes : 0;
 }
 
 bool Session::deterministic() const {

@@ -52,6 +52,13 @@ class Kernel {
   // The algorithm the kernel chose when it was created, when its impl has several (for example
   // "winograd"); plans and profiles show it after the impl name.
   virtual std::string variant() const { return {}; }
+  // True when the kernel copied constant input `i` into its own layout at creation (oneDNN's
+  // packed weights) and reads only that input's shape when it runs: the planner may then drop
+  // the original values (PlanOptions::release_packed_constants).
+  virtual bool packed_input(size_t i) const {
+    (void)i;
+    return false;
+  }
 };
 
 using KernelFn = Status (*)(KernelContext& ctx);

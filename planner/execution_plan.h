@@ -77,6 +77,7 @@ struct ExecutionPlan {
   int fused_nodes = 0;                   // nodes removed by the fusion pass
   std::vector<FusionRecord> fusions;     // every rewrite of the fusion pass, in order
   int layout_transposes = 0;             // Transposes placed by layout propagation
+  size_t released_constant_bytes = 0;    // constant values dropped after kernels packed them
 
   // Human-readable schedule with each value's storage, offset and size (`onyx plan`).
   std::string Print() const;

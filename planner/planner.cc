@@ -186,10 +186,37 @@ class PlanBuilder {
     ChooseInPlace(*plan_);
     PlanArenaForPlan(*plan_);
     ONYX_RETURN_IF_ERROR(CreateKernels());
+    if (opts_.release_packed_constants) ReleasePackedConstants();
     return std::move(plan_);
   }
 
  private:
+  // A constant read only through kernels' packed copies keeps its shape (kernels check it) and
+  // drops its values: a tensor without a buffer. Graph outputs and values read by subgraphs
+  // (implicit inputs) always keep theirs.
+  void ReleasePackedConstants() {
+    std::map<int, bool> only_packed;
+    for (const PlanStep& st : plan_->steps) {
+      for (size_t i = 0; i < st.inputs.size(); ++i) {
+        const int id = st.inputs[i];
+        if (id < 0 || !plan_->constants.count(id)) continue;
+        auto [it, fresh] = only_packed.emplace(id, true);
+        it->second = it->second && st.kernel && st.kernel->packed_input(i);
+      }
+      for (int id : st.implicit)
+        if (id >= 0) only_packed[id] = false;
+    }
+    for (int o : plan_->output_slots) only_packed[o] = false;
+    for (const auto& [id, packed] : only_packed) {
+      if (!packed) continue;
+      Value& v = plan_->constants[id];
+      if (!v.is_tensor() || v.tensor().dtype() == DType::kString) continue;
+      const Tensor& t = v.tensor();
+      plan_->released_constant_bytes += t.nbytes();
+      v = Value(Tensor::Borrow(t.dtype(), t.shape(), nullptr));
+    }
+  }
+
   bool TryFold(const ir::Node& node, const kernels::OpDef& op,
                const std::vector<const Value*>& in_values, const std::vector<TypeInfo>& in_types,
                const std::vector<int>& out_ids) {

@@ -20,6 +20,10 @@ struct PlanOptions {
   bool reference_kernels = false;          // only the reference kernel of each op (testing)
   int threads = 1;                         // intra-op threads the kernels will run with
   bool winograd = true;                    // 3x3 convolutions may use Winograd's algorithm
+  // After kernel creation, constants that every reader holds in a packed copy of its own
+  // (Kernel::packed_input) keep their shape but drop their values. Only for a plan that is never
+  // rebuilt, so the graph's weights can be released as well (Session does this).
+  bool release_packed_constants = false;
   // Testing only: != 0 shuffles the fusion pass's rule list with this seed; the plan must come
   // out identical (tests/planner/fusion_order_test.cc).
   uint64_t fusion_rule_seed = 0;

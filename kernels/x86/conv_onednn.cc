@@ -67,6 +67,7 @@ class ConvOnednn : public Kernel {
   }
 
   std::string variant() const override { return winograd_ ? "winograd" : ""; }
+  bool packed_input(size_t i) const override { return i == 1 && packed_weights_; }
 
   Status Run(KernelContext& ctx) const override {
     SetOmpThreads(threads_);

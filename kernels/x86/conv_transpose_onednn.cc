@@ -120,6 +120,8 @@ class ConvTransposeOnednn : public Kernel {
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
+  bool packed_input(size_t i) const override { return i == 1 && packed_weights_; }
+
   Status Run(KernelContext& ctx) const override {
     SetOmpThreads(threads_);
     const Tensor& x = ctx.input(0);

@@ -137,6 +137,8 @@ class MatMulOnednn : public Kernel {
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
+  bool packed_input(size_t i) const override { return i == 1 && packed_b_; }
+
   Status Run(KernelContext& ctx) const override {
     SetOmpThreads(threads_);
     const NodeView& node = ctx.node();

@@ -144,6 +144,55 @@ TEST(session, FastKernelsAreSafeFromSeveralThreads) {
   for (double w : worst) EXPECT_LT(w, 1e-3);
 }
 
+// A model planned once (static inputs) keeps packed weights only in its kernels; a weight that
+// another op also reads keeps its values; dynamic inputs keep everything. Results stay those of
+// the reference kernels.
+TEST(session, PackedWeightsAreReleasedOnlyWhenPlannedOnce) {
+  SessionOptions fast{1, OptimizationLevel::kAll};
+  SessionOptions reference = fast;
+  reference.reference_kernels = true;
+  Tensor x = Tensor::Allocate(DType::kFloat, {1, 32, 24, 24});
+  for (int64_t i = 0; i < x.numel(); ++i)
+    x.data<float>()[i] = static_cast<float>((i * 7) % 31) / 31.f - 0.5f;
+  auto check = [&](const std::string& model, size_t released) {
+    Session s = Session::FromBytes(model, fast);
+    EXPECT_EQ(s.released_weight_bytes(), released);
+    const Tensor want =
+        Session::FromBytes(model, reference).Run({{"x", Value(x)}})[0].second.tensor();
+    for (int run = 0; run < 2; ++run) {
+      const Tensor got = s.Run({{"x", Value(x)}})[0].second.tensor();
+      ASSERT_EQ(got.shape(), want.shape());
+      for (int64_t i = 0; i < got.numel(); ++i)
+        ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i], 1e-3) << i;
+    }
+  };
+  if (!Session::FromBytes(ConvMatMulModel(), fast).released_weight_bytes())
+    GTEST_SKIP() << "no kernel packs weights on this machine";
+  check(ConvMatMulModel(), (32 * 32 * 9 + 24 * 16) * sizeof(float));
+
+  onnx::ModelProto shared;
+  ASSERT_TRUE(shared.ParseFromString(ConvMatMulModel()));
+  // m is also added to the output: only w can go.
+  shared.mutable_graph()->mutable_node(2)->set_output(0, "mm");
+  auto* add = shared.mutable_graph()->add_node();
+  add->set_op_type("Add");
+  add->add_input("mm");
+  add->add_input("m");
+  add->add_output("y");
+  check(shared.SerializeAsString(), 32 * 32 * 9 * sizeof(float));
+
+  onnx::ModelProto dynamic;
+  ASSERT_TRUE(dynamic.ParseFromString(ConvMatMulModel()));
+  auto* dim = dynamic.mutable_graph()
+                  ->mutable_input(0)
+                  ->mutable_type()
+                  ->mutable_tensor_type()
+                  ->mutable_shape()
+                  ->mutable_dim(0);
+  dim->set_dim_param("batch");
+  check(dynamic.SerializeAsString(), 0);
+}
+
 TEST(session, ObserverSeesEveryIntermediate) {
   Session s = Session::FromBytes(AddReluModel());
   std::vector<std::string> seen;

@@ -107,6 +107,9 @@ class Session {
   int intra_op_threads() const;
   // False when a node (subgraphs included) uses a random operator: outputs then vary by run.
   bool deterministic() const;
+  // Bytes of weights held only in kernels' packed layouts: a model whose inputs all have static
+  // shapes is planned once, and its original weight values are released after packing.
+  size_t released_weight_bytes() const;
 
   struct Impl;
 

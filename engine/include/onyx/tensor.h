@@ -27,7 +27,8 @@ class Tensor {
   // copies): filling hundreds of megabytes twice costs seconds of page faults on large models.
   // String tensors are always constructed.
   static Tensor AllocateUninitialized(DType dtype, Shape shape);
-  // Borrows memory the caller keeps alive for the tensor's lifetime (not for strings).
+  // Borrows memory the caller keeps alive for the tensor's lifetime (not for strings). A null
+  // `data` makes a tensor that has a shape but no values (weights a kernel keeps packed).
   static Tensor Borrow(DType dtype, Shape shape, void* data);
   // Shares ownership with `holder`, which keeps `data` alive.
   static Tensor Wrap(DType dtype, Shape shape, std::shared_ptr<void> holder, void* data);

@@ -79,7 +79,10 @@ Status Resolve(const NodeView& node, const std::vector<TypeInfo>& types, PoolGeo
       // oneDNN derives the output size by flooring; pad the end so that it matches ONNX's
       // (ceil_mode windows that start inside the input count only real elements).
       g->pad_r[i] = (w.out[i] - 1) * w.strides[i] + eff - in[i] - w.pad_begin[i];
-      if (g->pad_r[i] < 0 || w.out[i] < 1) return node.NotSupported("unusual window geometry");
+      if (w.out[i] < 1) return node.NotSupported("unusual window geometry");
+      // Negative: the last window stops short of the input's end (floor mode leaves a remainder
+      // smaller than the stride), which oneDNN's floored size formula gives with no end padding.
+      if (g->pad_r[i] < 0) g->pad_r[i] = 0;
       if (g->pad_r[i] >= eff || w.pad_begin[i] >= eff)
         return node.NotSupported("padding as large as the window");
       g->y.push_back(w.out[i]);

@@ -132,3 +132,33 @@ def test_graph_output_from_channels_last_conv_keeps_onnx_layout(onyx_cli, tmp_pa
     assert any(s["node"] == "layout/to_nchw/c1" for s in steps)
     outs = [o for s in steps for o in s["outputs"] if o["name"] == "c1"]
     assert outs and outs[0]["type"] == "float[1,16,8,8]"
+
+
+@pytest.mark.parametrize("op,size,kernel,stride,extra", [
+    ("MaxPool", 112, 3, 2, {}),                       # GoogLeNet: the last input row is never read
+    ("MaxPool", 7, 2, 2, {}),
+    ("AveragePool", 9, 3, 2, {"count_include_pad": 1, "pads": [1, 1, 0, 0]}),
+    ("AveragePool", 10, 3, 3, {}),
+])
+def test_pool_windows_that_stop_short_of_the_end(onyx_cli, tmp_path, op, size, kernel, stride, extra):
+    """Pooling whose last window ends before the input does (floor mode leaves a remainder
+    smaller than the stride), plain and after a channels-last conv, against ONNX Runtime."""
+    rng = np.random.default_rng(size)
+    inits = []
+    nodes = [conv("c", "x", "w", "c", inits, rng, 3, 16, k=1),
+             helper.make_node(op, ["c"], ["p"], name="pool", kernel_shape=[kernel, kernel],
+                              strides=[stride, stride], **extra),
+             helper.make_node(op, ["x"], ["q"], name="pool_plain", kernel_shape=[kernel, kernel],
+                              strides=[stride, stride], **extra)]
+    g = helper.make_graph(nodes, "pool", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, size, size])],
+                          [helper.make_tensor_value_info("p", TensorProto.FLOAT, None),
+                           helper.make_tensor_value_info("q", TensorProto.FLOAT, None)], inits)
+    path = str(tmp_path / "pool.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
+    x = rng.standard_normal((1, 3, size, size)).astype(np.float32)
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    got = run_onyx(onyx_cli, path, x, str(tmp_path / "out"))
+    for name, w in zip(["p", "q"], want):
+        np.testing.assert_allclose(got[name], w, rtol=1e-5, atol=1e-5, err_msg=name)
+    impls = {s["node"]: s["impl"] for s in plan(onyx_cli, path)["schedule"]}
+    assert impls["pool"].endswith("_onednn") and impls["pool_plain"].endswith("_onednn"), impls

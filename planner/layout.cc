@@ -1,8 +1,8 @@
 // Layout propagation: 2-D convolutions whose fast kernel works on channels-last activations
 // become com.onyx NhwcConv, and the ops between them that do not care about the layout
 // (elementwise, pooling, channel Concat) follow, so activations stay [N, H, W, C] across the
-// network (per-channel ChannelAffine too). Transposes are placed only where a consumer needs
-// the ONNX (NCHW) layout.
+// network (per-channel ChannelAffine and LRN too). Transposes are placed only where a consumer
+// needs the ONNX (NCHW) layout.
 #include "planner/layout.h"
 
 #include <algorithm>
@@ -408,6 +408,25 @@ class LayoutPass {
     return true;
   }
 
+  // LRN on a channels-last input becomes NhwcLRN when its fast kernel takes it (odd sizes).
+  bool TryLrn(PlanStep& st) {
+    const ir::Node& n = *st.node;
+    if (!n.domain.empty() || n.op_type != "LRN" || st.inputs.size() != 1 ||
+        !IsChannelsLast(st.inputs[0]) || st.outputs.size() != 1 || st.outputs[0] < 0)
+      return false;
+    ir::Node candidate = n;
+    candidate.domain = "com.onyx";
+    candidate.op_type = "NhwcLRN";
+    candidate.opset = 1;
+    const kernels::OpDef* def = Def("com.onyx", "NhwcLRN", 1);
+    if (!FastImplAccepts(def, candidate, {TypeOf(cl_version_[st.inputs[0]])})) return false;
+    st.node = &CloneNode(n, "com.onyx", "NhwcLRN");
+    st.op = def;
+    st.inputs[0] = cl_version_[st.inputs[0]];
+    MoveOutputToChannelsLast(st, 0);
+    return true;
+  }
+
   bool TryConcat(PlanStep& st, std::vector<PlanStep>& before) {
     const ir::Node& n = *st.node;
     if (!n.domain.empty() || n.op_type != "Concat" || st.outputs.size() != 1 || st.outputs[0] < 0 ||
@@ -433,7 +452,7 @@ class LayoutPass {
 
   void Rewrite(PlanStep& st, std::vector<PlanStep>& before) {
     if (TryConv(st, before) || TryPool(st) || TryElementwise(st, before) || TryChannelAffine(st) ||
-        TryConcat(st, before))
+        TryLrn(st) || TryConcat(st, before))
       return;
     for (int id : st.inputs) RequirePlain(id, before);
     for (int id : st.implicit) RequirePlain(id, before);

@@ -1,7 +1,8 @@
 // The channels-last ops the planner's layout pass (planner/layout.cc) places around oneDNN
 // convolutions: com.onyx NhwcConv (FusedConv's inputs and attributes on [N, spatial..., C]
 // activations), NhwcMaxPool and NhwcAveragePool (MaxPool-12 / AveragePool-19 attributes) and
-// NhwcChannelAffine (ChannelAffine with the channels on the last axis).
+// NhwcChannelAffine (ChannelAffine with the channels on the last axis) and NhwcLRN (LRN's
+// attributes, channels last).
 #include "kernels/reference/layout.h"
 
 #include "kernels/op_helpers.h"
@@ -63,6 +64,7 @@ void RegisterLayout(OpRegistry& r) {
   r.Add("com.onyx", "NhwcAveragePool", 1, kLatestOpset, InferNhwcPool, NhwcAveragePoolKernel);
   r.Add("com.onyx", "NhwcChannelAffine", 1, kLatestOpset, InferSameFloat, NhwcChannelAffineKernel)
       .inplace_input = 0;
+  r.Add("com.onyx", "NhwcLRN", 1, kLatestOpset, InferSameFloat, NhwcLrnKernel);
 }
 
 }  // namespace onyx::kernels

@@ -6,6 +6,7 @@
 
 #include "kernels/reference/conv_pool.h"
 #include "kernels/reference/fused.h"
+#include "kernels/reference/normalization.h"
 
 namespace onyx::kernels {
 namespace {
@@ -210,6 +211,21 @@ Status NhwcChannelAffineKernel(KernelContext& ctx) {
   float* yd = y.data<float>();
   for (int64_t i = 0; i < x.numel(); ++i) yd[i] = xd[i] * s[i % c] + t[i % c];
   ApplyFusedActivation(act, yd, nullptr, y.numel(), 1);
+  return Status::Ok();
+}
+
+Status NhwcLrnKernel(KernelContext& ctx) {
+  const NodeView& node = ctx.node();
+  const Tensor& x = ctx.input(0);
+  ONYX_RETURN_IF_ERROR(CheckChannelsLast(node, x));
+  ONYX_ASSIGN_OR_RETURN(const int64_t size, node.RequiredInt("size"));
+  if (size <= 0) return node.Invalid("attribute 'size' must be > 0, got ", size);
+  const int64_t c = x.dim(x.rank() - 1);
+  Tensor y = ctx.Output(0, DType::kFloat, x.shape());
+  // Stored channels-last, every pixel is a batch entry of C channels with nothing inside.
+  reference::Lrn(x.data<float>(), y.data<float>(), c == 0 ? 0 : x.numel() / c, c, 1, size,
+                 node.attr_float("alpha", 1e-4f), node.attr_float("beta", 0.75f),
+                 node.attr_float("bias", 1.0f));
   return Status::Ok();
 }
 

@@ -1,7 +1,7 @@
 // Reference kernels of the channels-last ops the planner's layout pass places (com.onyx
-// NhwcConv, NhwcMaxPool, NhwcAveragePool, NhwcChannelAffine). X and Y are stored [N, spatial..., C]; weights stay
-// [M, C/group, k...]. They are direct loops: the specification the oneDNN kernels are tested
-// against, not a fast path.
+// NhwcConv, NhwcMaxPool, NhwcAveragePool, NhwcChannelAffine). X and Y are stored [N, spatial...,
+// C]; weights stay [M, C/group, k...]. They are direct loops: the specification the oneDNN kernels
+// are tested against, not a fast path.
 #pragma once
 
 #include <string>
@@ -19,5 +19,7 @@ Status NhwcMaxPoolKernel(KernelContext& ctx);
 Status NhwcAveragePoolKernel(KernelContext& ctx);
 // com.onyx ChannelAffine with the channels on the last axis: Y = act(X * Scale[c] + Shift[c]).
 Status NhwcChannelAffineKernel(KernelContext& ctx);
+// LRN's attributes on [N, H, W, C]: each pixel's C values are one LRN window sequence.
+Status NhwcLrnKernel(KernelContext& ctx);
 
 }  // namespace onyx::kernels

@@ -3,6 +3,7 @@
 #include "kernels/x86/attention_onednn.h"
 #include "kernels/x86/conv_onednn.h"
 #include "kernels/x86/conv_transpose_onednn.h"
+#include "kernels/x86/lrn_onednn.h"
 #include "kernels/x86/matmul_onednn.h"
 #include "kernels/x86/pool_onednn.h"
 
@@ -21,6 +22,8 @@ void RegisterX86Kernels(OpRegistry& r) {
     r.PrependImpl("", op, x86::PoolOnednnImpl(std::string(op) + "_f32_onednn"));
   for (const char* op : {"NhwcMaxPool", "NhwcAveragePool"})
     r.PrependImpl("com.onyx", op, x86::PoolOnednnImpl(std::string(op) + "_f32_onednn"));
+  r.PrependImpl("", "LRN", x86::LrnOnednnImpl("LRN_f32_onednn"));
+  r.PrependImpl("com.onyx", "NhwcLRN", x86::LrnOnednnImpl("NhwcLRN_f32_onednn"));
 }
 
 }  // namespace onyx::kernels

@@ -76,7 +76,7 @@ std::vector<std::string> ImplNames(const std::string& op, int64_t opset) {
 RunResult RunImpl(const NodeSpec& spec, const std::vector<Tensor>& inputs, const std::string& impl,
                   const RunOptions& options) {
   RunResult result;
-  const kernels::OpDef* def = kernels::OpRegistry::Global().Find("", spec.op, spec.opset);
+  const kernels::OpDef* def = kernels::OpRegistry::Global().Find(spec.domain, spec.op, spec.opset);
   if (def == nullptr || def->impls.empty()) {
     result.status = NotFound(spec.op, " opset ", spec.opset, " is not registered");
     return result;
@@ -92,6 +92,7 @@ RunResult RunImpl(const NodeSpec& spec, const std::vector<Tensor>& inputs, const
   ir::Node node;
   node.name = "n";
   node.op_type = spec.op;
+  node.domain = spec.domain;
   node.opset = spec.opset;
   node.attributes = spec.attrs;
   std::vector<Value> values;
@@ -113,7 +114,15 @@ RunResult RunImpl(const NodeSpec& spec, const std::vector<Tensor>& inputs, const
       return result;
     }
   }
-  auto kernel = chosen->create(view, types);
+  StatusOr<std::unique_ptr<kernels::Kernel>> kernel = std::unique_ptr<kernels::Kernel>();
+  if (chosen->create_with_info) {  // plan-time kernels (oneDNN): no constant inputs here
+    kernels::KernelCreateInfo info;
+    info.threads = options.threads;
+    info.constants.assign(inputs.size(), nullptr);
+    kernel = chosen->create_with_info(view, types, info);
+  } else {
+    kernel = chosen->create(view, types);
+  }
   if (!kernel.ok()) {
     result.status = kernel.status();
     return result;

@@ -32,6 +32,7 @@ struct NodeSpec {
   int64_t opset;
   std::vector<ir::Attribute> attrs;
   int num_outputs;
+  std::string domain;  // "" (ai.onnx) or "com.onyx"
 };
 
 struct RunOptions {

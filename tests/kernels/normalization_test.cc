@@ -3,6 +3,7 @@
 // parameters (reference fallback), training outputs (reference), and in-place.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -103,6 +104,38 @@ TEST(BatchNorm, InferenceMatchesReference) {
           EXPECT_EQ(CompareFloats(fast.outputs[0], ref.outputs[0], 1e-6, 1e-6), "");
         }
       });
+    }
+  }
+}
+
+// oneDNN's LRN (x86) against the reference for odd window sizes, NCHW and channels-last; even
+// sizes, whose window ONNX places off-centre, are refused and stay on the reference.
+TEST(Lrn, OnednnMatchesReferenceForOddSizes) {
+  const std::vector<std::string> impls = ImplNames("LRN", 13);
+  if (std::find(impls.begin(), impls.end(), "LRN_f32_onednn") == impls.end())
+    GTEST_SKIP() << "no oneDNN LRN on this architecture";
+  std::mt19937 rng(59);
+  for (const Shape& shape : {Shape{1, 64, 13, 11}, Shape{2, 7, 5, 3}, Shape{1, 3, 4, 4}}) {
+    const Tensor x = RandomFloats(shape, rng);
+    for (int64_t size : {1, 3, 5, 4}) {
+      for (float beta : {0.75f, 0.5f}) {
+        std::vector<ir::Attribute> attrs = {IntAttr("size", size), FloatAttr("alpha", 2e-3f),
+                                            FloatAttr("beta", beta), FloatAttr("bias", 1.5f)};
+        SCOPED_TRACE(ShapeToString(shape) + " size " + std::to_string(size));
+        for (const char* domain : {"", "com.onyx"}) {
+          NodeSpec spec{*domain ? "NhwcLRN" : "LRN", *domain ? 1 : 13, attrs};
+          spec.domain = domain;
+          const RunResult ref = RunImpl(spec, {x}, "");
+          ASSERT_TRUE(ref.status.ok()) << ref.status.message();
+          const RunResult fast = RunImpl(spec, {x}, spec.op + "_f32_onednn");
+          if (size % 2 == 0) {
+            EXPECT_FALSE(fast.status.ok()) << "even sizes must stay on the reference";
+            continue;
+          }
+          ASSERT_TRUE(fast.status.ok()) << fast.status.message();
+          EXPECT_EQ(CompareFloats(fast.outputs[0], ref.outputs[0], 1e-5, 1e-6), "");
+        }
+      }
     }
   }
 }

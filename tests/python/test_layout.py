@@ -162,3 +162,59 @@ def test_pool_windows_that_stop_short_of_the_end(onyx_cli, tmp_path, op, size, k
         np.testing.assert_allclose(got[name], w, rtol=1e-5, atol=1e-5, err_msg=name)
     impls = {s["node"]: s["impl"] for s in plan(onyx_cli, path)["schedule"]}
     assert impls["pool"].endswith("_onednn") and impls["pool_plain"].endswith("_onednn"), impls
+
+
+def lrn_spec(x, size, alpha, beta, bias):
+    """ONNX LRN: the window over channels is [c - floor((size-1)/2), c + ceil((size-1)/2)]."""
+    c = x.shape[1]
+    lo, hi = (size - 1) // 2, size - 1 - (size - 1) // 2
+    sq = np.zeros_like(x, dtype=np.float64)
+    for ch in range(c):
+        sq[:, ch] = np.sum(x[:, max(0, ch - lo):min(c, ch + hi + 1)].astype(np.float64) ** 2, axis=1)
+    return (x / (bias + alpha / size * sq) ** beta).astype(np.float32)
+
+
+def run_lrn_only(cli, tmp_path, x, lrn):
+    g = helper.make_graph([helper.make_node("LRN", ["x"], ["y"], name="lrn", **lrn)], "lrn_only",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    path = str(tmp_path / "lrn_only.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), path)
+    return run_onyx(cli, path, x, str(tmp_path / "lrn_only"))["y"]
+
+
+@pytest.mark.parametrize("size", [5, 3, 4])
+def test_lrn_stays_channels_last(onyx_cli, tmp_path, size):
+    """GoogLeNet's conv -> LRN -> conv: odd sizes run oneDNN's LRN on the channels-last value
+    (no layout transposes in between), even ones the reference on NCHW; an LRN on the graph
+    input runs on NCHW. Against ONNX Runtime (odd) or the spec's formula in numpy (even)."""
+    rng = np.random.default_rng(size)
+    inits = []
+    lrn = dict(size=size, alpha=1e-3, beta=0.75, bias=2.0)
+    nodes = [helper.make_node("LRN", ["x"], ["l0"], name="lrn_plain", **lrn),
+             conv("c1", "l0", "w1", "c1", inits, rng, 16, 32),
+             helper.make_node("LRN", ["c1"], ["l1"], name="lrn", **lrn),
+             conv("c2", "l1", "w2", "y", inits, rng, 32, 16)]
+    g = helper.make_graph(nodes, "lrn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 20, 20])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    path = str(tmp_path / "lrn.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), path)
+    x = (rng.standard_normal((1, 16, 20, 20)) * 3).astype(np.float32)
+    if size % 2:
+        want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        got = run_onyx(onyx_cli, path, x, str(tmp_path / "out"))["y"]
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    else:
+        # ORT refuses even sizes and onnx.reference's LRN loops over the batch instead of the
+        # channels, so the oracle is the spec's formula in numpy, for an LRN alone.
+        np.testing.assert_allclose(run_lrn_only(onyx_cli, tmp_path, x, lrn), lrn_spec(x, **lrn),
+                                   rtol=1e-5, atol=1e-6)
+    steps = plan(onyx_cli, path)["schedule"]
+    impls = {s["node"]: s["impl"] for s in steps}
+    if "LRN_f32_onednn" not in subprocess.run([onyx_cli, "ops"], capture_output=True, text=True).stdout:
+        return  # no oneDNN here: nothing more to check
+    if size % 2:
+        assert impls["lrn"] == "NhwcLRN_f32_onednn" and impls["lrn_plain"] == "LRN_f32_onednn", impls
+        assert sum(s["op"] == "Transpose" for s in steps) == 2, impls  # in and out of the network
+    else:
+        assert impls["lrn"] == "lrn_ref", impls

@@ -96,17 +96,16 @@ class ChannelAffineKernel : public FastKernel {
     const int64_t inner = x.numel() / rows;
     const int threads = ThreadsFor(x.numel(), ctx.intra_op_threads());
     ParallelFor(rows, inner, threads, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        const float* in = src + r * inner;
-        float* out = dst + r * inner;
-        if (channels_last_) {
-          for (int64_t c = 0; c < channels; ++c) out[c] = in[c] * s[c] + t[c];
-        } else {
+      // Rows r0..r1 are one contiguous block: the affine row by row, the activation in one go.
+      if (channels_last_) {
+        ChannelAffineLastF32(src + r0 * inner, dst + r0 * inner, r1 - r0, channels, s, t);
+      } else {
+        for (int64_t r = r0; r < r1; ++r) {
           const int64_t c = r % channels;
-          ChannelAffineF32(in, out, 1, 1, inner, &s[c], &t[c]);
+          ChannelAffineF32(src + r * inner, dst + r * inner, 1, 1, inner, &s[c], &t[c]);
         }
-        if (has_act_) UnaryF32(op_, params_, out, out, inner);
       }
+      if (has_act_) UnaryF32(op_, params_, dst + r0 * inner, dst + r0 * inner, (r1 - r0) * inner);
     });
     return Status::Ok();
   }

@@ -96,6 +96,28 @@ void ChannelAffineF32Impl(const float* src, float* dst, int64_t batch, int64_t c
   }
 }
 
+void ChannelAffineLastF32Impl(const float* src, float* dst, int64_t rows, int64_t channels_count,
+                              const float* scale, const float* shift) {
+  const hn::ScalableTag<float> d;
+  const size_t channels = static_cast<size_t>(channels_count);
+  const size_t lanes = hn::Lanes(d);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* s = src + r * channels_count;
+    float* o = dst + r * channels_count;
+    size_t c = 0;
+    for (; c + lanes <= channels; c += lanes)
+      hn::StoreU(hn::MulAdd(hn::LoadU(d, s + c), hn::LoadU(d, scale + c), hn::LoadU(d, shift + c)),
+                 d, o + c);
+    if (c < channels) {
+      const size_t n = channels - c;
+      StoreTail(d,
+                hn::MulAdd(LoadTail(d, s + c, n, 0.0f), LoadTail(d, scale + c, n, 0.0f),
+                           LoadTail(d, shift + c, n, 0.0f)),
+                o + c, n);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace onyx::kernels::common::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
@@ -105,6 +127,7 @@ namespace onyx::kernels::common {
 
 HWY_EXPORT(LayerNormRowsF32Impl);
 HWY_EXPORT(ChannelAffineF32Impl);
+HWY_EXPORT(ChannelAffineLastF32Impl);
 
 void LayerNormRowsF32(const float* src, float* dst, int64_t rows, int64_t cols, const float* scale,
                       const float* bias, double epsilon, float* mean_out, float* inv_std_out) {
@@ -117,6 +140,12 @@ void ChannelAffineF32(const float* src, float* dst, int64_t batch, int64_t chann
                       const float* scale, const float* shift) {
   if (batch > 0 && channels > 0 && inner > 0)
     HWY_DYNAMIC_DISPATCH(ChannelAffineF32Impl)(src, dst, batch, channels, inner, scale, shift);
+}
+
+void ChannelAffineLastF32(const float* src, float* dst, int64_t rows, int64_t channels,
+                          const float* scale, const float* shift) {
+  if (rows > 0 && channels > 0)
+    HWY_DYNAMIC_DISPATCH(ChannelAffineLastF32Impl)(src, dst, rows, channels, scale, shift);
 }
 
 }  // namespace onyx::kernels::common

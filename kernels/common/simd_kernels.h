@@ -97,6 +97,10 @@ void LayerNormRowsF32(const float* src, float* dst, int64_t rows, int64_t cols, 
 // BatchNormalization after folding, or any fused per-channel scale and shift). In-place safe.
 void ChannelAffineF32(const float* src, float* dst, int64_t batch, int64_t channels, int64_t inner,
                       const float* scale, const float* shift);
+// The same with the channels last: dst[r, c] = src[r, c] * scale[c] + shift[c] over [rows,
+// channels] (channels-last activations). In-place safe.
+void ChannelAffineLastF32(const float* src, float* dst, int64_t rows, int64_t channels,
+                          const float* scale, const float* shift);
 
 // ---- data movement (transpose_hwy.cc) ----
 // dst[a * dst_stride + b] = src[a + b * src_stride] for a < rows, b < cols: one 2-D transpose of

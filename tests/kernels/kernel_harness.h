@@ -17,6 +17,7 @@
 namespace onyx::testing {
 
 using ir::FloatAttr;  // attribute builders from kernels/ir/graph.h
+using ir::FloatsAttr;
 using ir::IntAttr;
 using ir::IntsAttr;
 using ir::StringAttr;

@@ -140,6 +140,42 @@ TEST(Lrn, OnednnMatchesReferenceForOddSizes) {
   }
 }
 
+// ChannelAffine (channels at axis 1) and NhwcChannelAffine (channels last), with and without a
+// fused activation, odd channel counts (vector tails), in place and on two threads.
+TEST(ChannelAffine, MatchesReferenceInBothLayouts) {
+  std::mt19937 rng(61);
+  for (const Shape& shape : {Shape{1, 13, 9, 7}, Shape{2, 40, 5, 5}, Shape{1, 256, 28, 28}}) {
+    for (const char* op : {"ChannelAffine", "NhwcChannelAffine"}) {
+      const int64_t c = std::string(op) == "ChannelAffine" ? shape[1] : shape.back();
+      Tensor x = RandomFloats(shape, rng);
+      InjectSpecials(x);
+      const Tensor scale = RandomFloats({c}, rng), shift = RandomFloats({c}, rng);
+      for (const std::vector<ir::Attribute>& attrs :
+           {std::vector<ir::Attribute>{},
+            {StringAttr("activation", "Relu")},
+            {StringAttr("activation", "Clip"), FloatsAttr("activation_params", {-1.f, 2.5f})}}) {
+        NodeSpec spec{op, 1, attrs};
+        spec.domain = "com.onyx";
+        const RunResult ref = RunImpl(spec, {x, scale, shift}, "");
+        ASSERT_TRUE(ref.status.ok()) << ref.status.message();
+        ForEachSimdTarget([&](const std::string& target) {
+          SCOPED_TRACE(std::string(op) + " " + ShapeToString(shape) + " " + target + " " +
+                       std::to_string(attrs.size()));
+          for (bool in_place : {false, true}) {
+            RunOptions o;
+            o.output_over_input0 = in_place;
+            o.threads = 2;
+            const RunResult fast =
+                RunImpl(spec, {x, scale, shift}, std::string(op) + "_f32_hwy", o);
+            ASSERT_TRUE(fast.status.ok()) << fast.status.message();
+            EXPECT_EQ(CompareFloats(fast.outputs[0], ref.outputs[0], 1e-6, 1e-6), "");
+          }
+        });
+      }
+    }
+  }
+}
+
 TEST(BatchNorm, TrainingModeIsLeftToTheReference) {
   std::mt19937 rng(59);
   const Tensor x = RandomFloats({2, 3, 4}, rng);

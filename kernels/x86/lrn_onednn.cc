@@ -54,21 +54,7 @@ class LrnOnednn : public Kernel {
   }
 
   Status Run(KernelContext& ctx) const override {
-    SetOmpThreads(threads_);
-    const Tensor& x = ctx.input(0);
-    if (x.shape() != shape_) return ctx.node().Fail("input shape changed after planning");
-    try {
-      dnnl::engine& eng = CpuEngine();
-      dnnl::stream stream(eng);
-      Tensor y = ctx.Output(0, DType::kFloat, shape_);
-      prim_.execute(stream, {{DNNL_ARG_SRC, memory(md_, eng, const_cast<void*>(x.raw_data()))},
-                             {DNNL_ARG_DST, memory(md_, eng, y.raw_data())},
-                             {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(scratch_md_)}});
-      stream.wait();
-    } catch (const dnnl::error& e) {
-      return FromDnnlError(ctx.node(), e);
-    }
-    return Status::Ok();
+    return RunSrcDstPrimitive(ctx, prim_, threads_, shape_, md_, shape_, md_, scratch_md_);
   }
 
  private:

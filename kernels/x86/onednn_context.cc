@@ -52,6 +52,28 @@ dnnl::memory ThreadScratchpad(const dnnl::memory::desc& md) {
   return ThreadBuffer(ThreadBufferUse::kScratchpad, md);
 }
 
+Status RunSrcDstPrimitive(KernelContext& ctx, const dnnl::primitive& prim, int threads,
+                          const Shape& x_shape, const dnnl::memory::desc& src_md,
+                          const Shape& y_shape, const dnnl::memory::desc& dst_md,
+                          const dnnl::memory::desc& scratch_md) {
+  SetOmpThreads(threads);
+  const Tensor& x = ctx.input(0);
+  if (x.shape() != x_shape) return ctx.node().Fail("input shape changed after planning");
+  try {
+    dnnl::engine& eng = CpuEngine();
+    dnnl::stream stream(eng);
+    Tensor y = ctx.Output(0, DType::kFloat, y_shape);
+    prim.execute(stream,
+                 {{DNNL_ARG_SRC, dnnl::memory(src_md, eng, const_cast<void*>(x.raw_data()))},
+                  {DNNL_ARG_DST, dnnl::memory(dst_md, eng, y.raw_data())},
+                  {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(scratch_md)}});
+    stream.wait();
+  } catch (const dnnl::error& e) {
+    return FromDnnlError(ctx.node(), e);
+  }
+  return Status::Ok();
+}
+
 Status FromDnnlError(const NodeView& node, const dnnl::error& e) {
   return node.Fail("oneDNN: ", e.what());
 }

@@ -33,6 +33,13 @@ constexpr int kThreadBufferUses = 3;
 dnnl::memory ThreadBuffer(ThreadBufferUse use, const dnnl::memory::desc& md);
 dnnl::memory ThreadScratchpad(const dnnl::memory::desc& md);  // ThreadBuffer(kScratchpad, md)
 
+// Runs a primitive with one source and one destination (pooling, LRN): input 0, which must still
+// have the planned `x_shape`, into a new output 0 of `y_shape`, with this thread's scratchpad.
+Status RunSrcDstPrimitive(KernelContext& ctx, const dnnl::primitive& prim, int threads,
+                          const Shape& x_shape, const dnnl::memory::desc& src_md,
+                          const Shape& y_shape, const dnnl::memory::desc& dst_md,
+                          const dnnl::memory::desc& scratch_md);
+
 // A oneDNN exception as an error naming the node.
 Status FromDnnlError(const NodeView& node, const dnnl::error& e);
 

@@ -135,23 +135,8 @@ class PoolOnednn : public Kernel {
   }
 
   Status Run(KernelContext& ctx) const override {
-    SetOmpThreads(threads_);
-    const Tensor& x = ctx.input(0);
-    if (x.shape() != x_shape_) return ctx.node().Fail("input shape changed after planning");
-    try {
-      dnnl::engine& eng = CpuEngine();
-      dnnl::stream stream(eng);
-      Tensor y = ctx.Output(0, DType::kFloat, g_.y_shape);
-      memory src(src_md_, eng, const_cast<void*>(x.raw_data()));
-      memory dst(dst_md_, eng, y.raw_data());
-      prim_.execute(stream, {{DNNL_ARG_SRC, src},
-                             {DNNL_ARG_DST, dst},
-                             {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(scratch_md_)}});
-      stream.wait();
-    } catch (const dnnl::error& e) {
-      return FromDnnlError(ctx.node(), e);
-    }
-    return Status::Ok();
+    return RunSrcDstPrimitive(ctx, prim_, threads_, x_shape_, src_md_, g_.y_shape, dst_md_,
+                              scratch_md_);
   }
 
  private:

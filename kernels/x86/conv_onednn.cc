@@ -174,11 +174,18 @@ class ConvOnednn : public Kernel {
           blocked_src_md_ = memory::desc(ToDims(xl), f32, Tag::nChw16c);
           blocked_dst_md_ = memory::desc(ToDims(yl), f32, Tag::nChw16c);
           pd = make_pd(dnnl::algorithm::convolution_winograd, blocked_src_md_, blocked_dst_md_);
-          src_reorder_ =
-              dnnl::reorder(memory(src_md_, eng, nullptr), memory(blocked_src_md_, eng, nullptr));
-          dst_reorder_ =
-              dnnl::reorder(memory(blocked_dst_md_, eng, nullptr), memory(dst_md_, eng, nullptr));
-          winograd_ = true;
+          // Reorders run concurrently from several threads, so they must need no scratchpad
+          // (a library-owned one is shared); plain layout changes like these never do.
+          const dnnl::reorder::primitive_desc to_blocked(eng, src_md_, eng, blocked_src_md_,
+                                                         ScratchpadAttr());
+          const dnnl::reorder::primitive_desc from_blocked(eng, blocked_dst_md_, eng, dst_md_,
+                                                           ScratchpadAttr());
+          if (to_blocked.scratchpad_desc().get_size() == 0 &&
+              from_blocked.scratchpad_desc().get_size() == 0) {
+            src_reorder_ = dnnl::reorder(to_blocked);
+            dst_reorder_ = dnnl::reorder(from_blocked);
+            winograd_ = true;
+          }
         } catch (const dnnl::error&) {
           winograd_ = false;
         }

@@ -397,11 +397,13 @@ Status ValidateGraph(ir::Graph& g, const std::vector<std::string>& outer_scope) 
 
 namespace {
 
-// Parses serialized ModelProto bytes, with the error a user can act on.
-Status ParseModel(const std::string& bytes, const std::string& prefix, onnx::ModelProto* mp) {
-  if (bytes.empty())
+// Parses serialized ModelProto bytes (a buffer or a mapped file), with the error a user can act
+// on. protobuf takes at most 2 GiB in one piece; larger models must use external data.
+Status ParseModel(const void* data, size_t size, const std::string& prefix, onnx::ModelProto* mp) {
+  if (size == 0)
     return InvalidModel(prefix, "the file is empty; expected a serialized ONNX ModelProto");
-  if (!mp->ParseFromString(bytes))
+  if (size > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+      !mp->ParseFromArray(data, static_cast<int>(size)))
     return InvalidModel(
         prefix, "not a valid ONNX model: protobuf parsing failed (truncated or corrupt file?)");
   return Status::Ok();
@@ -446,7 +448,7 @@ StatusOr<ir::Model> LoadImpl(onnx::ModelProto& mp, const std::string& display_na
 
 StatusOr<ir::Model> LoadModelFromBytes(const std::string& bytes, const std::string& display_name) {
   onnx::ModelProto mp;
-  ONYX_RETURN_IF_ERROR(ParseModel(bytes, display_name + ": ", &mp));
+  ONYX_RETURN_IF_ERROR(ParseModel(bytes.data(), bytes.size(), display_name + ": ", &mp));
   return LoadImpl(mp, display_name, "");
 }
 
@@ -460,20 +462,14 @@ StatusOr<ir::Model> LoadModelFromFile(const std::string& path) {
   const std::string dir =
       slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  const std::string prefix = base + ": ";
-  onnx::ModelProto mp;
-  if ((*file)->size() == 0)
-    return InvalidModel(prefix, "the file is empty; expected a serialized ONNX ModelProto");
   // Parsed straight from the page cache: reading the file into a buffer first held a large
   // model once more, in freshly zeroed pages. (A chunked stream that drops parsed pages would
   // keep even less resident, but protobuf grows strings above 64 MiB by appending, which copies
   // a large weight several times.)
-  const uint8_t* bytes = (*file)->data();
-  madvise(const_cast<uint8_t*>(bytes), (*file)->size(), MADV_SEQUENTIAL);
-  if ((*file)->size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
-      !mp.ParseFromArray(bytes, static_cast<int>((*file)->size())))
-    return InvalidModel(
-        prefix, "not a valid ONNX model: protobuf parsing failed (truncated or corrupt file?)");
+  onnx::ModelProto mp;
+  if ((*file)->size() > 0)
+    madvise(const_cast<uint8_t*>((*file)->data()), (*file)->size(), MADV_SEQUENTIAL);
+  ONYX_RETURN_IF_ERROR(ParseModel((*file)->data(), (*file)->size(), base + ": ", &mp));
   file->reset();
   auto m = LoadImpl(mp, base, dir);
   if (!m.ok()) return m;

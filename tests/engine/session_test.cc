@@ -8,6 +8,7 @@
 #include <cmath>
 #include <thread>
 
+#include "kernels/op_registry.h"
 #include "tests/engine/model_builder.h"
 
 namespace onyx {
@@ -166,8 +167,13 @@ TEST(session, PackedWeightsAreReleasedOnlyWhenPlannedOnce) {
         ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i], 1e-3) << i;
     }
   };
-  if (!Session::FromBytes(ConvMatMulModel(), fast).released_weight_bytes())
+  // Only oneDNN kernels pack weights: without them (not x86) nothing may be released.
+  const kernels::OpDef* conv = kernels::OpRegistry::Global().Find("", "Conv", 11);
+  ASSERT_NE(conv, nullptr);
+  if (conv->impls.front().name.find("_onednn") == std::string::npos) {
+    EXPECT_EQ(Session::FromBytes(ConvMatMulModel(), fast).released_weight_bytes(), 0u);
     GTEST_SKIP() << "no kernel packs weights on this machine";
+  }
   check(ConvMatMulModel(), (32 * 32 * 9 + 24 * 16) * sizeof(float));
 
   onnx::ModelProto shared;

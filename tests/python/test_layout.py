@@ -160,6 +160,8 @@ def test_pool_windows_that_stop_short_of_the_end(onyx_cli, tmp_path, op, size, k
     got = run_onyx(onyx_cli, path, x, str(tmp_path / "out"))
     for name, w in zip(["p", "q"], want):
         np.testing.assert_allclose(got[name], w, rtol=1e-5, atol=1e-5, err_msg=name)
+    if "MaxPool_f32_onednn" not in subprocess.run([onyx_cli, "ops"], capture_output=True, text=True).stdout:
+        return  # no oneDNN here: the reference pools are all there is
     impls = {s["node"]: s["impl"] for s in plan(onyx_cli, path)["schedule"]}
     assert impls["pool"].endswith("_onednn") and impls["pool_plain"].endswith("_onednn"), impls
 

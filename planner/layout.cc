@@ -84,11 +84,16 @@ class LayoutPass {
     return OpRegistry::Global().Find(domain, op, opset);
   }
 
-  // True when the first (fastest) impl of `def` accepts the node with these input types.
+  // True when an impl ahead of the reference kernel (the last) accepts the node with these
+  // input types. Several may be registered, each for its own cases (depthwise, oneDNN).
   static bool FastImplAccepts(const kernels::OpDef* def, const ir::Node& node,
                               const std::vector<TypeInfo>& types) {
-    if (!def || def->impls.size() < 2 || !def->impls.front().supports) return false;
-    return def->impls.front().supports(kernels::NodeView(node), types).ok();
+    if (!def) return false;
+    for (size_t i = 0; i + 1 < def->impls.size(); ++i) {
+      const auto& supports = def->impls[i].supports;
+      if (supports && supports(kernels::NodeView(node), types).ok()) return true;
+    }
+    return false;
   }
 
   const TypeInfo& TypeOf(int slot) const { return plan_.slots[slot].type; }

@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "kernels/common/simd_kernels.h"
 #include "kernels/kernel.h"
 #include "kernels/op_registry.h"
+#include "kernels/reference/fused.h"
 
 namespace onyx::kernels::common {
 
@@ -63,6 +65,9 @@ constexpr int64_t kMinParallelWork = int64_t{1} << 18;
 inline int ThreadsFor(int64_t work, int threads) {
   return work < kMinParallelWork ? 1 : threads;
 }
+
+// The SIMD unary op computing a fused activation; false for kNone.
+bool ToUnary(const FusedActivation& a, UnaryOp* op, UnaryParams* p);
 
 // True when the tensor is float32 (run-time double check: plan-time types may be unknown).
 inline bool IsF32(const Tensor& t) {

@@ -14,6 +14,7 @@ void RegisterTransposeCommon(OpRegistry& r);      // transpose_kernel.cc
 void RegisterCopyCommon(OpRegistry& r);           // copy_kernels.cc
 void RegisterGatherCommon(OpRegistry& r);         // gather_kernel.cc
 void RegisterFusedFast(OpRegistry& r);            // fused_kernels.cc (com.onyx ops)
+void RegisterDepthwiseConvFast(OpRegistry& r);    // depthwise_conv_kernel.cc
 }  // namespace common
 
 void RegisterCommonKernels(OpRegistry& r) {
@@ -25,6 +26,7 @@ void RegisterCommonKernels(OpRegistry& r) {
   common::RegisterCopyCommon(r);
   common::RegisterGatherCommon(r);
   common::RegisterFusedFast(r);
+  common::RegisterDepthwiseConvFast(r);
 }
 
 }  // namespace onyx::kernels

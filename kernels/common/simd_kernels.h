@@ -110,4 +110,34 @@ void Transpose2D32(const uint32_t* src, int64_t src_stride, uint32_t* dst, int64
 void Transpose2D64(const uint64_t* src, int64_t src_stride, uint64_t* dst, int64_t dst_stride,
                    int64_t rows, int64_t cols);
 
+// ---- depthwise convolution (depthwise_conv_hwy.cc) ----
+// A 2-D convolution with one filter per channel (group = C = M) on channels-last data.
+struct DepthwiseGeometry {
+  int64_t in_h = 0, in_w = 0, channels = 0, out_w = 0;
+  int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+  int64_t pad_top = 0, pad_left = 0;
+};
+enum class DepthwiseActivation : int { kNone, kRelu, kClip };  // the ones applied in registers
+// Channel padding of the packed weights and bias: a whole vector can be loaded at any channel
+// that starts one (the widest target has 64 float lanes).
+constexpr int64_t kDepthwiseChannelPad = 64;
+struct DepthwiseConvArgs {
+  DepthwiseGeometry geometry;
+  const float* x = nullptr;        // one image, [in_h][in_w][channels]
+  const float* weights = nullptr;  // [kernel_h * kernel_w][weight_stride], tap-major
+  int64_t weight_stride = 0;       // channels rounded up to a multiple of kDepthwiseChannelPad
+  const float* bias = nullptr;     // [weight_stride], zeros where there is no bias
+  const float* z = nullptr;        // residual row [out_w][channels], or null; may equal y
+  float* y = nullptr;              // output row [out_w][channels]
+  int64_t oy = 0;                  // which output row
+  int64_t c_begin = 0, c_end = 0;  // channels computed; c_begin a multiple of 64
+  DepthwiseActivation activation = DepthwiseActivation::kNone;
+  float clip_lo = 0, clip_hi = 0;  // kClip bounds (Clip's semantics: NaN stays NaN)
+};
+// y[ox][c] = act(bias[c] + z[ox][c] + sum over in-image taps of x[iy][ix][c] * w[ky][kx][c]) for
+// the row's outputs and channels [c_begin, c_end), with iy = oy * stride_h - pad_top +
+// ky * dilation_h (ix likewise); taps in the padding contribute nothing. Accumulates in float32,
+// taps in row-major order.
+void DepthwiseConvRowF32(const DepthwiseConvArgs& args);
+
 }  // namespace onyx::kernels::common

@@ -115,10 +115,13 @@ RunResult RunImpl(const NodeSpec& spec, const std::vector<Tensor>& inputs, const
     }
   }
   StatusOr<std::unique_ptr<kernels::Kernel>> kernel = std::unique_ptr<kernels::Kernel>();
-  if (chosen->create_with_info) {  // plan-time kernels (oneDNN): no constant inputs here
+  if (chosen->create_with_info) {  // plan-time kernels (oneDNN, packed weights)
     kernels::KernelCreateInfo info;
     info.threads = options.threads;
     info.constants.assign(inputs.size(), nullptr);
+    for (int i : options.constant_inputs)
+      if (i >= 0 && i < static_cast<int>(inputs.size()) && inputs[i].defined())
+        info.constants[i] = &inputs[i];
     kernel = chosen->create_with_info(view, types, info);
   } else {
     kernel = chosen->create(view, types);

@@ -41,6 +41,9 @@ struct RunOptions {
   // Output 0 is given input 0's buffer (same dtype and element count), as the planner does for
   // ops marked in-place. Input 0 is copied first, so the caller's tensor is left alone.
   bool output_over_input0 = false;
+  // Inputs handed to a plan-time kernel (create_with_info) as constants, as the planner does for
+  // initializers; the others are seen only at run time.
+  std::vector<int> constant_inputs;
 };
 
 struct RunResult {

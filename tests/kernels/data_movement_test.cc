@@ -78,6 +78,23 @@ TEST(Transpose, DefaultPermutationLargeMatricesAndEmpty) {
   }
 }
 
+// ShuffleNet's channel shuffle on channels-last data: per pixel [G][K] -> [K][G] with G = 2..4
+// (interleaved stores in whole vectors, then four lanes, then scalar rows), on every target.
+TEST(Transpose, ChannelShuffleOfEachPixel) {
+  std::mt19937 rng(67);
+  ForEachSimdTarget([&](const std::string& target) {
+    for (int64_t g : {2, 3, 4}) {
+      for (int64_t k : {3, 7, 21, 28, 34, 68}) {
+        SCOPED_TRACE(target + " G " + std::to_string(g) + " K " + std::to_string(k));
+        const Tensor x = RandomBytes(DType::kFloat, {1, 5, 6, g, k}, rng);
+        for (int threads : {1, 2})
+          ExpectSameAsReference({"Transpose", 13, {IntsAttr("perm", {0, 1, 2, 4, 3})}}, {x},
+                                "Transpose_any_tiled", threads);
+      }
+    }
+  });
+}
+
 TEST(Transpose, BadPermutationGivesTheReferenceError) {
   const Tensor x = Tensor::Allocate(DType::kFloat, {2, 3});
   const RunResult r =

@@ -106,6 +106,10 @@ TypeInfo UnknownDimsType(DType t, int64_t rank);
 // work is small (n * work_per_item < 2^16, roughly elements touched). Nothing runs when n <= 0.
 void ParallelFor(int64_t n, int64_t work_per_item, int threads,
                  const std::function<void(int64_t, int64_t)>& fn);
+// Elements below which a cheap memory-bound loop (a copy, an activation) is not worth splitting:
+// 2^16 when ParallelFor runs on the OpenMP team (a dispatch costs 1-2 us), 2^18 on TBB (tens of
+// us on a loaded machine).
+int64_t MinParallelWork();
 
 // One axis of ONNX Slice on a dim of known size: negative start/end count from the back, then
 // clamp to [0, dim] (positive steps) or [0, dim-1] / [-1, dim-1] (negative steps). Returns the

@@ -10,6 +10,7 @@
 
 #include "kernels/common/simd_kernels.h"
 #include "kernels/kernel.h"
+#include "kernels/op_helpers.h"
 #include "kernels/op_registry.h"
 #include "kernels/reference/fused.h"
 
@@ -58,12 +59,11 @@ Status RequireAllInputsType(const std::vector<TypeInfo>& types, DType t, int min
 // strings), for the data-movement kernels.
 Status RequirePlainInput(const std::vector<TypeInfo>& types, int i);
 
-// Threads worth using for `work` units (about one element touched each): ParallelFor already
-// stays on one thread below 2^16 units, but a parallel split of a cheap memory-bound loop only
-// pays off well above that on a loaded machine (TBB dispatch costs tens of microseconds).
-constexpr int64_t kMinParallelWork = int64_t{1} << 18;
+// Threads worth using for `work` units (about one element touched each): a parallel split of a
+// cheap memory-bound loop pays off only above MinParallelWork() elements (op_helpers.h), which
+// depends on what a dispatch costs in the runtime ParallelFor uses.
 inline int ThreadsFor(int64_t work, int threads) {
-  return work < kMinParallelWork ? 1 : threads;
+  return work < MinParallelWork() ? 1 : threads;
 }
 
 // The SIMD unary op computing a fused activation; false for kNone.

@@ -1,7 +1,8 @@
-// bench_kernels: Google Benchmark micro-benchmarks of the hot kernels (ResNet-50 convolutions,
-// BERT-base matrix products, elementwise operators, softmax), run through onyx::Session so they
-// measure the kernels the planner picks. Prints this machine's fp32 peak (derived and measured)
-// first and, after the benchmarks, each model's kernels weighted by how often they occur.
+// bench_kernels: Google Benchmark micro-benchmarks of the hot kernels (ResNet-50 and SqueezeNet
+// convolutions, BERT-base matrix products, elementwise operators, softmax), run through
+// onyx::Session so they measure the kernels the planner picks. Prints this machine's fp32 peak
+// (derived and measured) first and, after the benchmarks, each model's kernels weighted by how
+// often they occur.
 //
 //   build/bench/bench_kernels [--no-peak-measure] [--benchmark_filter=conv/] [...]
 #include <cstdio>
@@ -68,6 +69,7 @@ int main(int argc, char** argv) {
   std::printf("\nWeighted by occurrences in the model (kernel time only):\n");
   PrintWeightedSummary("resnet50_conv", "ResNet-50 convolutions");
   PrintWeightedSummary("resnet50_conv_auto", "ResNet-50 convs (auto)");
+  PrintWeightedSummary("squeezenet_conv_auto", "SqueezeNet convs (auto)");
   PrintWeightedSummary("bert_matmul", "BERT-base MatMuls");
   return 0;
 }

@@ -1,6 +1,8 @@
 """Every light model: onyx (through `onyx run` on .pb inputs) against ONNX Runtime on the same
 random input, rtol 1e-3 / atol 1e-5."""
+import json
 import os
+import platform
 import subprocess
 
 import numpy as np
@@ -20,8 +22,7 @@ def free_inputs(model):
     return [i for i in model.graph.input if i.name not in inits]
 
 
-@pytest.mark.parametrize("name", MODELS)
-def test_matches_onnxruntime(name, onyx_cli, tmp_path):
+def run_against_onnxruntime(name, onyx_cli, tmp_path, env=None):
     path = os.path.join(DATA, "light", f"light_{name}.onnx")
     model = onnx.load(path)
     rng = np.random.default_rng(2024)
@@ -38,9 +39,29 @@ def test_matches_onnxruntime(name, onyx_cli, tmp_path):
     expected = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"]).run(None, feeds)
     out_dir = tmp_path / "out"
     subprocess.run([onyx_cli, "run", path, *files, "--output-dir", str(out_dir), "--threads", "2"],
-                   check=True, capture_output=True)
+                   check=True, capture_output=True, env=env)
     for vi, e in zip(model.graph.output, expected):
         t = onnx.TensorProto()
         safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in vi.name)
         t.ParseFromString((out_dir / f"{safe}.pb").read_bytes())
         np.testing.assert_allclose(numpy_helper.to_array(t), e, rtol=1e-3, atol=1e-5)
+    return path
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_matches_onnxruntime(name, onyx_cli, tmp_path):
+    run_against_onnxruntime(name, onyx_cli, tmp_path)
+
+
+# oneDNN picks its instruction set when the process starts: ONEDNN_MAX_CPU_ISA=AVX2 runs the code
+# an AVX2-only machine gets. The convolutions must stay on oneDNN (not fall to the reference
+# kernels), and Winograd, whose oneDNN kernels need AVX-512, must give way to direct convolution.
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="oneDNN runs on x86-64")
+@pytest.mark.parametrize("name", ["inception_v1", "resnet50", "shufflenet", "squeezenet"])
+def test_avx2_code_matches_onnxruntime(name, onyx_cli, tmp_path):
+    env = dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX2")
+    path = run_against_onnxruntime(name, onyx_cli, tmp_path, env)
+    plan = subprocess.run([onyx_cli, "plan", path, "--json"], check=True, capture_output=True,
+                          text=True, env=env).stdout
+    convs = {s["node"]: s["impl"] for s in json.loads(plan)["schedule"] if "Conv" in s["impl"]}
+    assert convs and all("_onednn" in i and not i.endswith("/winograd") for i in convs.values()), convs

@@ -42,15 +42,15 @@ class StepContext : public kernels::KernelContext {
     return i >= 0 && i < num_outputs() && step_.outputs[i] >= 0;
   }
   Tensor Output(int i, DType dtype, const Shape& shape) override {
-    if (!has_output(i)) return Tensor::Allocate(dtype, shape);  // omitted output: scratch
+    if (!has_output(i)) return Tensor::AllocateUninitialized(dtype, shape);  // omitted: scratch
     const int id = step_.outputs[i];
     const planner::ValueSlot& s = frame_.plan->slots[id];
     Tensor t;
     const size_t need = static_cast<size_t>(ShapeElementCount(shape)) * DTypeSize(dtype);
     if (s.storage == Storage::kArena && frame_.arena && dtype != DType::kString && need <= s.bytes)
       t = Tensor::Borrow(dtype, shape, frame_.arena + s.offset);
-    else
-      t = Tensor::Allocate(dtype, shape);
+    else  // graph outputs, dynamic shapes: unspecified contents, as in the arena
+      t = Tensor::AllocateUninitialized(dtype, shape);
     frame_.values[id] = Value(t);
     return t;
   }

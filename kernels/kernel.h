@@ -29,7 +29,7 @@ class KernelContext {
   virtual int num_outputs() const = 0;
   virtual bool has_output(int i) const = 0;
   // A buffer for output i: the planned arena slot when it fits, else a fresh heap buffer.
-  // Contents are unspecified (not zeroed) when the arena is used.
+  // Contents are unspecified (not zeroed) either way: the kernel writes every element.
   virtual Tensor Output(int i, DType dtype, const Shape& shape) = 0;
   // Sets output i to a value the kernel built itself (sequences, optionals, heap tensors).
   // Tensors passed here must own their buffer (never an input's arena memory).

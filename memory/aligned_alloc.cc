@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <new>
+#include <string>
 
 namespace onyx::memory {
 
@@ -14,6 +15,18 @@ void* AlignedAlloc(size_t bytes) {
 
 void AlignedFree(void* p) {
   std::free(p);
+}
+
+bool PoisonUninitialized() {
+#ifndef NDEBUG
+  return true;
+#else
+  static const bool poison = [] {
+    const char* env = std::getenv("ONYX_POISON_UNINITIALIZED");
+    return env != nullptr && std::string(env) == "1";
+  }();
+  return poison;
+#endif
 }
 
 }  // namespace onyx::memory

@@ -9,9 +9,7 @@ namespace onyx::memory {
 
 Arena::Arena(size_t bytes) : size_(bytes) {
   base_ = static_cast<uint8_t*>(AlignedAlloc(bytes));
-#ifndef NDEBUG
-  Poison();
-#endif
+  if (PoisonUninitialized()) Poison();
 }
 
 Arena::~Arena() {

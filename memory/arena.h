@@ -18,7 +18,8 @@ class Arena {
 
   uint8_t* base() { return base_; }
   size_t size() const { return size_; }
-  // Debug builds fill the arena with a pattern so reads of unwritten bytes show up as garbage.
+  // Fills the arena with a pattern so reads of unwritten bytes show up as garbage (done at
+  // creation in debug builds and with ONYX_POISON_UNINITIALIZED=1: memory::PoisonUninitialized).
   void Poison();
 
  private:

@@ -37,7 +37,11 @@ Tensor AllocateBuffer(DType dtype, Shape shape, bool zero) {
   if (elem != 0 && static_cast<uint64_t>(n) > (uint64_t{1} << 46) / elem) throw std::bad_alloc();
   const size_t bytes = static_cast<size_t>(n) * elem;
   void* p = memory::AlignedAlloc(bytes);
-  if (zero) std::memset(p, 0, bytes);
+  if (zero) {
+    std::memset(p, 0, bytes);
+  } else if (memory::PoisonUninitialized()) {
+    std::memset(p, 0xFF, bytes);  // NaN floats, -1 integers: a reader that expects zeros fails
+  }
   return Tensor::Wrap(dtype, std::move(shape), std::shared_ptr<void>(p, memory::AlignedFree), p);
 }
 

@@ -39,8 +39,12 @@ class FeedConverter {
   std::vector<pybind11::object> borrowed_;
 };
 
-// A run's output as Python: a new numpy array (its own copy), a list for a sequence, None for an
-// empty optional.
+// A run's output as Python: a numpy array, a list for a sequence, None for an empty optional. An
+// output tensor that alone holds its buffer (a fresh graph output) becomes the array's memory
+// without a copy; anything shared (a weight, the same value twice, a view of a feed) is copied.
 pybind11::object ValueToPython(const Value& v);
+
+// Registers the buffer type through which numpy takes over output buffers (module import).
+void RegisterOutputBuffer(pybind11::module_& m);
 
 }  // namespace onyx::python

@@ -170,6 +170,7 @@ PYBIND11_MODULE(_onyx, m) {
       "(onyx.InferenceSession) rather than this module directly.";
   onyx::python::RegisterErrors(m);
   onyx::python::InitNumpyBridge();
+  onyx::python::RegisterOutputBuffer(m);
   py::class_<PySession>(m, "Session", "A loaded and planned ONNX model (native).")
       .def(py::init<const py::object&, int, const std::string&, bool, const std::string&>(),
            py::arg("model"), py::arg("intra_op_threads") = 0, py::arg("optimization") = "all",

@@ -13,7 +13,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import onyx
@@ -352,7 +352,34 @@ def test_feeds_are_not_modified_and_outputs_are_independent():
     y1[:] = 100  # outputs are the caller's: writing one changes nothing in the next run
     (y2,) = sess.run(None, {"x": x})
     np.testing.assert_array_equal(y2, [0, -2, 0, -4])
-    assert y2.flags.owndata and y2.flags.writeable
+    assert y2.flags.writeable and not np.shares_memory(y1, y2)
+
+
+def test_fresh_outputs_are_handed_over_without_a_copy_and_shared_ones_are_copied():
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+    m = make_model([helper.make_node("Relu", ["x"], ["y"])],
+                   [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3]),
+                    helper.make_tensor_value_info("W", TensorProto.FLOAT, [2, 3])],
+                   initializers=[numpy_helper.from_array(w, "W")])
+    sess = onyx.InferenceSession(m.SerializeToString())
+    x = np.array([[-1, 2, -3], [4, -5, 6]], np.float32)
+    y, weights = sess.run(None, {"x": x})
+    # The Relu output's buffer became the array's memory: its base is onyx's buffer object.
+    assert not y.flags.owndata and type(y.base.obj).__name__ == "_OutputBuffer"
+    np.testing.assert_array_equal(y, np.maximum(x, 0))
+    # A weight is shared with the session: the caller gets a copy, and writing it changes nothing.
+    assert weights.flags.owndata
+    weights[:] = 100
+    np.testing.assert_array_equal(sess.run(["W"], {"x": x})[0], w)
+    # The same output asked for twice: two arrays that do not share memory.
+    a, b = sess.run(["y", "y"], {"x": x})
+    assert not np.shares_memory(a, b)
+    a[:] = -1
+    np.testing.assert_array_equal(b, np.maximum(x, 0))
+    # The array keeps its buffer alive after the session is gone.
+    del sess
+    np.testing.assert_array_equal(y * 2, np.maximum(x, 0) * 2)
 
 
 def test_identity_of_a_feed_returns_a_copy():

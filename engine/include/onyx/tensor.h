@@ -67,6 +67,9 @@ class Tensor {
   Tensor Clone() const;
   // True when the tensor owns (shares) its buffer rather than borrowing it.
   bool owns_buffer() const { return holder_ != nullptr; }
+  // True when this tensor is the only one holding its buffer: no other tensor (a model weight, a
+  // value still in use) can see writes to it, so it may be handed on without a copy.
+  bool owns_buffer_alone() const { return holder_ != nullptr && holder_.use_count() == 1; }
 
  private:
   DType dtype_ = DType::kUndefined;

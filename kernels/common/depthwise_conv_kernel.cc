@@ -62,7 +62,8 @@ class DepthwiseConvKernel : public Kernel {
     const Tensor& x = ctx.input(0);
     if (x.dtype() != DType::kFloat || x.shape() != x_shape_ || ctx.input(1).shape() != w_shape_)
       return node.Fail("input shapes changed after planning");
-    const int64_t c = geometry_.channels, taps = geometry_.kernel_h * geometry_.kernel_w;
+    const DepthwiseGeometry& g = args_.geometry;
+    const int64_t c = g.channels, taps = g.kernel_h * g.kernel_w;
     std::vector<float> run_weights, run_bias;  // packed here when not constant
     const float* w = weights_.data();
     if (weights_.empty()) {
@@ -120,7 +121,7 @@ class DepthwiseConvKernel : public Kernel {
     ONYX_ASSIGN_OR_RETURN(WindowGeometry g, ResolveWindow(node, {x_shape_[1], x_shape_[2]},
                                                           {w_shape_[2], w_shape_[3]}, false));
     y_shape_ = {x_shape_[0], g.out[0], g.out[1], c};
-    DepthwiseGeometry& dg = geometry_;
+    DepthwiseGeometry& dg = args_.geometry;
     dg.in_h = x_shape_[1];
     dg.in_w = x_shape_[2];
     dg.channels = c;
@@ -135,7 +136,6 @@ class DepthwiseConvKernel : public Kernel {
     dg.pad_left = g.pad_begin[1];
 
     ONYX_ASSIGN_OR_RETURN(FusedActivation act, ParseFusedActivation(node));
-    args_.geometry = dg;
     args_.weight_stride = PaddedChannels(c);
     if (act.kind == ActivationKind::kRelu) {
       args_.activation = DepthwiseActivation::kRelu;
@@ -163,8 +163,7 @@ class DepthwiseConvKernel : public Kernel {
   }
 
   Shape x_shape_, w_shape_, y_shape_;
-  DepthwiseGeometry geometry_;
-  DepthwiseConvArgs args_;      // geometry and activation; pointers are set per run
+  DepthwiseConvArgs args_;      // geometry and activation; the pointers are set per run
   std::vector<float> weights_;  // packed constant W, or empty
   std::vector<float> bias_;     // packed constant (or absent) B
   bool bias_packed_ = false;

@@ -80,7 +80,21 @@ float RowExtremum(const float* src, size_t n) {
   size_t i = 0;
   if (n >= lanes) {
     auto acc = hn::LoadU(d, src);
-    for (i = lanes; i + lanes <= n; i += lanes) acc = Extremum<kMax>(acc, hn::LoadU(d, src + i));
+    i = lanes;
+    if (n >= 4 * lanes) {
+      // Four independent chains: one compare-and-select per vector ran latency-bound (ReduceMax
+      // of 150K floats: 29 us against ONNX Runtime's 15).
+      auto a1 = hn::LoadU(d, src + lanes), a2 = hn::LoadU(d, src + 2 * lanes);
+      auto a3 = hn::LoadU(d, src + 3 * lanes);
+      for (i = 4 * lanes; i + 4 * lanes <= n; i += 4 * lanes) {
+        acc = Extremum<kMax>(acc, hn::LoadU(d, src + i));
+        a1 = Extremum<kMax>(a1, hn::LoadU(d, src + i + lanes));
+        a2 = Extremum<kMax>(a2, hn::LoadU(d, src + i + 2 * lanes));
+        a3 = Extremum<kMax>(a3, hn::LoadU(d, src + i + 3 * lanes));
+      }
+      acc = Extremum<kMax>(Extremum<kMax>(Extremum<kMax>(acc, a1), a2), a3);
+    }
+    for (; i + lanes <= n; i += lanes) acc = Extremum<kMax>(acc, hn::LoadU(d, src + i));
     HWY_ALIGN float buf[kMaxLanesF32];
     hn::Store(acc, d, buf);
     r = buf[0];
@@ -107,6 +121,18 @@ void ReduceRowsF32Impl(ReduceKind kind, const float* src, float* dst, int64_t ro
         dst[r] = Finish(kind, Squares(kind) ? RowSum<true>(s, n) : RowSum<false>(s, n), n);
         break;
     }
+  }
+}
+
+double ReduceRowPartF64Impl(ReduceKind kind, const float* src, int64_t count) {
+  const size_t n = static_cast<size_t>(count);
+  switch (kind) {
+    case ReduceKind::kMax:
+      return RowExtremum<true>(src, n);
+    case ReduceKind::kMin:
+      return RowExtremum<false>(src, n);
+    default:
+      return Squares(kind) ? RowSum<true>(src, n) : RowSum<false>(src, n);
   }
 }
 
@@ -218,10 +244,15 @@ HWY_AFTER_NAMESPACE();
 namespace onyx::kernels::common {
 
 HWY_EXPORT(ReduceRowsF32Impl);
+HWY_EXPORT(ReduceRowPartF64Impl);
 HWY_EXPORT(ReduceColumnsF32Impl);
 
 void ReduceRowsF32(ReduceKind kind, const float* src, float* dst, int64_t rows, int64_t n) {
   if (rows > 0 && n > 0) HWY_DYNAMIC_DISPATCH(ReduceRowsF32Impl)(kind, src, dst, rows, n);
+}
+
+double ReduceRowPartF64(ReduceKind kind, const float* src, int64_t n) {
+  return HWY_DYNAMIC_DISPATCH(ReduceRowPartF64Impl)(kind, src, n);
 }
 
 void ReduceColumnsF32(ReduceKind kind, const float* src, float* dst, int64_t n, int64_t cols,

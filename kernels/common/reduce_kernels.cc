@@ -3,6 +3,7 @@
 // leading ([reduced, kept], columns) or in the middle ([kept, reduced, kept], columns per outer
 // index). Other axis sets, empty reductions and other types run on the reference kernel.
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,31 @@ struct ReduceSpec {
   ReduceKind kind;
   int64_t axes_input_since;
 };
+
+// One row of n elements reduced on `threads` threads: a part each, combined in order.
+float ReduceLongRow(ReduceKind kind, const float* src, int64_t n, int threads) {
+  const int64_t parts = std::min<int64_t>(threads, n);
+  std::vector<double> part(static_cast<size_t>(parts));
+  ParallelFor(parts, n / parts, threads, [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; ++p) {
+      const int64_t lo = n * p / parts, hi = n * (p + 1) / parts;
+      part[p] = ReduceRowPartF64(kind, src + lo, hi - lo);
+    }
+  });
+  if (kind == ReduceKind::kMax || kind == ReduceKind::kMin) {
+    double r = part[0];  // the first extremum wins ties; a NaN sticks, as within a part
+    for (int64_t p = 1; p < parts; ++p) {
+      const double v = part[p];
+      if (std::isnan(v) || (kind == ReduceKind::kMax ? v > r : v < r)) r = std::isnan(r) ? r : v;
+    }
+    return static_cast<float>(r);
+  }
+  double sum = 0;
+  for (double v : part) sum += v;
+  if (kind == ReduceKind::kMean) return static_cast<float>(sum / static_cast<double>(n));
+  if (kind == ReduceKind::kL2) return static_cast<float>(std::sqrt(sum));
+  return static_cast<float>(sum);
+}
 
 class ReduceKernel : public FastKernel {
  public:
@@ -80,6 +106,11 @@ class ReduceKernel : public FastKernel {
     float* dst = y.data<float>();
     const int threads = ThreadsFor(x.numel(), ctx.intra_op_threads());
     const ReduceKind kind = spec_.kind;
+    if (inner == 1 && outer < threads) {
+      // Fewer rows than threads (a whole tensor reduced to one value): each row in parts.
+      for (int64_t o = 0; o < outer; ++o) dst[o] = ReduceLongRow(kind, src + o * n, n, threads);
+      return Status::Ok();
+    }
     if (inner == 1) {
       ParallelFor(outer, n, threads, [&](int64_t b, int64_t e) {
         ReduceRowsF32(kind, src + b * n, dst + b, e - b, n);

@@ -80,6 +80,10 @@ enum class ReduceKind : int { kSum, kMean, kSumSquare, kL2, kMax, kMin };
 // dst[r] = reduce(src[r * n, r * n + n)) for r < rows; n >= 1. Sums accumulate in double, as the
 // reference does; Max/Min propagate NaN.
 void ReduceRowsF32(ReduceKind kind, const float* src, float* dst, int64_t rows, int64_t n);
+// One part of a row split across threads: the double sum of src[0, n) (of the squares for
+// kSumSquare and kL2; kMean sums too) or, for kMax / kMin, its extremum (NaN once seen). n > 0. The
+// parts of a row combine in order: sums add, extrema keep the first one that is better or NaN.
+double ReduceRowPartF64(ReduceKind kind, const float* src, int64_t n);
 // Columns ReduceColumnsF32 accumulates at a time (its scratch size).
 constexpr int64_t kReduceColumnBlock = 4096;
 // dst[i] = reduce over k < n of src[k * stride + i] for i < cols; n >= 1. `scratch` holds

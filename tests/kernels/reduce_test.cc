@@ -126,5 +126,31 @@ TEST(Reduce, LargeOnTwoThreads) {
   }
 }
 
+// A whole tensor (or a few long rows) reduced on two threads: each row in parts, combined in order.
+// Every op, every target, with NaN and infinities in one of the tensors.
+TEST(Reduce, LongRowsSplitAcrossThreads) {
+  std::mt19937 rng(47);
+  struct LongCase {
+    Shape shape;
+    std::vector<int64_t> axes;
+  };
+  for (const LongCase& c : {LongCase{{1, 3, 224, 224}, {}}, LongCase{{1, 300001}, {1}}}) {
+    for (bool specials : {false, true}) {
+      Tensor x = RandomFloats(c.shape, rng);
+      if (specials) InjectSpecials(x);
+      for (const char* op : kOps) {
+        const RunResult ref = Reduce(op, 18, x, c.axes, false, "");
+        ASSERT_TRUE(ref.status.ok()) << ref.status.message();
+        ForEachSimdTarget([&](const std::string& target) {
+          const RunResult fast = Reduce(op, 18, x, c.axes, false, std::string(op) + "_f32_hwy", 2);
+          ASSERT_TRUE(fast.status.ok()) << fast.status.message();
+          EXPECT_EQ(CompareFloats(fast.outputs[0], ref.outputs[0], 1e-6, 1e-6), "")
+              << op << " " << ShapeToString(c.shape) << " specials " << specials << " " << target;
+        });
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace onyx::testing

@@ -257,6 +257,14 @@ TypeInfo UnknownDimsType(DType t, int64_t rank) {
   return RankedType(t, std::vector<Dim>(static_cast<size_t>(rank)));
 }
 
+bool IsFloatStatic(const TypeInfo& t) {
+  return t.is_tensor() && t.elem == DType::kFloat && t.shape_is_static();
+}
+
+bool Present(const std::vector<TypeInfo>& types, size_t i) {
+  return i < types.size() && types[i].kind != TypeInfo::Kind::kUnknown;
+}
+
 namespace {
 
 // Which runtime ParallelFor uses. With oneDNN's GNU OpenMP build (x86), the engine's own loops

@@ -99,6 +99,9 @@ StatusOr<Tensor> NewOutput(KernelContext& ctx, int i, DType dtype, const Shape& 
 TypeInfo RankedType(DType t, std::vector<Dim> dims);
 // A tensor type of element type t, rank `rank`, every dim unknown.
 TypeInfo UnknownDimsType(DType t, int64_t rank);
+// Plan-time input checks for the fast kernels' `supports` (x86 and portable alike).
+bool IsFloatStatic(const TypeInfo& t);                       // float32 with a static shape
+bool Present(const std::vector<TypeInfo>& types, size_t i);  // input i given (any type)
 
 // ---- threading ----
 // Calls fn(begin, end) over disjoint chunks covering [0, n), on at most `threads` threads (the

@@ -17,13 +17,6 @@
 namespace onyx::kernels::common {
 namespace {
 
-bool IsF32Static(const TypeInfo& t) {
-  return t.is_tensor() && t.elem == DType::kFloat && t.shape_is_static();
-}
-bool Present(const std::vector<TypeInfo>& types, size_t i) {
-  return i < types.size() && types[i].kind != TypeInfo::Kind::kUnknown;
-}
-
 // Channels rounded up so that every vector load of the packed weights stays inside them.
 int64_t PaddedChannels(int64_t c) {
   return (c + kDepthwiseChannelPad - 1) / kDepthwiseChannelPad * kDepthwiseChannelPad;
@@ -173,7 +166,7 @@ class DepthwiseConvKernel : public Kernel {
 };
 
 Status DepthwiseSupports(const NodeView& node, const std::vector<TypeInfo>& types) {
-  if (types.size() < 2 || !IsF32Static(types[0]) || !IsF32Static(types[1]))
+  if (types.size() < 2 || !IsFloatStatic(types[0]) || !IsFloatStatic(types[1]))
     return node.NotSupported("needs float32 X and W with static shapes");
   const Shape x = types[0].static_shape(), w = types[1].static_shape();
   if (x.size() != 4 || w.size() != 4) return node.NotSupported("needs 2-D spatial input");
@@ -182,9 +175,9 @@ Status DepthwiseSupports(const NodeView& node, const std::vector<TypeInfo>& type
     return node.NotSupported("not depthwise (group = C = M)");
   for (int64_t d : x)
     if (d == 0) return node.NotSupported("empty input");
-  if (Present(types, 2) && !(IsF32Static(types[2]) && types[2].static_shape() == Shape{c}))
+  if (Present(types, 2) && !(IsFloatStatic(types[2]) && types[2].static_shape() == Shape{c}))
     return node.NotSupported("bias must be float32 [C]");
-  if (Present(types, 3) && !IsF32Static(types[3]))
+  if (Present(types, 3) && !IsFloatStatic(types[3]))
     return node.NotSupported("residual must be a float32 tensor of static shape");
   ONYX_ASSIGN_OR_RETURN(WindowGeometry g, ResolveWindow(node, {x[1], x[2]}, {w[2], w[3]}, false));
   if (g.out[0] <= 0 || g.out[1] <= 0) return node.NotSupported("empty output");

@@ -78,14 +78,6 @@ Status FromDnnlError(const NodeView& node, const dnnl::error& e) {
   return node.Fail("oneDNN: ", e.what());
 }
 
-bool IsFloatStatic(const TypeInfo& t) {
-  return t.is_tensor() && t.elem == DType::kFloat && t.shape_is_static();
-}
-
-bool Present(const std::vector<TypeInfo>& types, size_t i) {
-  return i < types.size() && types[i].kind != TypeInfo::Kind::kUnknown;
-}
-
 dnnl::memory ReorderWeights(const dnnl::memory::desc& user, const dnnl::memory::desc& packed,
                             const void* data, dnnl::stream& stream) {
   dnnl::memory src(user, CpuEngine(), const_cast<void*>(data));

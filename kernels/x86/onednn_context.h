@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/node_view.h"
+#include "kernels/op_helpers.h"  // IsFloatStatic, Present for the kernels' supports
 #include "kernels/op_registry.h"
 #include "onyx/status.h"
 #include "onyx/tensor.h"
@@ -42,10 +43,6 @@ Status RunSrcDstPrimitive(KernelContext& ctx, const dnnl::primitive& prim, int t
 
 // A oneDNN exception as an error naming the node.
 Status FromDnnlError(const NodeView& node, const dnnl::error& e);
-
-// Input type checks shared by the kernels' `supports`.
-bool IsFloatStatic(const TypeInfo& t);                       // float32 with a static shape
-bool Present(const std::vector<TypeInfo>& types, size_t i);  // input i given (any type)
 
 // Weights in oneDNN's chosen layout `packed`, reordered from `data` laid out as `user`: once at
 // plan time for constant weights, or per run (into a fresh buffer) when they are computed.

@@ -25,18 +25,6 @@ bool Squares(ReduceKind kind) {
   return kind == ReduceKind::kSumSquare || kind == ReduceKind::kL2;
 }
 
-// The float result of a double accumulation over n elements.
-float Finish(ReduceKind kind, double acc, size_t n) {
-  switch (kind) {
-    case ReduceKind::kMean:
-      return static_cast<float>(acc / static_cast<double>(n));
-    case ReduceKind::kL2:
-      return static_cast<float>(std::sqrt(acc));
-    default:
-      return static_cast<float>(acc);
-  }
-}
-
 // Max/Min step that keeps the first extremum and lets a NaN stick once seen (as the reference).
 template <bool kMax, class V>
 HWY_INLINE V Extremum(V acc, V v) {
@@ -118,7 +106,8 @@ void ReduceRowsF32Impl(ReduceKind kind, const float* src, float* dst, int64_t ro
         dst[r] = RowExtremum<false>(s, n);
         break;
       default:
-        dst[r] = Finish(kind, Squares(kind) ? RowSum<true>(s, n) : RowSum<false>(s, n), n);
+        dst[r] =
+            ReduceFinish(kind, Squares(kind) ? RowSum<true>(s, n) : RowSum<false>(s, n), count);
         break;
     }
   }
@@ -230,7 +219,8 @@ void ReduceColumnsF32Impl(ReduceKind kind, const float* src, float* dst, int64_t
         } else {
           SumColumns<false>(src + i0, n, pitch, scratch, len);
         }
-        for (size_t i = 0; i < len; ++i) dst[i0 + i] = Finish(kind, scratch[i], n);
+        for (size_t i = 0; i < len; ++i)
+          dst[i0 + i] = ReduceFinish(kind, scratch[i], static_cast<int64_t>(n));
         break;
     }
   }
@@ -249,6 +239,17 @@ HWY_EXPORT(ReduceColumnsF32Impl);
 
 void ReduceRowsF32(ReduceKind kind, const float* src, float* dst, int64_t rows, int64_t n) {
   if (rows > 0 && n > 0) HWY_DYNAMIC_DISPATCH(ReduceRowsF32Impl)(kind, src, dst, rows, n);
+}
+
+float ReduceFinish(ReduceKind kind, double acc, int64_t n) {
+  switch (kind) {
+    case ReduceKind::kMean:
+      return static_cast<float>(acc / static_cast<double>(n));
+    case ReduceKind::kL2:
+      return static_cast<float>(std::sqrt(acc));
+    default:
+      return static_cast<float>(acc);
+  }
 }
 
 double ReduceRowPartF64(ReduceKind kind, const float* src, int64_t n) {

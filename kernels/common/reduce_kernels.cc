@@ -31,18 +31,16 @@ float ReduceLongRow(ReduceKind kind, const float* src, int64_t n, int threads) {
     }
   });
   if (kind == ReduceKind::kMax || kind == ReduceKind::kMin) {
-    double r = part[0];  // the first extremum wins ties; a NaN sticks, as within a part
+    double r = part[0];  // as within a part: a better value or a NaN replaces, so NaN sticks
     for (int64_t p = 1; p < parts; ++p) {
       const double v = part[p];
-      if (std::isnan(v) || (kind == ReduceKind::kMax ? v > r : v < r)) r = std::isnan(r) ? r : v;
+      if (std::isnan(v) || (kind == ReduceKind::kMax ? v > r : v < r)) r = v;
     }
     return static_cast<float>(r);
   }
   double sum = 0;
   for (double v : part) sum += v;
-  if (kind == ReduceKind::kMean) return static_cast<float>(sum / static_cast<double>(n));
-  if (kind == ReduceKind::kL2) return static_cast<float>(std::sqrt(sum));
-  return static_cast<float>(sum);
+  return ReduceFinish(kind, sum, n);
 }
 
 class ReduceKernel : public FastKernel {

@@ -84,6 +84,8 @@ void ReduceRowsF32(ReduceKind kind, const float* src, float* dst, int64_t rows, 
 // kSumSquare and kL2; kMean sums too) or, for kMax / kMin, its extremum (NaN once seen). n > 0. The
 // parts of a row combine in order: sums add, extrema keep the first one that is better or NaN.
 double ReduceRowPartF64(ReduceKind kind, const float* src, int64_t n);
+// The float result of a double sum over n elements: Mean divides by n, L2 takes the square root.
+float ReduceFinish(ReduceKind kind, double acc, int64_t n);
 // Columns ReduceColumnsF32 accumulates at a time (its scratch size).
 constexpr int64_t kReduceColumnBlock = 4096;
 // dst[i] = reduce over k < n of src[k * stride + i] for i < cols; n >= 1. `scratch` holds

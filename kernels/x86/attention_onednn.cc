@@ -146,34 +146,39 @@ class AttentionOnednn : public Kernel {
     if (scratch.size() < need) scratch.resize(need);
     auto ptr = [](const Tensor& t) { return const_cast<void*>(t.raw_data()); };
     try {
-      dnnl::engine& eng = CpuEngine();
-      dnnl::stream stream(eng);
+      dnnl::stream& stream = ThreadStream();
       Tensor y = ctx.Output(0, DType::kFloat, g_.y_shape);
-      memory q(q_md_, eng, ptr(ctx.input(0))), kt(kt_md_, eng, ptr(ctx.input(1))),
-          v(v_md_, eng, ptr(ctx.input(2))), out(y_md_, eng, y.raw_data()),
-          scores(scores_md_, eng, scratch.data());
-      qk_.execute(stream, {{DNNL_ARG_SRC, q},
-                           {DNNL_ARG_WEIGHTS, kt},
-                           {DNNL_ARG_DST, scores},
-                           {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(qk_scratch_)}});
+      memory q = ThreadMemory(keys_[kQ], q_md_, ptr(ctx.input(0))),
+             kt = ThreadMemory(keys_[kKt], kt_md_, ptr(ctx.input(1))),
+             v = ThreadMemory(keys_[kV], v_md_, ptr(ctx.input(2))),
+             out = ThreadMemory(keys_[kOut], y_md_, y.raw_data()),
+             scores = ThreadMemory(keys_[kScores], scores_md_, scratch.data());
+      Execute(qk_, stream,
+              {{DNNL_ARG_SRC, q},
+               {DNNL_ARG_WEIGHTS, kt},
+               {DNNL_ARG_DST, scores},
+               {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(qk_scratch_, keys_[kQkScratch])}});
       if (!g_.mask.empty()) {
         const Tensor& m = ctx.input(3);
         if (static_cast<size_t>(m.numel()) !=
             static_cast<size_t>(mask_md_.get_size() / sizeof(float)))
           return ctx.node().Fail("input 3 (attn_mask) shape changed after planning");
-        memory mask(mask_md_, eng, ptr(m));
-        add_mask_.execute(stream, {{DNNL_ARG_SRC_0, scores},
-                                   {DNNL_ARG_SRC_1, mask},
-                                   {DNNL_ARG_DST, scores},
-                                   {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(mask_scratch_)}});
+        memory mask = ThreadMemory(keys_[kMask], mask_md_, ptr(m));
+        Execute(add_mask_, stream,
+                {{DNNL_ARG_SRC_0, scores},
+                 {DNNL_ARG_SRC_1, mask},
+                 {DNNL_ARG_DST, scores},
+                 {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(mask_scratch_, keys_[kMaskScratch])}});
       }
-      softmax_.execute(stream, {{DNNL_ARG_SRC, scores},
-                                {DNNL_ARG_DST, scores},
-                                {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(softmax_scratch_)}});
-      pv_.execute(stream, {{DNNL_ARG_SRC, scores},
-                           {DNNL_ARG_WEIGHTS, v},
-                           {DNNL_ARG_DST, out},
-                           {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(pv_scratch_)}});
+      Execute(softmax_, stream,
+              {{DNNL_ARG_SRC, scores},
+               {DNNL_ARG_DST, scores},
+               {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(softmax_scratch_, keys_[kSoftmaxScratch])}});
+      Execute(pv_, stream,
+              {{DNNL_ARG_SRC, scores},
+               {DNNL_ARG_WEIGHTS, v},
+               {DNNL_ARG_DST, out},
+               {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(pv_scratch_, keys_[kPvScratch])}});
       stream.wait();
     } catch (const dnnl::error& e) {
       return FromDnnlError(ctx.node(), e);
@@ -187,6 +192,19 @@ class AttentionOnednn : public Kernel {
   std::vector<Shape> in_shapes_;
   memory::desc q_md_, kt_md_, v_md_, y_md_, scores_md_, mask_md_;
   memory::desc qk_scratch_, mask_scratch_, softmax_scratch_, pv_scratch_;
+  enum MemoryArg {
+    kQ,
+    kKt,
+    kV,
+    kOut,
+    kScores,
+    kMask,
+    kQkScratch,
+    kMaskScratch,
+    kSoftmaxScratch,
+    kPvScratch
+  };
+  MemoryKeys keys_;
   dnnl::matmul qk_, pv_;
   dnnl::binary add_mask_;
   dnnl::softmax_forward softmax_;

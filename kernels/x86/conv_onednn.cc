@@ -77,33 +77,33 @@ class ConvOnednn : public Kernel {
     if (x.shape() != x_shape_ || w.shape() != w_shape_)
       return node.Fail("input shapes changed after planning");
     try {
-      dnnl::engine& eng = CpuEngine();
-      dnnl::stream stream(eng);
+      dnnl::stream& stream = ThreadStream();
       Tensor y = ctx.Output(0, DType::kFloat, y_shape_);
-      memory src(src_md_, eng, const_cast<void*>(x.raw_data()));
-      memory dst(dst_md_, eng, y.raw_data());
+      memory src = ThreadMemory(keys_[kSrc], src_md_, x.raw_data());
+      memory dst = ThreadMemory(keys_[kDst], dst_md_, y.raw_data());
       memory user_dst = dst;
       if (winograd_) {  // Winograd runs on nChw16c: reorder in and out around it
-        memory blocked_src = ThreadBuffer(ThreadBufferUse::kSource, blocked_src_md_);
+        memory blocked_src =
+            ThreadBuffer(ThreadBufferUse::kSource, blocked_src_md_, keys_[kBlockedSrc]);
         src_reorder_.execute(stream, src, blocked_src);
         src = blocked_src;
-        dst = ThreadBuffer(ThreadBufferUse::kDestination, blocked_dst_md_);
+        dst = ThreadBuffer(ThreadBufferUse::kDestination, blocked_dst_md_, keys_[kBlockedDst]);
       }
       memory wei = packed_weights_;
       if (!wei) wei = ReorderWeights(user_wei_md_, wei_md_, w.raw_data(), stream);  // computed
-      std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src},
-                                              {DNNL_ARG_WEIGHTS, wei},
-                                              {DNNL_ARG_DST, dst},
-                                              {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(scratch_md_)}};
+      ExecArgs args = {{DNNL_ARG_SRC, src},
+                       {DNNL_ARG_WEIGHTS, wei},
+                       {DNNL_ARG_DST, dst},
+                       {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(scratch_md_, keys_[kScratch])}};
       if (has_bias_)
-        args[DNNL_ARG_BIAS] = memory(bias_md_, eng, const_cast<void*>(ctx.input(2).raw_data()));
+        args.Add(DNNL_ARG_BIAS, ThreadMemory(keys_[kBias], bias_md_, ctx.input(2).raw_data()));
       if (has_residual_) {
         const Tensor& z = ctx.input(3);
         if (z.shape() != y_shape_) return node.Fail("input 3 (Z) shape changed after planning");
         // The planner usually gives Y the dying Z's buffer; otherwise copy Z in first.
         if (y.raw_data() != z.raw_data()) std::memcpy(y.raw_data(), z.raw_data(), z.nbytes());
       }
-      prim_.execute(stream, args);
+      Execute(prim_, stream, args);
       if (winograd_) dst_reorder_.execute(stream, dst, user_dst);
       stream.wait();
     } catch (const dnnl::error& e) {
@@ -212,6 +212,8 @@ class ConvOnednn : public Kernel {
   bool has_bias_ = false, has_residual_ = false;
   memory::desc src_md_, dst_md_, user_wei_md_, wei_md_, bias_md_, scratch_md_;
   memory packed_weights_;  // null when the weights are not constant
+  enum MemoryArg { kSrc, kDst, kBlockedSrc, kBlockedDst, kScratch, kBias };
+  MemoryKeys keys_;
   dnnl::convolution_forward prim_;
 };
 

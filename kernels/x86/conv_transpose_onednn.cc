@@ -129,20 +129,19 @@ class ConvTransposeOnednn : public Kernel {
     if (x.shape() != x_shape_ || w.shape() != w_shape_)
       return ctx.node().Fail("input shapes changed after planning");
     try {
-      dnnl::engine& eng = CpuEngine();
-      dnnl::stream stream(eng);
+      dnnl::stream& stream = ThreadStream();
       Tensor y = ctx.Output(0, DType::kFloat, y_shape_);
-      memory src(src_md_, eng, const_cast<void*>(x.raw_data()));
-      memory dst(dst_md_, eng, y.raw_data());
+      memory src = ThreadMemory(keys_[kSrc], src_md_, x.raw_data());
+      memory dst = ThreadMemory(keys_[kDst], dst_md_, y.raw_data());
       memory wei = packed_weights_;
       if (!wei) wei = ReorderWeights(user_wei_md_, wei_md_, w.raw_data(), stream);
-      std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src},
-                                              {DNNL_ARG_WEIGHTS, wei},
-                                              {DNNL_ARG_DST, dst},
-                                              {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(scratch_md_)}};
+      ExecArgs args = {{DNNL_ARG_SRC, src},
+                       {DNNL_ARG_WEIGHTS, wei},
+                       {DNNL_ARG_DST, dst},
+                       {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(scratch_md_, keys_[kScratch])}};
       if (has_bias_)
-        args[DNNL_ARG_BIAS] = memory(bias_md_, eng, const_cast<void*>(ctx.input(2).raw_data()));
-      prim_.execute(stream, args);
+        args.Add(DNNL_ARG_BIAS, ThreadMemory(keys_[kBias], bias_md_, ctx.input(2).raw_data()));
+      Execute(prim_, stream, args);
       stream.wait();
     } catch (const dnnl::error& e) {
       return FromDnnlError(ctx.node(), e);
@@ -155,6 +154,8 @@ class ConvTransposeOnednn : public Kernel {
   Shape x_shape_, w_shape_, y_shape_;
   bool has_bias_ = false;
   memory::desc src_md_, dst_md_, user_wei_md_, wei_md_, bias_md_, scratch_md_;
+  enum MemoryArg { kSrc, kDst, kScratch, kBias };
+  MemoryKeys keys_;
   memory packed_weights_;
   dnnl::deconvolution_forward prim_;
 };

@@ -54,13 +54,14 @@ class LrnOnednn : public Kernel {
   }
 
   Status Run(KernelContext& ctx) const override {
-    return RunSrcDstPrimitive(ctx, prim_, threads_, shape_, md_, shape_, md_, scratch_md_);
+    return RunSrcDstPrimitive(ctx, prim_, threads_, shape_, md_, shape_, md_, scratch_md_, keys_);
   }
 
  private:
   int threads_ = 1;
   Shape shape_;
   memory::desc md_, scratch_md_;
+  MemoryKeys keys_;
   dnnl::lrn_forward prim_;
 };
 

@@ -143,38 +143,36 @@ class MatMulOnednn : public Kernel {
     SetOmpThreads(threads_);
     const NodeView& node = ctx.node();
     try {
-      dnnl::engine& eng = CpuEngine();
-      dnnl::stream stream(eng);
+      dnnl::stream& stream = ThreadStream();
       const Tensor& a = ctx.input(0);
       const Tensor& b = ctx.input(1);
       if (a.shape() != a_shape_ || b.shape() != b_shape_)
         return node.Fail("input shapes changed after planning");
       Tensor y = ctx.Output(0, DType::kFloat, g_.y_shape);
-      memory src(src_md_, eng, const_cast<void*>(a.raw_data()));
-      memory dst(dst_md_, eng, y.raw_data());
+      memory src = ThreadMemory(keys_[kSrc], src_md_, a.raw_data());
+      memory dst = ThreadMemory(keys_[kDst], dst_md_, y.raw_data());
       memory wei = packed_b_;
       if (!wei) {
-        memory user(user_b_md_, eng, const_cast<void*>(b.raw_data()));
-        wei = user_b_md_ == wei_md_ ? user
+        wei = user_b_md_ == wei_md_ ? ThreadMemory(keys_[kWeights], user_b_md_, b.raw_data())
                                     : ReorderWeights(user_b_md_, wei_md_, b.raw_data(), stream);
       }
-      std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src},
-                                              {DNNL_ARG_WEIGHTS, wei},
-                                              {DNNL_ARG_DST, dst},
-                                              {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(scratch_md_)}};
+      ExecArgs args = {{DNNL_ARG_SRC, src},
+                       {DNNL_ARG_WEIGHTS, wei},
+                       {DNNL_ARG_DST, dst},
+                       {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(scratch_md_, keys_[kScratch])}};
       int post = 0;
       if (g_.c_input >= 0) {
         memory c = scaled_c_;
-        if (!c) c = memory(c_md_, eng, const_cast<void*>(ctx.input(g_.c_input).raw_data()));
-        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(post++) | DNNL_ARG_SRC_1] = c;
+        if (!c) c = ThreadMemory(keys_[kC], c_md_, ctx.input(g_.c_input).raw_data());
+        args.Add(DNNL_ARG_ATTR_MULTIPLE_POST_OP(post++) | DNNL_ARG_SRC_1, c);
       }
       if (g_.z_input >= 0) {
         const Tensor& z = ctx.input(g_.z_input);
         if (z.shape() != g_.y_shape) return node.Fail("input 3 (Z) shape changed after planning");
-        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(post++) | DNNL_ARG_SRC_1] =
-            memory(dst_md_, eng, const_cast<void*>(z.raw_data()));
+        args.Add(DNNL_ARG_ATTR_MULTIPLE_POST_OP(post++) | DNNL_ARG_SRC_1,
+                 ThreadMemory(keys_[kZ], dst_md_, z.raw_data()));
       }
-      prim_.execute(stream, args);
+      Execute(prim_, stream, args);
       stream.wait();
     } catch (const dnnl::error& e) {
       return FromDnnlError(node, e);
@@ -244,6 +242,8 @@ class MatMulOnednn : public Kernel {
   int threads_ = 1;
   Shape a_shape_, b_shape_;
   memory::desc src_md_, user_b_md_, wei_md_, dst_md_, c_md_, scratch_md_;
+  enum MemoryArg { kSrc, kDst, kWeights, kScratch, kC, kZ };
+  MemoryKeys keys_;
   memory packed_b_, scaled_c_;
   dnnl::matmul prim_;
 };

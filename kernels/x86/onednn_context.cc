@@ -4,9 +4,11 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <limits>
 #include <new>
+#include <unordered_map>
 
 namespace onyx::kernels::x86 {
 
@@ -26,7 +28,47 @@ dnnl::primitive_attr ScratchpadAttr() {
   return attr;
 }
 
-dnnl::memory ThreadBuffer(ThreadBufferUse use, const dnnl::memory::desc& md) {
+dnnl::stream& ThreadStream() {
+  thread_local dnnl::stream stream(CpuEngine());
+  return stream;
+}
+
+MemoryKeys::MemoryKeys() {
+  static std::atomic<uint64_t> next{0};
+  base_ = next.fetch_add(kPerKernel, std::memory_order_relaxed);
+}
+
+dnnl::memory ThreadMemory(uint64_t key, const dnnl::memory::desc& md, void* data) {
+  // Entries of freed kernels stay until the table is this big, then all go (a thread that
+  // builds sessions over and over would otherwise keep every one's).
+  constexpr size_t kMaxEntries = 4096;
+  thread_local std::unordered_map<uint64_t, dnnl::memory> memories;
+  auto it = memories.find(key);
+  if (it == memories.end()) {
+    if (memories.size() >= kMaxEntries) memories.clear();
+    return memories.emplace(key, dnnl::memory(md, CpuEngine(), data)).first->second;
+  }
+  it->second.set_data_handle(data);
+  return it->second;
+}
+
+ExecArgs::ExecArgs(std::initializer_list<std::pair<int, dnnl::memory>> args) {
+  for (const auto& [arg, memory] : args) Add(arg, memory);
+}
+
+void ExecArgs::Add(int arg, dnnl::memory memory) {
+  if (n_ == kMax) throw dnnl::error(dnnl_invalid_arguments, "too many primitive arguments");
+  args_[n_] = {arg, memory.get()};
+  memories_[n_++] = std::move(memory);
+}
+
+void Execute(const dnnl::primitive& prim, dnnl::stream& stream, const ExecArgs& args) {
+  dnnl::error::wrap_c_api(
+      dnnl_primitive_execute(prim.get(), stream.get(), args.size(), args.data()),
+      "could not execute a primitive");
+}
+
+dnnl::memory ThreadBuffer(ThreadBufferUse use, const dnnl::memory::desc& md, uint64_t key) {
   struct Buffer {
     void* data = nullptr;
     size_t size = 0;
@@ -45,28 +87,27 @@ dnnl::memory ThreadBuffer(ThreadBufferUse use, const dnnl::memory::desc& md) {
       throw std::bad_alloc();
     }
   }
-  return dnnl::memory(md, CpuEngine(), buffer.data);
+  return ThreadMemory(key, md, buffer.data);
 }
 
-dnnl::memory ThreadScratchpad(const dnnl::memory::desc& md) {
-  return ThreadBuffer(ThreadBufferUse::kScratchpad, md);
+dnnl::memory ThreadScratchpad(const dnnl::memory::desc& md, uint64_t key) {
+  return ThreadBuffer(ThreadBufferUse::kScratchpad, md, key);
 }
 
 Status RunSrcDstPrimitive(KernelContext& ctx, const dnnl::primitive& prim, int threads,
                           const Shape& x_shape, const dnnl::memory::desc& src_md,
                           const Shape& y_shape, const dnnl::memory::desc& dst_md,
-                          const dnnl::memory::desc& scratch_md) {
+                          const dnnl::memory::desc& scratch_md, const MemoryKeys& keys) {
   SetOmpThreads(threads);
   const Tensor& x = ctx.input(0);
   if (x.shape() != x_shape) return ctx.node().Fail("input shape changed after planning");
   try {
-    dnnl::engine& eng = CpuEngine();
-    dnnl::stream stream(eng);
+    dnnl::stream& stream = ThreadStream();
     Tensor y = ctx.Output(0, DType::kFloat, y_shape);
-    prim.execute(stream,
-                 {{DNNL_ARG_SRC, dnnl::memory(src_md, eng, const_cast<void*>(x.raw_data()))},
-                  {DNNL_ARG_DST, dnnl::memory(dst_md, eng, y.raw_data())},
-                  {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(scratch_md)}});
+    Execute(prim, stream,
+            {{DNNL_ARG_SRC, ThreadMemory(keys[0], src_md, x.raw_data())},
+             {DNNL_ARG_DST, ThreadMemory(keys[1], dst_md, y.raw_data())},
+             {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(scratch_md, keys[2])}});
     stream.wait();
   } catch (const dnnl::error& e) {
     return FromDnnlError(ctx.node(), e);

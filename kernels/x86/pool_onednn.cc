@@ -136,7 +136,7 @@ class PoolOnednn : public Kernel {
 
   Status Run(KernelContext& ctx) const override {
     return RunSrcDstPrimitive(ctx, prim_, threads_, x_shape_, src_md_, g_.y_shape, dst_md_,
-                              scratch_md_);
+                              scratch_md_, keys_);
   }
 
  private:
@@ -144,6 +144,7 @@ class PoolOnednn : public Kernel {
   int threads_ = 1;
   Shape x_shape_;
   memory::desc src_md_, dst_md_, scratch_md_;
+  MemoryKeys keys_;
   dnnl::pooling_v2_forward prim_;
 };
 

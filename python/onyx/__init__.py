@@ -23,15 +23,18 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from onyx._onyx import (  # noqa: F401
-    Error,
-    ExecutionError,
-    FileError,
-    InvalidArgument,
-    InvalidModel,
-    NotFound,
-    Unsupported,
-)
+from onyx._openmp import spin_budget
+
+with spin_budget():  # before libgomp loads with the extension module
+    from onyx._onyx import (  # noqa: F401
+        Error,
+        ExecutionError,
+        FileError,
+        InvalidArgument,
+        InvalidModel,
+        NotFound,
+        Unsupported,
+    )
 from onyx.options import ExecutionMode, GraphOptimizationLevel, RunOptions, SessionOptions
 from onyx.session import InferenceSession, NodeArg, get_available_providers, get_device
 

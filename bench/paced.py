@@ -2,7 +2,8 @@
 """Latency of requests that arrive with pauses between them, onyx against ONNX Runtime.
 
     .venv/bin/python bench/paced.py [--models squeezenet] [--threads 2] [--pauses 5,20,50,100]
-        [--requests 60] [--rounds 2] [--onyx-env GOMP_SPINCOUNT=300000] [--json FILE]
+        [--requests 60] [--rounds 2] [--onyx-env GOMP_SPINCOUNT=300000] [--models-dir DIR]
+        [--json FILE]
 
 compare.py times runs back to back, as a batch job or a busy server sees them. A server that gets
 one request every few tens of milliseconds sees something else: between requests the engines'
@@ -26,8 +27,7 @@ sys.path.insert(0, HERE)
 import compare  # noqa: E402  (sessions, models, machine info)
 
 
-def child(engine, name, threads, pause_s, requests):
-    path = compare.models.model_path(compare.models.DEFAULT_OUT, name)
+def child(engine, path, name, threads, pause_s, requests):
     feeds = compare.models.make_feeds(name)
     session = compare.make_session(engine, path, threads)
     for _ in range(10):
@@ -43,7 +43,7 @@ def child(engine, name, threads, pause_s, requests):
     cpu = (time.process_time() - cpu0) * 1e3 / requests
     lat.sort()
     return {"median_ms": statistics.median(lat), "p90_ms": lat[int(0.9 * (len(lat) - 1))],
-            "cpu_ms_per_request": cpu}
+            "cpu_ms_per_request": cpu, "gomp_spincount": os.environ.get("GOMP_SPINCOUNT")}
 
 
 def main():
@@ -54,12 +54,14 @@ def main():
     ap.add_argument("--requests", type=int, default=60)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--onyx-env", action="append", default=[], metavar="K=V")
+    ap.add_argument("--models-dir", default=compare.models.DEFAULT_OUT)
     ap.add_argument("--json", default=os.path.join(compare.RESULTS, "paced.json"))
-    ap.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
+    ap.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        engine, name, threads, pause, requests = args.child
-        print(json.dumps(child(engine, name, int(threads), float(pause) / 1e3, int(requests))))
+        engine, path, name, threads, pause, requests = args.child
+        print(json.dumps(child(engine, path, name, int(threads), float(pause) / 1e3,
+                               int(requests))))
         return
 
     names = [m for m in args.models.split(",") if m]
@@ -67,8 +69,8 @@ def main():
     if unknown:
         ap.error(f"unknown model '{unknown[0]}'; known: {', '.join(compare.models.MODELS)}")
     # built on first use, before any timing
-    compare.models.ensure_models(compare.models.DEFAULT_OUT, names,
-                                 log=lambda s: print(s, file=sys.stderr))
+    paths = dict(zip(names, compare.models.ensure_models(
+        args.models_dir, names, log=lambda s: print(s, file=sys.stderr))))
     onyx_env = dict(kv.split("=", 1) for kv in args.onyx_env)
     rows = []
     print(f"{'model':12} {'thr':>3} {'pause':>6} {'round':>5}  {'engine':6} {'median ms':>9} "
@@ -83,8 +85,8 @@ def main():
                         if engine == "onyx":
                             env.update(onyx_env)
                         p = subprocess.run(
-                            [sys.executable, __file__, "--child", engine, name, str(threads),
-                             str(pause), str(args.requests)],
+                            [sys.executable, __file__, "--child", engine, paths[name], name,
+                             str(threads), str(pause), str(args.requests)],
                             capture_output=True, text=True, env=env, timeout=600)
                         if p.returncode != 0:
                             print(f"{name} {engine} failed:\n{p.stderr}", file=sys.stderr)

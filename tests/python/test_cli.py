@@ -237,6 +237,26 @@ def test_bench_models_and_compare_script(tmp_path):
             assert probe["create_ms"] > 0 and probe["peak_rss_mb"] > probe["rss_before_mb"] > 0
 
 
+def test_paced_script_runs_both_engines(tmp_path):
+    """bench/paced.py: each engine in its own process, requests after pauses; the environment
+    given with --onyx-env reaches onyx's process only."""
+    import sys
+    from conftest import BUILD, ROOT
+    py = sys.executable
+    out = tmp_path / "models"
+    report = tmp_path / "paced.json"
+    p = subprocess.run([py, os.path.join(ROOT, "bench", "paced.py"), "--models", "squeezenet",
+                        "--models-dir", str(out), "--threads", "1,2", "--pauses", "1", "--requests", "3",
+                        "--rounds", "1", "--onyx-env", "GOMP_SPINCOUNT=12345", "--json", str(report)],
+                       capture_output=True, text=True, timeout=600, env={**os.environ, "ONYX_BUILD_DIR": BUILD})
+    assert p.returncode == 0, p.stderr
+    rows = json.loads(report.read_text())["rows"]
+    assert sorted((r["engine"], r["threads"]) for r in rows) == [("onyx", 1), ("onyx", 2), ("ort", 1), ("ort", 2)]
+    for r in rows:
+        assert 0 < r["median_ms"] <= r["p90_ms"] and r["cpu_ms_per_request"] > 0
+        assert r["gomp_spincount"] == ("12345" if r["engine"] == "onyx" else None)
+
+
 def test_bench_compares_optimization_levels_in_one_run(onyx_cli, light_dir):
     model = os.path.join(light_dir, "light_squeezenet.onnx")
     p = run(onyx_cli, "bench", model, "--optimization", "none,all", "--runs", "3", "--warmup",

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <numeric>
 #include <sstream>
+#include <thread>
 
 #include "engine/cli/cli_util.h"
 #include "engine/cli/conformance.h"
@@ -76,6 +77,8 @@ constexpr const char* kBenchHelp =
     "  --threads N         intra-op threads (default: one per core)\n"
     "  --warmup W          untimed runs first (default 3)\n"
     "  --runs R            timed runs (default 20)\n"
+    "  --pause-ms P        sleep P ms before each timed run, as between a server's requests\n"
+    "                      (worker threads may fall asleep; see docs/threading.md)\n"
     "  --shape NAME=1x3x224x224  input shape (symbolic dims default to 1)\n"
     "  --optimization L    none | basic | all (default all); a list such as none,all times\n"
     "                      one session per level in alternating runs and prints the speed-ups\n"
@@ -396,7 +399,7 @@ int BenchLevels(const Args& a, const std::vector<std::string>& levels) {
 int BenchMain(int argc, char** argv) {
   auto a = ParseArgs(argc, argv, 2, {"json"},
                      {"threads", "warmup", "runs", "optimization", "shape", "kernels", "profile",
-                      "conv-algorithm"});
+                      "conv-algorithm", "pause-ms"});
   if (!a.ok()) return Fail("bench", a.status());
   if (a->positional.size() != 1)
     return Fail("bench", InvalidArgument("expected exactly one MODEL (see onyx bench --help)"));
@@ -415,8 +418,10 @@ int BenchMain(int argc, char** argv) {
   if (!shapes.ok()) return Fail("bench", shapes.status());
   auto warmup = ParseInt("--warmup", a->get("warmup", "3"), 0);
   auto runs = ParseInt("--runs", a->get("runs", "20"), 1);
+  auto pause_ms = ParseInt("--pause-ms", a->get("pause-ms", "0"), 0);
   if (!warmup.ok()) return Fail("bench", warmup.status());
   if (!runs.ok()) return Fail("bench", runs.status());
+  if (!pause_ms.ok()) return Fail("bench", pause_ms.status());
   const auto c0 = std::chrono::steady_clock::now();
   auto session = Session::Create(a->positional[0], *opts);
   const auto c1 = std::chrono::steady_clock::now();
@@ -435,6 +440,7 @@ int BenchMain(int argc, char** argv) {
   if (!profile_path.empty()) ro.step_observer = profile.Observer();
   std::vector<double> times;
   for (int i = 0; i < *runs; ++i) {
+    if (*pause_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(*pause_ms));
     if (!profile_path.empty()) profile.BeginRun(i);
     const auto t0 = std::chrono::steady_clock::now();
     Status s = session->Run(*feeds, ro, &outs);

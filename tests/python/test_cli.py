@@ -122,6 +122,18 @@ def test_plan_json_and_bench_json(onyx_cli, light_dir):
     assert r["median_ms"] > 0 and r["p90_ms"] >= r["median_ms"] * 0.5 and r["session_create_ms"] > 0
 
 
+def test_bench_pause_sleeps_before_each_timed_run(onyx_cli, light_dir):
+    import time
+    model = os.path.join(light_dir, "light_squeezenet.onnx")
+    t0 = time.perf_counter()
+    b = run(onyx_cli, "bench", model, "--runs", "4", "--warmup", "0", "--pause-ms", "150", "--json")
+    assert b.returncode == 0, b.stderr
+    assert time.perf_counter() - t0 >= 0.6  # four pauses, outside the timed runs
+    assert json.loads(b.stdout)["runs"] == 4
+    bad = run(onyx_cli, "bench", model, "--pause-ms", "-5")
+    assert bad.returncode != 0 and "--pause-ms must be an integer >= 0" in bad.stderr
+
+
 def test_info_lists_operators(onyx_cli, light_dir):
     p = run(onyx_cli, "info", os.path.join(light_dir, "light_squeezenet.onnx"))
     assert p.returncode == 0, p.stderr

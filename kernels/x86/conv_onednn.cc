@@ -85,7 +85,7 @@ class ConvOnednn : public Kernel {
       if (winograd_) {  // Winograd runs on nChw16c: reorder in and out around it
         memory blocked_src =
             ThreadBuffer(ThreadBufferUse::kSource, blocked_src_md_, keys_[kBlockedSrc]);
-        src_reorder_.execute(stream, src, blocked_src);
+        Execute(src_reorder_, stream, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, blocked_src}});
         src = blocked_src;
         dst = ThreadBuffer(ThreadBufferUse::kDestination, blocked_dst_md_, keys_[kBlockedDst]);
       }
@@ -104,7 +104,7 @@ class ConvOnednn : public Kernel {
         if (y.raw_data() != z.raw_data()) std::memcpy(y.raw_data(), z.raw_data(), z.nbytes());
       }
       Execute(prim_, stream, args);
-      if (winograd_) dst_reorder_.execute(stream, dst, user_dst);
+      if (winograd_) Execute(dst_reorder_, stream, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, user_dst}});
       stream.wait();
     } catch (const dnnl::error& e) {
       return FromDnnlError(node, e);

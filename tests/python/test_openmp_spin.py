@@ -2,6 +2,7 @@
 gets GOMP_SPINCOUNT only when the user set no wait policy of their own and libgomp is not loaded
 yet, and the environment is restored afterwards so child processes do not inherit it."""
 import os
+import re
 import subprocess
 import sys
 
@@ -36,6 +37,39 @@ def test_import_leaves_the_environment_as_it_was():
 def test_user_settings_are_kept():
     assert _probe(_LOAD_AND_REPORT, {"GOMP_SPINCOUNT": "5"}) == "5 -"
     assert _probe(_LOAD_AND_REPORT, {"OMP_WAIT_POLICY": "passive"}) == "- passive"
+
+
+# What libgomp itself read when it loaded, in its own words (omp_display_env, OpenMP 5.1).
+_LIBGOMP_REPORT = """
+import ctypes, re, sys
+import onyx
+maps = open('/proc/self/maps').read()
+if 'libgomp' not in maps:
+    print('no libgomp')
+    sys.exit(0)
+sys.stdout.flush()
+ctypes.CDLL('libgomp.so.1').omp_display_env(1)
+"""
+
+
+def _libgomp_spin_count(env_extra=None):
+    env = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(onyx.__file__))
+    env.update(env_extra or {})
+    p = subprocess.run([sys.executable, "-c", _LIBGOMP_REPORT], capture_output=True, text=True,
+                       env=env, timeout=60)
+    assert p.returncode == 0, p.stderr
+    if "no libgomp" in p.stdout:
+        pytest.skip("built without GNU OpenMP")
+    m = re.search(r"GOMP_SPINCOUNT = '(\d+)'", p.stdout + p.stderr)
+    assert m, p.stdout + p.stderr
+    return int(m.group(1))
+
+
+def test_libgomp_reads_the_budget():
+    # libgomp's own default here is 300000 (no wait policy set); the package's is 1000000.
+    assert _libgomp_spin_count() == int(_openmp.SPIN_COUNT)
+    assert _libgomp_spin_count({"GOMP_SPINCOUNT": "5"}) == 5
 
 
 def test_budget_is_set_while_loading_and_then_removed(monkeypatch):

@@ -2,6 +2,7 @@
 // activation post-ops and memory descriptors for plain tensors.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <dnnl.hpp>
 #include <initializer_list>
@@ -40,7 +41,10 @@ class MemoryKeys {
   MemoryKeys();
   MemoryKeys(const MemoryKeys&) = delete;  // a copy would share the keys
   MemoryKeys& operator=(const MemoryKeys&) = delete;
-  uint64_t operator[](int arg) const { return base_ + static_cast<uint64_t>(arg); }
+  uint64_t operator[](int arg) const {
+    assert(arg >= 0 && arg < kPerKernel);  // past the end it would be the next kernel's key
+    return base_ + static_cast<uint64_t>(arg);
+  }
 
  private:
   uint64_t base_;

@@ -67,9 +67,9 @@ HWY_INLINE void Finish(D d, const RowContext<D>& r, hn::VFromD<D> v, int64_t ox,
   const DepthwiseConvArgs& a = *r.a;
   const int64_t off = ox * a.geometry.channels + c;
   if (a.z) v = hn::Add(v, Load<kFull>(d, a.z + off, n));
-  if (a.activation == DepthwiseActivation::kRelu) {
+  if (a.activation == VectorActivation::kRelu) {
     v = hn::IfThenElse(hn::Lt(v, r.zero), r.zero, v);  // NaN and -0 pass through, as Relu
-  } else if (a.activation == DepthwiseActivation::kClip) {
+  } else if (a.activation == VectorActivation::kClip) {
     v = hn::IfThenElse(hn::Lt(v, r.lo), r.lo, v);  // min(max(v, lo), hi), NaN kept
     v = hn::IfThenElse(hn::Gt(v, r.hi), r.hi, v);
   }

@@ -131,9 +131,9 @@ class DepthwiseConvKernel : public Kernel {
     ONYX_ASSIGN_OR_RETURN(FusedActivation act, ParseFusedActivation(node));
     args_.weight_stride = PaddedChannels(c);
     if (act.kind == ActivationKind::kRelu) {
-      args_.activation = DepthwiseActivation::kRelu;
+      args_.activation = VectorActivation::kRelu;
     } else if (act.kind == ActivationKind::kClip) {
-      args_.activation = DepthwiseActivation::kClip;
+      args_.activation = VectorActivation::kClip;
       args_.clip_lo = act.alpha;
       args_.clip_hi = act.beta;
     } else {

@@ -116,6 +116,9 @@ void Transpose2D32(const uint32_t* src, int64_t src_stride, uint32_t* dst, int64
 void Transpose2D64(const uint64_t* src, int64_t src_stride, uint64_t* dst, int64_t dst_stride,
                    int64_t rows, int64_t cols);
 
+// Fused activations applied in registers by the convolution loops.
+enum class VectorActivation : int { kNone, kRelu, kClip };
+
 // ---- depthwise convolution (depthwise_conv_hwy.cc) ----
 // A 2-D convolution with one filter per channel (group = C = M) on channels-last data.
 struct DepthwiseGeometry {
@@ -123,7 +126,6 @@ struct DepthwiseGeometry {
   int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
   int64_t pad_top = 0, pad_left = 0;
 };
-enum class DepthwiseActivation : int { kNone, kRelu, kClip };  // the ones applied in registers
 // Channel padding of the packed weights and bias: a whole vector can be loaded at any channel
 // that starts one (the widest target has 64 float lanes).
 constexpr int64_t kDepthwiseChannelPad = 64;
@@ -137,7 +139,7 @@ struct DepthwiseConvArgs {
   float* y = nullptr;              // output row [out_w][channels]
   int64_t oy = 0;                  // which output row
   int64_t c_begin = 0, c_end = 0;  // channels computed; c_begin a multiple of 64
-  DepthwiseActivation activation = DepthwiseActivation::kNone;
+  VectorActivation activation = VectorActivation::kNone;
   float clip_lo = 0, clip_hi = 0;  // kClip bounds (Clip's semantics: NaN stays NaN)
 };
 // y[ox][c] = act(bias[c] + z[ox][c] + sum over in-image taps of x[iy][ix][c] * w[ky][kx][c]) for
@@ -145,5 +147,45 @@ struct DepthwiseConvArgs {
 // ky * dilation_h (ix likewise); taps in the padding contribute nothing. Accumulates in float32,
 // taps in row-major order.
 void DepthwiseConvRowF32(const DepthwiseConvArgs& args);
+
+// ---- Winograd convolution F(2x2, 3x3) (winograd_conv_hwy.cc) ----
+// A 3x3 convolution with stride 1, no dilation and one group on channels-last data, computed on
+// 2x2 output tiles with 16 multiplications per tile and channel pair instead of 36. Tiles are
+// numbered image by image, row-major: tiles_h = ceil(out_h / 2), tiles_w = ceil(out_w / 2).
+constexpr int64_t kWinogradPanel = 64;  // output channels per packed weight panel
+struct WinogradConvArgs {
+  int64_t in_h = 0, in_w = 0, channels = 0;  // C
+  int64_t out_h = 0, out_w = 0, out_channels = 0;  // K
+  int64_t pad_top = 0, pad_left = 0;
+  int64_t block_tiles = 0;         // most tiles per call: the scratch's row count
+  const float* x = nullptr;        // [N][in_h][in_w][C]
+  const float* weights = nullptr;  // WinogradPackWeightsF32's layout, 64-byte aligned
+  const float* direct_weights = nullptr;  // W [K][C][3][3], for outputs that are not finite
+  const float* bias = nullptr;     // [panels * 64], zeros where there is no bias
+  const float* z = nullptr;        // residual [N][out_h][out_w][K], or null; may equal y
+  float* y = nullptr;              // [N][out_h][out_w] pixels, y_pixel_stride floats apart
+  int64_t y_pixel_stride = 0;      // >= K
+  VectorActivation activation = VectorActivation::kNone;
+  float clip_lo = 0, clip_hi = 0;
+};
+// Floats of WinogradPackWeightsF32's output: ceil(K / 64) panels of [16][C][64].
+inline int64_t WinogradPackedFloats(int64_t out_channels, int64_t channels) {
+  return (out_channels + kWinogradPanel - 1) / kWinogradPanel * 16 * channels * kWinogradPanel;
+}
+// Floats of scratch one WinogradConvF32 call needs (64-byte aligned).
+inline int64_t WinogradScratchFloats(int64_t block_tiles, int64_t channels) {
+  return 16 * block_tiles * (channels + kWinogradPanel);
+}
+// W [K][C][3][3] transformed (G g G^T, computed in double) into panels of 64 output channels:
+// packed[panel][position][c][k % 64], zeros past K.
+void WinogradPackWeightsF32(const float* w, int64_t out_channels, int64_t channels,
+                            float* packed);
+// y = act(conv(x, w) + bias + z) for tiles [tile_begin, tile_end) (at most block_tiles) and
+// output channels of panels [panel_begin, panel_end). Writes only the outputs of those tiles and
+// channels, so disjoint ranges may run concurrently with separate scratch. An output that comes
+// out non-finite (before the activation) is recomputed by direct summation, so Inf and NaN
+// propagate as in a direct convolution: only to the outputs whose window holds them.
+void WinogradConvF32(const WinogradConvArgs& args, int64_t tile_begin, int64_t tile_end,
+                     int64_t panel_begin, int64_t panel_end, float* scratch);
 
 }  // namespace onyx::kernels::common

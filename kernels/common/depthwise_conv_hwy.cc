@@ -57,7 +57,7 @@ struct RowContext {
   const DepthwiseConvArgs* a;
   int64_t iy0;  // input row of tap ky = 0
   TapRange ky;  // taps inside the image
-  hn::VFromD<D> zero, lo, hi;
+  hn::VFromD<D> lo, hi;
 };
 
 // Adds the residual, applies the activation and stores output ox, channels [c, c + n).
@@ -67,13 +67,7 @@ HWY_INLINE void Finish(D d, const RowContext<D>& r, hn::VFromD<D> v, int64_t ox,
   const DepthwiseConvArgs& a = *r.a;
   const int64_t off = ox * a.geometry.channels + c;
   if (a.z) v = hn::Add(v, Load<kFull>(d, a.z + off, n));
-  if (a.activation == VectorActivation::kRelu) {
-    v = hn::IfThenElse(hn::Lt(v, r.zero), r.zero, v);  // NaN and -0 pass through, as Relu
-  } else if (a.activation == VectorActivation::kClip) {
-    v = hn::IfThenElse(hn::Lt(v, r.lo), r.lo, v);  // min(max(v, lo), hi), NaN kept
-    v = hn::IfThenElse(hn::Gt(v, r.hi), r.hi, v);
-  }
-  Store<kFull>(d, v, a.y + off, n);
+  Store<kFull>(d, ApplyVectorActivation(d, a.activation, v, r.lo, r.hi), a.y + off, n);
 }
 
 // Output ox, channels [c, c + n), with a bounds check per tap (the borders).
@@ -186,8 +180,8 @@ void DepthwiseConvRowF32Impl(const DepthwiseConvArgs& a) {
   const D d;
   const DepthwiseGeometry& g = a.geometry;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  RowContext<D> r{&a,          a.oy * g.stride_h - g.pad_top, {},
-                  hn::Zero(d), hn::Set(d, a.clip_lo),         hn::Set(d, a.clip_hi)};
+  RowContext<D> r{
+      &a, a.oy * g.stride_h - g.pad_top, {}, hn::Set(d, a.clip_lo), hn::Set(d, a.clip_hi)};
   r.ky = InsideTaps(r.iy0, g.kernel_h, g.dilation_h, g.in_h);
   // Outputs whose taps all fall inside the row: ox in [inner_lo, inner_hi).
   const int64_t inner_lo = std::min(g.out_w, (g.pad_left + g.stride_w - 1) / g.stride_w);

@@ -154,17 +154,17 @@ void DepthwiseConvRowF32(const DepthwiseConvArgs& args);
 // numbered image by image, row-major: tiles_h = ceil(out_h / 2), tiles_w = ceil(out_w / 2).
 constexpr int64_t kWinogradPanel = 64;  // output channels per packed weight panel
 struct WinogradConvArgs {
-  int64_t in_h = 0, in_w = 0, channels = 0;  // C
+  int64_t in_h = 0, in_w = 0, channels = 0;        // C
   int64_t out_h = 0, out_w = 0, out_channels = 0;  // K
   int64_t pad_top = 0, pad_left = 0;
-  int64_t block_tiles = 0;         // most tiles per call: the scratch's row count
-  const float* x = nullptr;        // [N][in_h][in_w][C]
-  const float* weights = nullptr;  // WinogradPackWeightsF32's layout, 64-byte aligned
+  int64_t block_tiles = 0;                // most tiles per call: the scratch's row count
+  const float* x = nullptr;               // [N][in_h][in_w][C]
+  const float* weights = nullptr;         // WinogradPackWeightsF32's layout, 64-byte aligned
   const float* direct_weights = nullptr;  // W [K][C][3][3], for outputs that are not finite
-  const float* bias = nullptr;     // [panels * 64], zeros where there is no bias
-  const float* z = nullptr;        // residual [N][out_h][out_w][K], or null; may equal y
-  float* y = nullptr;              // [N][out_h][out_w] pixels, y_pixel_stride floats apart
-  int64_t y_pixel_stride = 0;      // >= K
+  const float* bias = nullptr;            // [panels * 64], zeros where there is no bias
+  const float* z = nullptr;               // residual [N][out_h][out_w][K], or null; may equal y
+  float* y = nullptr;                     // [N][out_h][out_w] pixels, y_pixel_stride floats apart
+  int64_t y_pixel_stride = 0;             // >= K
   VectorActivation activation = VectorActivation::kNone;
   float clip_lo = 0, clip_hi = 0;
 };
@@ -178,8 +178,7 @@ inline int64_t WinogradScratchFloats(int64_t block_tiles, int64_t channels) {
 }
 // W [K][C][3][3] transformed (G g G^T, computed in double) into panels of 64 output channels:
 // packed[panel][position][c][k % 64], zeros past K.
-void WinogradPackWeightsF32(const float* w, int64_t out_channels, int64_t channels,
-                            float* packed);
+void WinogradPackWeightsF32(const float* w, int64_t out_channels, int64_t channels, float* packed);
 // y = act(conv(x, w) + bias + z) for tiles [tile_begin, tile_end) (at most block_tiles) and
 // output channels of panels [panel_begin, panel_end). Writes only the outputs of those tiles and
 // channels, so disjoint ranges may run concurrently with separate scratch. An output that comes

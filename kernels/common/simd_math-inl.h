@@ -17,6 +17,7 @@
 
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
+#include "kernels/common/simd_kernels.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace onyx::kernels::common::HWY_NAMESPACE {
@@ -24,6 +25,21 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 // Upper bound of the float lanes of any target: the size of the tail buffers.
 constexpr size_t kMaxLanesF32 = HWY_MAX_BYTES / sizeof(float);
+
+// A fused Relu or Clip of the convolution loops, with the ops' semantics: NaN and -0 pass
+// through (x86 min/max would drop a NaN).
+template <class D>
+HWY_INLINE hn::VFromD<D> ApplyVectorActivation(D d, VectorActivation act, hn::VFromD<D> v,
+                                               hn::VFromD<D> lo, hn::VFromD<D> hi) {
+  if (act == VectorActivation::kRelu) {
+    const auto zero = hn::Zero(d);
+    v = hn::IfThenElse(hn::Lt(v, zero), zero, v);
+  } else if (act == VectorActivation::kClip) {
+    v = hn::IfThenElse(hn::Lt(v, lo), lo, v);  // min(max(v, lo), hi)
+    v = hn::IfThenElse(hn::Gt(v, hi), hi, v);
+  }
+  return v;
+}
 
 // Loads the last `rem` (< Lanes(d)) elements of an array into a vector whose other lanes hold
 // `pad`, without reading past p + rem.

@@ -157,12 +157,23 @@ void Gemm(D d, const float* v, int64_t rows, int64_t cs, const float* u, float* 
   int64_t r = 0;
   for (; r + 6 <= rows; r += 6) GemmRows<6>(d, v + r * cs, cs, u, m + r * kPanel);
   switch (rows - r) {
-    case 5: GemmRows<5>(d, v + r * cs, cs, u, m + r * kPanel); break;
-    case 4: GemmRows<4>(d, v + r * cs, cs, u, m + r * kPanel); break;
-    case 3: GemmRows<3>(d, v + r * cs, cs, u, m + r * kPanel); break;
-    case 2: GemmRows<2>(d, v + r * cs, cs, u, m + r * kPanel); break;
-    case 1: GemmRows<1>(d, v + r * cs, cs, u, m + r * kPanel); break;
-    default: break;
+    case 5:
+      GemmRows<5>(d, v + r * cs, cs, u, m + r * kPanel);
+      break;
+    case 4:
+      GemmRows<4>(d, v + r * cs, cs, u, m + r * kPanel);
+      break;
+    case 3:
+      GemmRows<3>(d, v + r * cs, cs, u, m + r * kPanel);
+      break;
+    case 2:
+      GemmRows<2>(d, v + r * cs, cs, u, m + r * kPanel);
+      break;
+    case 1:
+      GemmRows<1>(d, v + r * cs, cs, u, m + r * kPanel);
+      break;
+    default:
+      break;
   }
 }
 #else
@@ -189,13 +200,7 @@ HWY_INLINE void OutputTransform1D(V m0, V m1, V m2, V m3, V& o0, V& o1) {
 
 template <class D>
 HWY_INLINE hn::VFromD<D> Activate(D d, const WinogradConvArgs& a, hn::VFromD<D> v) {
-  if (a.activation == VectorActivation::kRelu) return hn::Max(v, hn::Zero(d));
-  if (a.activation == VectorActivation::kClip) {
-    // Clip's semantics: NaN stays NaN (Min/Max would drop it on x86).
-    const auto clipped = hn::Min(hn::Max(v, hn::Set(d, a.clip_lo)), hn::Set(d, a.clip_hi));
-    return hn::IfThenElse(hn::IsNaN(v), v, clipped);
-  }
-  return v;
+  return ApplyVectorActivation(d, a.activation, v, hn::Set(d, a.clip_lo), hn::Set(d, a.clip_hi));
 }
 
 // act(bias + z + direct sum) for output pixel (oy, ox) and channels [k, k + n), into y: the
@@ -266,7 +271,7 @@ void WinogradConvF32Impl(const WinogradConvArgs& a, int64_t tile_begin, int64_t 
   const D d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   const int64_t C = a.channels, tiles = tile_end - tile_begin;
-  float* v = scratch;                          // [16][block_tiles][C]
+  float* v = scratch;                           // [16][block_tiles][C]
   float* m = scratch + 16 * a.block_tiles * C;  // [16][block_tiles][64]
   for (int64_t t = 0; t < tiles; ++t) {
     const TileSite s = Locate(a, tile_begin + t);
@@ -298,13 +303,11 @@ HWY_EXPORT(WinogradConvF32Impl);
 
 void WinogradConvF32(const WinogradConvArgs& args, int64_t tile_begin, int64_t tile_end,
                      int64_t panel_begin, int64_t panel_end, float* scratch) {
-  if (tile_begin < tile_end && panel_begin < panel_end)
-    HWY_DYNAMIC_DISPATCH(WinogradConvF32Impl)
+  if (tile_begin < tile_end && panel_begin < panel_end) HWY_DYNAMIC_DISPATCH(WinogradConvF32Impl)
   (args, tile_begin, tile_end, panel_begin, panel_end, scratch);
 }
 
-void WinogradPackWeightsF32(const float* w, int64_t out_channels, int64_t channels,
-                            float* packed) {
+void WinogradPackWeightsF32(const float* w, int64_t out_channels, int64_t channels, float* packed) {
   const int64_t panels = (out_channels + kWinogradPanel - 1) / kWinogradPanel;
   std::fill(packed, packed + panels * 16 * channels * kWinogradPanel, 0.0f);
   for (int64_t k = 0; k < out_channels; ++k)

@@ -192,7 +192,7 @@ class WinogradConvKernel : public Kernel {
   int64_t tiles_ = 0, blocks_ = 1, groups_ = 1, item_work_ = 1;
   AlignedFloats weights_;              // transformed constant W, or null
   std::vector<float> direct_weights_;  // constant W as given, for non-finite outputs
-  AlignedFloats bias_;     // padded constant (or absent) B
+  AlignedFloats bias_;                 // padded constant (or absent) B
   bool bias_packed_ = false;
   bool has_unary_ = false;  // an activation applied over the finished output
   UnaryOp unary_ = UnaryOp::kRelu;

@@ -4,7 +4,6 @@
 // transforms add and subtract only, so rounding stays close to direct summation's (the
 // transformed weights are computed in double). Constant weights are transformed once at plan time.
 #include <algorithm>
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -201,17 +200,22 @@ class WinogradConvKernel : public Kernel {
 
 }  // namespace
 
-// Whether F(2x2, 3x3) should run a convolution of C input and K output channels giving an
-// out_h x out_w map, measured per layer against oneDNN 2.6 (its direct kernel, or its F(4x4, 3x3)
-// Winograd where WinogradPays in conv_onednn.cc takes it) on AVX-512 in the benchmark models
-// (docs/benchmarks.md): 1.1-1.5x faster on SqueezeNet's, ResNet-50's and Inception's 3x3 layers,
-// up to C * K * pixels = 3.7e7; 0.76-0.98x on VGG-19's, all at 5.1e7 and above, where F(4x4, 3x3)'s
-// fewer multiplications pay for its transforms; 0.57-0.8x with K = 32 (DenseNet-121), which fills
-// only half of a 64-channel panel.
-bool WinogradF2Pays(int64_t channels, int64_t out_channels, int64_t out_h, int64_t out_w) {
+// Whether F(2x2, 3x3) should run a convolution of C input and K output channels giving `tiles`
+// 2x2 output tiles (over all images) of out_h x out_w maps. Measured per layer in the benchmark
+// models against oneDNN 2.6 (its direct kernel, or its F(4x4, 3x3) where WinogradPays in
+// conv_onednn.cc takes it) on AVX-512, docs/benchmarks.md:
+// - 1.1-1.6x faster on SqueezeNet's, ResNet-50's and Inception's layers with 13x13 maps and up, up
+//   to C * K * pixels = 3.7e7.
+// - 0.76-0.98x on VGG-19's, all at 5.1e7 and above: there F(4x4, 3x3)'s fewer multiplications pay
+//   for its transforms.
+// - 0.57-0.8x with K = 32 (DenseNet-121): half of every 64-channel weight panel is zeros.
+// - 0.74-0.92x on maps of 7x7 and 6x6 (16 and 9 tiles): the transformed weights are 16/9 the size
+//   of the direct ones, and with few tiles to share them, reading them from memory dominates.
+bool WinogradF2Pays(int64_t channels, int64_t out_channels, int64_t tiles, int64_t out_h,
+                    int64_t out_w) {
   const double macs_per_tap = static_cast<double>(channels) * static_cast<double>(out_channels) *
                               static_cast<double>(out_h) * static_cast<double>(out_w);
-  return channels >= 8 && out_channels >= kWinogradPanel && macs_per_tap < 4.5e7;
+  return channels >= 8 && out_channels >= kWinogradPanel && tiles >= 25 && macs_per_tap < 4.5e7;
 }
 
 Status WinogradSupports(const NodeView& node, const std::vector<TypeInfo>& types) {
@@ -234,8 +238,8 @@ Status WinogradSupports(const NodeView& node, const std::vector<TypeInfo>& types
   if (Present(types, 3) && !(IsFloatStatic(types[3]) &&
                              types[3].static_shape() == Shape{x[0], g.out[0], g.out[1], w[0]}))
     return node.NotSupported("residual must be float32 with the output's shape");
-  if (std::getenv("ONYX_NO_F2")) return node.NotSupported("TEMP");
-  if (!WinogradF2Pays(x[3], w[0], g.out[0], g.out[1]))
+  const int64_t tiles = x[0] * ((g.out[0] + 1) / 2) * ((g.out[1] + 1) / 2);
+  if (!WinogradF2Pays(x[3], w[0], tiles, g.out[0], g.out[1]))
     return node.NotSupported("direct convolution is faster for this shape");
   return ParseFusedActivation(node).status();
 }

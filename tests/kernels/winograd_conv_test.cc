@@ -44,10 +44,10 @@ TEST(WinogradConv, MatchesReference) {
     int64_t k;  // output channels
   };
   const std::vector<Layer> layers = {
-      {{1, 7, 9, 9}, 64},      // a channel tail on every target, one panel
+      {{1, 11, 13, 9}, 64},    // a channel tail on every target, one panel
       {{2, 12, 13, 37}, 70},   // two images, odd map, a panel of 6 channels
       {{1, 14, 14, 64}, 128},  // whole vectors; two panels, split between two threads
-      {{1, 5, 6, 16}, 192},    // three panels: two threads split the tiles instead
+      {{1, 11, 11, 16}, 192},  // three panels: two threads split the tiles instead
       {{1, 27, 27, 16}, 64},   // several blocks of tiles
   };
   for (const Layer& l : layers) {
@@ -159,7 +159,11 @@ TEST(WinogradConv, LeavesOtherConvolutionsToOtherKernels) {
       {grouped, {x, RandomFloats({64, 8, 3, 3}, rng)}, "group"},
       {five, {x, RandomFloats({64, 16, 5, 5}, rng)}, "3x3"},
       // Fewer than 64 output channels would leave most of a weight panel unused.
-      {ConvSpec({}), {x, RandomFloats({32, 16, 3, 3}, rng)}, "faster"},
+      {ConvSpec({IntsAttr("pads", {1, 1, 1, 1})}),
+       {RandomFloats({1, 12, 12, 16}, rng), RandomFloats({32, 16, 3, 3}, rng)},
+       "faster"},
+      // 6x6 outputs: 9 tiles, too few to pay for reading the larger transformed weights.
+      {ConvSpec({}), {x, w}, "faster"},
   };
   for (const Reject& r : rejects) {
     const RunResult got = RunImpl(r.spec, r.inputs, kImpl);

@@ -1,6 +1,7 @@
-"""Winograd convolutions (the x86 conv kernel's 3x3 path): which convolutions take it, as the
-plan shows, and that outputs match ONNX Runtime (the oracle, which computes directly) with the
-default conv_algorithm "auto" and with "direct", through the CLI and the Python API."""
+"""Winograd convolutions (onyx's own F(2x2, 3x3) kernel and oneDNN's, on x86): which convolutions
+take them, as the plan shows, and that outputs match ONNX Runtime (the oracle, which computes
+directly) with the default conv_algorithm "auto" and with "direct", through the CLI and the Python
+API."""
 import json
 import subprocess
 
@@ -20,9 +21,10 @@ def _has_avx512():
 
 
 def vgg_like():
-    """Convolutions on either side of the Winograd rule: 3x3 stride 1 with channels in 16s on maps
-    of 14x14 and up (w1, w2, w5) take it; 24 channels (w3), stride 2 (w4), a residual (w6), 1x1
-    (w7) and a 7x7 map (w8) do not."""
+    """Convolutions on either side of the Winograd rules: w2 (64 output channels) takes onyx's
+    F(2x2, 3x3); w1 and w5 (3x3 stride 1, channels in 16s, maps of 14x14 and up, fewer than 64
+    outputs) take oneDNN's; 24 channels (w3), stride 2 (w4), a residual with 32 outputs (w6), 1x1
+    (w7) and 32 outputs on a 7x7 map (w8) take neither."""
     rng = np.random.default_rng(11)
     inits, nodes = [], []
 
@@ -72,8 +74,9 @@ def impls(cli, path, *extra):
 @pytest.mark.skipif(not _has_avx512(), reason="oneDNN's Winograd kernels need AVX-512")
 def test_plan_shows_which_convolutions_use_winograd(onyx_cli, model_path):
     auto = impls(onyx_cli, model_path)
-    wino = sorted(n for n, impl in auto.items() if impl.endswith("/winograd"))
-    assert wino == ["w1", "w2", "w5"], auto
+    wino = {n: impl for n, impl in auto.items() if impl.endswith("/winograd")}
+    assert wino == {"w1": "NhwcConv_f32_onednn/winograd", "w2": "NhwcConv_f32_hwy/winograd",
+                    "w5": "NhwcConv_f32_onednn/winograd"}, auto
     direct = impls(onyx_cli, model_path, "--conv-algorithm", "direct")
     assert not [n for n, impl in direct.items() if "winograd" in impl], direct
 

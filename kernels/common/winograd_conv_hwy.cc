@@ -255,7 +255,24 @@ HWY_NOINLINE void DirectPixel(D d, const WinogradConvArgs& a, const TileSite& s,
   StorePart(d, Activate(d, a, LoadTail(d, sum, n, 0.0f)), y, n);
 }
 
-// The 2x2 outputs of tile `t` for channels [k, k + n) of the panel starting at channel k0.
+// Output (oy, ox) = y + bias (+ z), activated, channels [k, k + n); skipped outside the map.
+template <class D>
+HWY_INLINE void StoreOutput(D d, const WinogradConvArgs& a, const TileSite& s, int64_t oy,
+                            int64_t ox, int64_t k, size_t n, hn::VFromD<D> y) {
+  if (oy >= a.out_h || ox >= a.out_w) return;
+  y = hn::Add(y, hn::Load(d, a.bias + k));
+  const int64_t pixel = oy * a.out_w + ox;
+  if (s.z) y = hn::Add(y, LoadPart(d, s.z + pixel * a.out_channels + k, n));
+  float* dst = s.y + pixel * a.y_pixel_stride + k;
+  if (HWY_UNLIKELY(!hn::AllTrue(d, hn::IsFinite(y)))) {
+    DirectPixel(d, a, s, oy, ox, k, n, dst);
+    return;
+  }
+  StorePart(d, Activate(d, a, y), dst, n);
+}
+
+// The 2x2 outputs of a tile for channels [k, k + n) of the panel starting at channel k0; m is the
+// tile's first row of M. (No arrays of vectors: scalable vectors cannot live in them.)
 template <class D>
 HWY_INLINE void OutputTile(D d, const WinogradConvArgs& a, const TileSite& s, const float* m,
                            int64_t k0, int64_t k, size_t n) {
@@ -272,21 +289,10 @@ HWY_INLINE void OutputTile(D d, const WinogradConvArgs& a, const TileSite& s, co
   V y00, y10, y01, y11;
   OutputTransform1D(a0, a1, a2, a3, y00, y10);
   OutputTransform1D(b0, b1, b2, b3, y01, y11);
-  const V bias = hn::Load(d, a.bias + k);
-  const V outs[4] = {y00, y01, y10, y11};
-  for (int i = 0; i < 4; ++i) {
-    const int64_t oy = s.oy0 + i / 2, ox = s.ox0 + i % 2;
-    if (oy >= a.out_h || ox >= a.out_w) continue;
-    V y = hn::Add(outs[i], bias);
-    const int64_t pixel = oy * a.out_w + ox;
-    if (s.z) y = hn::Add(y, LoadPart(d, s.z + pixel * a.out_channels + k, n));
-    float* dst = s.y + pixel * a.y_pixel_stride + k;
-    if (HWY_UNLIKELY(!hn::AllTrue(d, hn::IsFinite(y)))) {
-      DirectPixel(d, a, s, oy, ox, k, n, dst);
-      continue;
-    }
-    StorePart(d, Activate(d, a, y), dst, n);
-  }
+  StoreOutput(d, a, s, s.oy0, s.ox0, k, n, y00);
+  StoreOutput(d, a, s, s.oy0, s.ox0 + 1, k, n, y01);
+  StoreOutput(d, a, s, s.oy0 + 1, s.ox0, k, n, y10);
+  StoreOutput(d, a, s, s.oy0 + 1, s.ox0 + 1, k, n, y11);
 }
 
 void WinogradConvF32Impl(const WinogradConvArgs& a, int64_t tile_begin, int64_t tile_end,

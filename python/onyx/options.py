@@ -60,8 +60,8 @@ class SessionOptions:
         reference_kernels: onyx only; run every operator on its plain reference kernel (slow,
             the oracle the fast kernels are tested against).
         conv_algorithm: onyx only; ``"auto"`` (default) lets 3x3 convolutions use Winograd's
-            algorithm where it is faster (x86 with AVX-512; float32 rounding errors a few times
-            those of direct summation), ``"direct"`` never does.
+            algorithm where it is faster (x86; float32 rounding errors a few times those of
+            direct summation), ``"direct"`` never does.
 
     Accepted and ignored (onnxruntime tuning knobs that have no onyx counterpart):
         inter_op_num_threads, execution_mode, log_severity_level, log_verbosity_level,

@@ -26,12 +26,15 @@ echo "   against ONNX Runtime): pip wheel, fresh venv, pytest"
 echo "== generated operator cases (build tree)"
 .venv/bin/python -m pytest -q tests/generated
 
-echo "== sanitizers: loader and executor tests under ASan + UBSan"
+echo "== sanitizers: loader, executor and SIMD kernel tests under ASan + UBSan"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DONYX_SANITIZE=ON \
   -DONYX_BUILD_BENCH=OFF -DONYX_BUILD_PYTHON=OFF \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache \
   -DPython3_EXECUTABLE="$ROOT/.venv/bin/python" >/dev/null
-cmake --build build-asan -j"$(nproc)" --target onyx_engine_test onyx_planner_test
+cmake --build build-asan -j"$(nproc)" --target onyx_engine_test onyx_planner_test onyx_kernels_test
+# The kernel tests run every fast kernel (tails, borders, in-place outputs) on every Highway target.
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j2 -R '^(loader|session|arena_plan|shape_inference)\.'
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build-asan/tests/onyx_kernels_test \
+  --gtest_brief=1
 echo "== all tests passed"

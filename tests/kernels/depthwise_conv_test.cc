@@ -82,24 +82,11 @@ TEST(DepthwiseConv, MatchesReference) {
         if (k.residual) inputs.push_back(z);
         const RunResult ref = RunImpl(spec, inputs, "");
         ASSERT_TRUE(ref.status.ok()) << ref.status.message();
-        ForEachSimdTarget([&](const std::string& target) {
-          for (int threads : {1, 2}) {
-            for (bool constant : {false, true}) {
-              SCOPED_TRACE(ShapeToString(xs) + " k" + std::to_string(g.kh) + "x" +
-                           std::to_string(g.kw) + " " + target + " threads " +
-                           std::to_string(threads) + (constant ? " constant W, B" : " W, B") +
-                           " act " + std::to_string(k.act.size()) + " bias " +
-                           std::to_string(k.bias) + " residual " + std::to_string(k.residual));
-              RunOptions o;
-              o.threads = threads;
-              if (constant) o.constant_inputs = {1, 2};
-              const RunResult fast = RunImpl(spec, inputs, kImpl, o);
-              ASSERT_TRUE(fast.status.ok()) << fast.status.message();
-              EXPECT_EQ(fast.impl, kImpl);
-              EXPECT_EQ(CompareFloats(fast.outputs[0], ref.outputs[0], 1e-5, 1e-5), "");
-            }
-          }
-        });
+        ExpectImplMatches(spec, inputs, kImpl, ref.outputs[0], 1e-5, 1e-5,
+                          ShapeToString(xs) + " k" + std::to_string(g.kh) + "x" +
+                              std::to_string(g.kw) + " act " + std::to_string(k.act.size()) +
+                              " bias " + std::to_string(k.bias) + " residual " +
+                              std::to_string(k.residual));
       }
     }
   }

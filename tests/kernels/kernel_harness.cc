@@ -1,6 +1,8 @@
 // Direct kernel runner for the kernel tests (see kernel_harness.h).
 #include "tests/kernels/kernel_harness.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -142,6 +144,26 @@ void ForEachSimdTarget(const std::function<void(const std::string&)>& f) {
     f(hwy::TargetName(target));
   }
   hwy::SetSupportedTargetsForTest(0);
+}
+
+void ExpectImplMatches(const NodeSpec& spec, const std::vector<Tensor>& inputs,
+                       const std::string& impl, const Tensor& expected, double atol, double rtol,
+                       const std::string& what) {
+  ForEachSimdTarget([&](const std::string& target) {
+    for (int threads : {1, 2}) {
+      for (bool constant : {false, true}) {
+        SCOPED_TRACE(what + " " + target + " threads " + std::to_string(threads) +
+                     (constant ? " constant W, B" : " W, B"));
+        RunOptions o;
+        o.threads = threads;
+        if (constant) o.constant_inputs = {1, 2};
+        const RunResult fast = RunImpl(spec, inputs, impl, o);
+        ASSERT_TRUE(fast.status.ok()) << fast.status.message();
+        EXPECT_EQ(fast.impl, impl);
+        EXPECT_EQ(CompareFloats(fast.outputs[0], expected, atol, rtol), "");
+      }
+    }
+  });
 }
 
 Tensor RandomFloats(const Shape& shape, std::mt19937& rng, float lo, float hi) {

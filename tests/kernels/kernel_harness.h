@@ -65,6 +65,13 @@ std::vector<std::string> ImplNames(const std::string& op, int64_t opset);
 // f(target_name) with dispatch forced to that target, and restores normal dispatch afterwards.
 void ForEachSimdTarget(const std::function<void(const std::string&)>& f);
 
+// Runs `impl` on every Highway target, at 1 and 2 threads, with W and B (inputs 1 and 2) seen
+// at run time and as plan-time constants, and expects it to run and its output 0 to match
+// `expected` within CompareFloats(atol, rtol). `what` names the case in failure messages.
+void ExpectImplMatches(const NodeSpec& spec, const std::vector<Tensor>& inputs,
+                       const std::string& impl, const Tensor& expected, double atol, double rtol,
+                       const std::string& what);
+
 // ---- data ----
 // Float tensor with values uniform in [lo, hi).
 Tensor RandomFloats(const Shape& shape, std::mt19937& rng, float lo = -4.f, float hi = 4.f);

@@ -32,13 +32,6 @@ NodeSpec DepthwiseSpec(int64_t c, const Geometry& g, std::vector<ir::Attribute> 
   return spec;
 }
 
-// Output spatial size of the reference run, for building a residual of the right shape.
-Shape OutputShape(const NodeSpec& spec, const std::vector<Tensor>& inputs) {
-  const RunResult r = RunImpl(spec, inputs, "");
-  EXPECT_TRUE(r.status.ok()) << r.status.message();
-  return r.outputs[0].shape();
-}
-
 TEST(DepthwiseConv, MatchesReference) {
   std::mt19937 rng(83);
   const std::vector<Geometry> geometries = {
@@ -61,7 +54,7 @@ TEST(DepthwiseConv, MatchesReference) {
       const Tensor w = RandomFloats({c, 1, g.kh, g.kw}, rng, -1.f, 1.f);
       const Tensor b = RandomFloats({c}, rng);
       const NodeSpec plain = DepthwiseSpec(c, g);
-      const Tensor z = RandomFloats(OutputShape(plain, {x, w}), rng);
+      const Tensor z = RandomFloats(ReferenceOutputShape(plain, {x, w}), rng);
       struct Case {
         std::vector<ir::Attribute> act;
         bool bias, residual;

@@ -146,6 +146,12 @@ void ForEachSimdTarget(const std::function<void(const std::string&)>& f) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
+Shape ReferenceOutputShape(const NodeSpec& spec, const std::vector<Tensor>& inputs) {
+  const RunResult r = RunImpl(spec, inputs, "");
+  EXPECT_TRUE(r.status.ok()) << r.status.message();
+  return r.status.ok() ? r.outputs[0].shape() : Shape{};
+}
+
 void ExpectImplMatches(const NodeSpec& spec, const std::vector<Tensor>& inputs,
                        const std::string& impl, const Tensor& expected, double atol, double rtol,
                        const std::string& what) {

@@ -65,6 +65,9 @@ std::vector<std::string> ImplNames(const std::string& op, int64_t opset);
 // f(target_name) with dispatch forced to that target, and restores normal dispatch afterwards.
 void ForEachSimdTarget(const std::function<void(const std::string&)>& f);
 
+// Shape of output 0 from the reference impl (for building a residual of the right shape).
+Shape ReferenceOutputShape(const NodeSpec& spec, const std::vector<Tensor>& inputs);
+
 // Runs `impl` on every Highway target, at 1 and 2 threads, with W and B (inputs 1 and 2) seen
 // at run time and as plan-time constants, and expects it to run and its output 0 to match
 // `expected` within CompareFloats(atol, rtol). `what` names the case in failure messages.

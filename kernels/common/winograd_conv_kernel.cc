@@ -66,6 +66,7 @@ class WinogradConvKernel : public Kernel {
     if (!weights_) {
       a.direct_weights = ctx.input(1).data<float>();
       run_weights = PackWeights(a.direct_weights);
+      if (!run_weights) return node.Fail("out of memory for the transformed weights");
       a.weights = run_weights.get();
     }
     AlignedFloats run_bias;
@@ -74,6 +75,7 @@ class WinogradConvKernel : public Kernel {
       if (ctx.input(2).numel() != a.out_channels)
         return node.Fail("input 2 (B) must have M elements");
       run_bias = PackBias(ctx.input(2).data<float>());
+      if (!run_bias) return node.Fail("out of memory for the padded bias");
       a.bias = run_bias.get();
     }
     if (ctx.num_inputs() > 3 && ctx.has_input(3)) {
@@ -109,15 +111,17 @@ class WinogradConvKernel : public Kernel {
  private:
   int64_t Panels() const { return (args_.out_channels + kWinogradPanel - 1) / kWinogradPanel; }
 
+  // Both return null when the allocation fails.
   AlignedFloats PackWeights(const float* w) const {
     const int64_t floats = WinogradPackedFloats(args_.out_channels, args_.channels);
     AlignedFloats packed = hwy::AllocateAligned<float>(static_cast<size_t>(floats));
-    WinogradPackWeightsF32(w, args_.out_channels, args_.channels, packed.get());
+    if (packed) WinogradPackWeightsF32(w, args_.out_channels, args_.channels, packed.get());
     return packed;
   }
   AlignedFloats PackBias(const float* b) const {
     const int64_t padded = Panels() * kWinogradPanel;
     AlignedFloats packed = hwy::AllocateAligned<float>(static_cast<size_t>(padded));
+    if (!packed) return packed;
     std::fill(packed.get(), packed.get() + padded, 0.0f);
     if (b) std::copy(b, b + args_.out_channels, packed.get());
     return packed;
@@ -173,6 +177,7 @@ class WinogradConvKernel : public Kernel {
     };
     if (const Tensor* wc = constant(1)) {
       weights_ = PackWeights(wc->data<float>());
+      if (!weights_) return node.Fail("out of memory for the transformed weights");
       direct_weights_.assign(wc->data<float>(), wc->data<float>() + wc->numel());
     }
     if (!Present(types, 2)) {
@@ -183,6 +188,7 @@ class WinogradConvKernel : public Kernel {
       bias_ = PackBias(bc->data<float>());
       bias_packed_ = true;
     }
+    if (bias_packed_ && !bias_) return node.Fail("out of memory for the padded bias");
     return Status::Ok();
   }
 

@@ -163,8 +163,7 @@ struct WinogradConvArgs {
   const float* direct_weights = nullptr;  // W [K][C][3][3], for outputs that are not finite
   const float* bias = nullptr;            // [panels * 64], zeros where there is no bias
   const float* z = nullptr;               // residual [N][out_h][out_w][K], or null; may equal y
-  float* y = nullptr;                     // [N][out_h][out_w] pixels, y_pixel_stride floats apart
-  int64_t y_pixel_stride = 0;             // >= K
+  float* y = nullptr;                     // [N][out_h][out_w][K]
   VectorActivation activation = VectorActivation::kNone;
   float clip_lo = 0, clip_hi = 0;
 };

@@ -47,7 +47,7 @@ TileSite Locate(const WinogradConvArgs& a, int64_t tile) {
   const int64_t n = tile / per_image, t = tile % per_image;
   TileSite s;
   s.x = a.x + n * a.in_h * a.in_w * a.channels;
-  s.y = a.y + n * a.out_h * a.out_w * a.y_pixel_stride;
+  s.y = a.y + n * a.out_h * a.out_w * a.out_channels;
   s.z = a.z ? a.z + n * a.out_h * a.out_w * a.out_channels : nullptr;
   s.oy0 = t / tiles_w * 2;
   s.ox0 = t % tiles_w * 2;
@@ -263,7 +263,7 @@ HWY_INLINE void StoreOutput(D d, const WinogradConvArgs& a, const TileSite& s, i
   y = hn::Add(y, hn::Load(d, a.bias + k));
   const int64_t pixel = oy * a.out_w + ox;
   if (s.z) y = hn::Add(y, LoadPart(d, s.z + pixel * a.out_channels + k, n));
-  float* dst = s.y + pixel * a.y_pixel_stride + k;
+  float* dst = s.y + pixel * a.out_channels + k;
   if (HWY_UNLIKELY(!hn::AllTrue(d, hn::IsFinite(y)))) {
     DirectPixel(d, a, s, oy, ox, k, n, dst);
     return;

@@ -142,7 +142,6 @@ class WinogradConvKernel : public Kernel {
     a.out_channels = w_shape_[0];
     a.pad_top = g.pad_begin[0];
     a.pad_left = g.pad_begin[1];
-    a.y_pixel_stride = a.out_channels;
     y_shape_ = {x_shape_[0], a.out_h, a.out_w, a.out_channels};
 
     ONYX_ASSIGN_OR_RETURN(FusedActivation act, ParseFusedActivation(node));

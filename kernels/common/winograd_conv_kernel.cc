@@ -4,6 +4,7 @@
 // transforms add and subtract only, so rounding stays close to direct summation's (the
 // transformed weights are computed in double). Constant weights are transformed once at plan time.
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,13 +21,14 @@ namespace {
 
 using AlignedFloats = hwy::AlignedFreeUniquePtr<float[]>;
 
-// Scratch of the thread running a block; grows to the largest block seen.
+// Scratch of the thread running a block; grows to the largest block seen. Null when the
+// allocation fails.
 float* ThreadScratch(int64_t floats) {
   thread_local AlignedFloats buf;
   thread_local int64_t capacity = 0;
   if (floats > capacity) {
     buf = hwy::AllocateAligned<float>(static_cast<size_t>(floats));
-    capacity = floats;
+    capacity = buf ? floats : 0;
   }
   return buf.get();
 }
@@ -50,9 +52,8 @@ class WinogradConvKernel : public Kernel {
   }
 
   std::string variant() const override { return "winograd"; }
-  bool packed_input(size_t i) const override {
-    return (i == 1 && weights_ != nullptr) || (i == 2 && bias_packed_);
-  }
+  // W stays an input even when constant: outputs that come out non-finite are recomputed from it.
+  bool packed_input(size_t i) const override { return i == 2 && bias_packed_; }
 
   Status Run(KernelContext& ctx) const override {
     const NodeView& node = ctx.node();
@@ -62,9 +63,8 @@ class WinogradConvKernel : public Kernel {
     WinogradConvArgs a = args_;
     AlignedFloats run_weights;  // transformed here when not constant
     a.weights = weights_.get();
-    a.direct_weights = direct_weights_.data();
+    a.direct_weights = ctx.input(1).data<float>();
     if (!weights_) {
-      a.direct_weights = ctx.input(1).data<float>();
       run_weights = PackWeights(a.direct_weights);
       if (!run_weights) return node.Fail("out of memory for the transformed weights");
       a.weights = run_weights.get();
@@ -89,8 +89,13 @@ class WinogradConvKernel : public Kernel {
     // Work items: blocks of tiles x groups of panels. Each computes its own input transform.
     const int64_t items = blocks_ * groups_;
     const int64_t panels = Panels();
+    std::atomic<bool> out_of_memory{false};
     ParallelFor(items, item_work_, ctx.intra_op_threads(), [&](int64_t i0, int64_t i1) {
       float* scratch = ThreadScratch(WinogradScratchFloats(a.block_tiles, a.channels));
+      if (!scratch) {
+        out_of_memory = true;
+        return;
+      }
       for (int64_t i = i0; i < i1; ++i) {
         const int64_t b = i / groups_, g = i % groups_;
         const int64_t t0 = tiles_ * b / blocks_, t1 = tiles_ * (b + 1) / blocks_;
@@ -98,6 +103,7 @@ class WinogradConvKernel : public Kernel {
         WinogradConvF32(a, t0, t1, p0, p1, scratch);
       }
     });
+    if (out_of_memory) return node.Fail("out of memory for the Winograd scratch buffers");
     if (has_unary_) {
       float* yd = y.data<float>();
       const int64_t n = y.numel();
@@ -177,7 +183,6 @@ class WinogradConvKernel : public Kernel {
     if (const Tensor* wc = constant(1)) {
       weights_ = PackWeights(wc->data<float>());
       if (!weights_) return node.Fail("out of memory for the transformed weights");
-      direct_weights_.assign(wc->data<float>(), wc->data<float>() + wc->numel());
     }
     if (!Present(types, 2)) {
       bias_ = PackBias(nullptr);
@@ -194,9 +199,8 @@ class WinogradConvKernel : public Kernel {
   Shape x_shape_, w_shape_, y_shape_;
   WinogradConvArgs args_;  // geometry, blocking and activation; the pointers are set per run
   int64_t tiles_ = 0, blocks_ = 1, groups_ = 1, item_work_ = 1;
-  AlignedFloats weights_;              // transformed constant W, or null
-  std::vector<float> direct_weights_;  // constant W as given, for non-finite outputs
-  AlignedFloats bias_;                 // padded constant (or absent) B
+  AlignedFloats weights_;  // transformed constant W, or null
+  AlignedFloats bias_;     // padded constant (or absent) B
   bool bias_packed_ = false;
   bool has_unary_ = false;  // an activation applied over the finished output
   UnaryOp unary_ = UnaryOp::kRelu;

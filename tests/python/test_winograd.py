@@ -140,3 +140,30 @@ def test_padding_variants_match_onnxruntime(onyx_cli, tmp_path, pads, auto_pad):
     got = onyx.InferenceSession(path).run(None, {"x": x})[0]
     assert got.shape == want.shape
     assert float(np.max(np.abs(got - want))) / float(np.max(np.abs(want))) < 1e-5
+
+
+def test_non_finite_inputs_reach_the_outputs_onnxruntime_gives(tmp_path):
+    """A NaN and an Inf through onyx's F(2x2, 3x3) kernel in a session, where the plan holds the
+    weights as a constant: NaN, +-Inf and finite outputs sit where ONNX Runtime's direct
+    convolution puts them (the kernel recomputes non-finite outputs from the original weights)."""
+    import onyx
+
+    rng = np.random.default_rng(2)
+    w = numpy_helper.from_array(rng.standard_normal((64, 24, 3, 3)).astype(np.float32), "w")
+    node = helper.make_node("Conv", ["x", "w"], ["y"], name="conv", pads=[1, 1, 1, 1])
+    g = helper.make_graph([node], "nonfinite",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 24, 12, 12])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w])
+    path = str(tmp_path / "nonfinite.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
+    x = rng.standard_normal((1, 24, 12, 12)).astype(np.float32)
+    x[0, 3, 5, 5] = np.nan
+    x[0, 7, 0, 6] = np.inf
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = onyx.InferenceSession(path).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isposinf(got), np.isposinf(want))
+    np.testing.assert_array_equal(np.isneginf(got), np.isneginf(want))
+    finite = np.isfinite(want)
+    assert np.isnan(want).sum() > 0 and np.isinf(want).sum() > 0
+    assert float(np.max(np.abs(got[finite] - want[finite]))) / float(np.max(np.abs(want[finite]))) < 1e-5

@@ -446,13 +446,16 @@ StatusOr<ir::Model> LoadImpl(onnx::ModelProto& mp, const std::string& display_na
 }
 }  // namespace
 
-StatusOr<ir::Model> LoadModelFromBytes(const std::string& bytes, const std::string& display_name) {
+StatusOr<ir::Model> LoadModelFromBytes(const std::string& bytes, const std::string& display_name,
+                                       const Limits& limits) {
+  (void)limits;  // TODO(#19): enforced by the loader limits work
   onnx::ModelProto mp;
   ONYX_RETURN_IF_ERROR(ParseModel(bytes.data(), bytes.size(), display_name + ": ", &mp));
   return LoadImpl(mp, display_name, "");
 }
 
-StatusOr<ir::Model> LoadModelFromFile(const std::string& path) {
+StatusOr<ir::Model> LoadModelFromFile(const std::string& path, const Limits& limits) {
+  (void)limits;  // TODO(#19): enforced by the loader limits work
   struct stat st;
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
     return NotFound("cannot open model file '", path, "'");

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kernels/ir/graph.h"
+#include "onyx/limits.h"
 #include "onyx/status.h"
 
 namespace onyx::engine {
@@ -12,10 +13,13 @@ constexpr int64_t kMinIrVersion = 3;
 constexpr int64_t kMaxIrVersion = 13;  // the newest IR the pinned onnx release (1.22) defines
 
 // Reads, parses and validates a model file. External data is resolved relative to its directory.
-StatusOr<ir::Model> LoadModelFromFile(const std::string& path);
+// `limits` (resolved) bounds nodes after inlining, nesting, initializers and tensor sizes.
+StatusOr<ir::Model> LoadModelFromFile(const std::string& path,
+                                      const Limits& limits = ResolveLimits());
 // Parses and validates serialized ModelProto bytes (external data is rejected: no directory).
 StatusOr<ir::Model> LoadModelFromBytes(const std::string& bytes,
-                                       const std::string& display_name = "<bytes>");
+                                       const std::string& display_name = "<bytes>",
+                                       const Limits& limits = ResolveLimits());
 
 // Validates a graph and its subgraphs: every input defined (in the graph, an initializer, a graph
 // input or an enclosing scope), every value produced once, no cycles. Fills Node::implicit_inputs.

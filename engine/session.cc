@@ -37,6 +37,7 @@ struct CachedPlan {
 struct Session::Impl {
   ir::Model model;
   SessionOptions options;
+  Limits limits;  // options.limits resolved
   std::vector<IoInfo> inputs, outputs;
   SubgraphPlans subplans;
   std::unique_ptr<tbb::task_arena> arena;
@@ -160,6 +161,7 @@ StatusOr<Session> Session::CreateFromModel(ir::Model model, SessionOptions optio
   auto impl = std::make_shared<Impl>();
   impl->model = std::move(model);
   impl->options = options;
+  impl->limits = ResolveLimits(options.limits);
   const std::string prefix = impl->Prefix();
   Status s = planner::CheckOperatorsSupported(*impl->model.graph);
   if (!s.ok()) return s.WithContext(prefix);
@@ -191,12 +193,14 @@ StatusOr<Session> Session::CreateFromModel(ir::Model model, SessionOptions optio
 }
 
 StatusOr<Session> Session::Create(const std::string& path, SessionOptions options) {
-  ONYX_ASSIGN_OR_RETURN(ir::Model m, engine::LoadModelFromFile(path));
+  ONYX_ASSIGN_OR_RETURN(ir::Model m,
+                        engine::LoadModelFromFile(path, ResolveLimits(options.limits)));
   return CreateFromModel(std::move(m), options);
 }
 
 StatusOr<Session> Session::CreateFromBytes(const std::string& bytes, SessionOptions options) {
-  ONYX_ASSIGN_OR_RETURN(ir::Model m, engine::LoadModelFromBytes(bytes));
+  ONYX_ASSIGN_OR_RETURN(
+      ir::Model m, engine::LoadModelFromBytes(bytes, "<bytes>", ResolveLimits(options.limits)));
   return CreateFromModel(std::move(m), options);
 }
 
@@ -366,6 +370,10 @@ bool AllDeterministic(const ir::Graph& g) {
   return true;
 }
 }  // namespace
+
+const Limits& Session::limits() const {
+  return impl_->limits;
+}
 
 int Session::intra_op_threads() const {
   return impl_->threads;

@@ -41,6 +41,10 @@ class KernelContext {
                                                    const std::vector<Value>& inputs) = 0;
   // Same, for a graph held by the caller (e.g. a Loop body passed through).
   virtual int intra_op_threads() const = 0;
+  // Kernels that loop for long (Loop, Scan, sequence ops) call this between iterations and
+  // return its error as it is: Cancelled once RunOptions::terminate is set or the run's timeout
+  // has passed (DESIGN contract 8).
+  virtual Status CheckCancelled() const { return Status::Ok(); }
 };
 
 // A prepared kernel: created at plan time (attributes parsed, weights packed), run many times.

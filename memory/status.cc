@@ -22,6 +22,10 @@ const char* ErrorCodeName(ErrorCode code) {
       return "i/o error";
     case ErrorCode::kRuntime:
       return "runtime error";
+    case ErrorCode::kLimit:
+      return "limit exceeded";
+    case ErrorCode::kCancelled:
+      return "cancelled";
   }
   return "unknown";
 }

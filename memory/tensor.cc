@@ -1,6 +1,7 @@
 // Tensor buffers: owned (aligned, zero-filled), borrowed, or shared with a holder.
 #include "onyx/tensor.h"
 
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <sstream>
@@ -10,10 +11,52 @@
 
 namespace onyx {
 
+bool CheckedMul(int64_t a, int64_t b, int64_t* out) {
+  if (a < 0 || b < 0) return false;
+  return !__builtin_mul_overflow(a, b, out);
+}
+
+bool CheckedAdd(int64_t a, int64_t b, int64_t* out) {
+  if (a < 0 || b < 0) return false;
+  return !__builtin_add_overflow(a, b, out);
+}
+
+bool CheckedElementCount(const Shape& shape, int64_t* count) {
+  int64_t n = 1;
+  bool overflow = false;
+  for (int64_t d : shape) {
+    if (d < 0) return false;
+    if (d == 0) {
+      *count = 0;
+      // Still reject negative dims after the zero.
+      for (int64_t e : shape)
+        if (e < 0) return false;
+      return true;
+    }
+    if (!overflow && !CheckedMul(n, d, &n)) overflow = true;
+  }
+  if (overflow) return false;
+  *count = n;
+  return true;
+}
+
+bool CheckedByteSize(DType dtype, int64_t count, uint64_t* bytes) {
+  if (count < 0) return false;
+  const uint64_t elem = dtype == DType::kString ? sizeof(std::string) : DTypeSize(dtype);
+  const uint64_t n = static_cast<uint64_t>(count);
+  if (elem != 0 && n > ~uint64_t{0} / elem) return false;
+  *bytes = n * elem;
+  return true;
+}
+
 int64_t ShapeElementCount(const Shape& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+  bool overflow = false;
+  for (int64_t d : shape) {
+    if (d == 0) return 0;
+    if (!overflow && __builtin_mul_overflow(n, d, &n)) overflow = true;
+  }
+  return overflow ? INT64_MAX : n;
 }
 
 std::string ShapeToString(const Shape& shape) {

@@ -18,7 +18,7 @@ struct ErrorClass {
 };
 
 // Indexed by ErrorCode; the classes live as long as the interpreter (module attributes).
-std::array<PyObject*, 8> g_classes{};
+std::array<PyObject*, 16> g_classes{};
 
 PyObject* NewClass(const char* name, PyObject* bases, const char* doc) {
   PyObject* cls = PyErr_NewExceptionWithDoc(name, doc, bases, nullptr);
@@ -58,6 +58,11 @@ void RegisterErrors(py::module_& m) {
       {ErrorCode::kIo, "FileError", PyExc_OSError, "Reading or mapping a file failed."},
       {ErrorCode::kRuntime, "ExecutionError", PyExc_RuntimeError,
        "A kernel failed on the values it was given while the model ran."},
+      {ErrorCode::kLimit, "LimitExceeded", PyExc_MemoryError,
+       "A size or count beyond a configured ceiling (SessionOptions limits, ONYX_MAX_* "
+       "variables)."},
+      {ErrorCode::kCancelled, "Cancelled", PyExc_RuntimeError,
+       "The run was stopped by RunOptions.terminate or its timeout; the session stays usable."},
   };
   for (const ErrorClass& c : kClasses) {
     py::tuple bases = py::make_tuple(py::handle(base), py::handle(c.builtin));

@@ -4,6 +4,7 @@
 //   auto outputs = session.Run({{"x", onyx::Tensor::Borrow(onyx::DType::kFloat, {1, 3}, data)}});
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -14,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "onyx/limits.h"
 #include "onyx/status.h"
 #include "onyx/tensor.h"
 #include "onyx/value.h"
@@ -38,6 +40,10 @@ struct SessionOptions {
   // a few times those of direct summation (relative 1e-6 instead of 1e-7 on typical CNNs).
   // false: direct convolution only.
   bool winograd = true;
+  // Ceilings on tensor and arena bytes, node count, nesting and initializers, checked before
+  // anything is allocated; zeros take the ONYX_MAX_* environment variables or the defaults
+  // (onyx/limits.h).
+  Limits limits;
 };
 
 // Called after each step with every value it produced (for per-node dumps).
@@ -62,6 +68,12 @@ using StepObserver = std::function<void(const StepEvent& event)>;
 struct RunOptions {
   ValueObserver observer;      // optional
   StepObserver step_observer;  // optional; when empty, steps are not timed at all
+  // Set to true from any thread to stop the run between operators and between Loop/Scan
+  // iterations: Run() then fails with ErrorCode::kCancelled ("run cancelled") and the session
+  // stays usable. Not owned; null: not cancellable this way.
+  const std::atomic<bool>* terminate = nullptr;
+  // Stops the run the same way once it has taken this long; 0: no limit.
+  int64_t timeout_ms = 0;
 };
 
 struct IoInfo {
@@ -104,6 +116,8 @@ class Session {
   std::map<std::string, int64_t> opsets() const;
   std::map<std::string, int> operator_counts() const;  // "domain:Op" → count (subgraphs included)
   std::string model_name() const;
+  // The ceilings in force (SessionOptions::limits resolved against the environment).
+  const Limits& limits() const;
   // Threads the session runs kernels on (SessionOptions::intra_op_threads resolved).
   int intra_op_threads() const;
   // False when a node (subgraphs included) uses a random operator: outputs then vary by run.

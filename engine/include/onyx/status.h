@@ -17,6 +17,8 @@ enum class ErrorCode {
   kNotFound,         // a file or a name that does not exist
   kIo,               // reading or writing a file failed
   kRuntime,          // a kernel failed on the values it was given
+  kLimit,            // a size or count beyond a configured ceiling (onyx::Limits)
+  kCancelled,        // the run was stopped: RunOptions::terminate or RunOptions::timeout_ms
 };
 
 const char* ErrorCodeName(ErrorCode code);
@@ -73,6 +75,15 @@ Status IoError(const Args&... args) {
 template <typename... Args>
 Status RuntimeError(const Args&... args) {
   return Status(ErrorCode::kRuntime, StrCat(args...));
+}
+
+template <typename... Args>
+Status LimitExceeded(const Args&... args) {
+  return Status(ErrorCode::kLimit, StrCat(args...));
+}
+template <typename... Args>
+Status Cancelled(const Args&... args) {
+  return Status(ErrorCode::kCancelled, StrCat(args...));
 }
 
 template <typename T>

@@ -12,8 +12,22 @@ namespace onyx {
 
 using Shape = std::vector<int64_t>;
 
-int64_t ShapeElementCount(const Shape& shape);  // 1 for a scalar, 0 if any dim is 0
+// 1 for a scalar, 0 if any dim is 0. Saturates at INT64_MAX when the product overflows, so an
+// allocation for such a shape fails instead of getting a small buffer; validate shapes from
+// models and feeds with CheckedElementCount first.
+int64_t ShapeElementCount(const Shape& shape);
 std::string ShapeToString(const Shape& shape);  // "[1,3,224,224]"
+
+// Checked arithmetic for sizes (DESIGN contract 8): false when the result would not fit int64
+// or an operand is negative.
+bool CheckedMul(int64_t a, int64_t b, int64_t* out);
+bool CheckedAdd(int64_t a, int64_t b, int64_t* out);
+// Element count of `shape`: false when a dim is negative or the product overflows int64 (a dim
+// of 0 makes the count 0 whatever the other dims are).
+bool CheckedElementCount(const Shape& shape, int64_t* count);
+// Bytes that `count` elements of `dtype` occupy (strings: sizeof(std::string) each); false on
+// overflow or a negative count.
+bool CheckedByteSize(DType dtype, int64_t count, uint64_t* bytes);
 
 // A dense, row-major tensor. Copies share the buffer (like a shared_ptr); Clone() deep-copies.
 // String tensors hold std::string elements; every other type holds plain bytes (see DTypeSize).

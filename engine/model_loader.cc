@@ -2,14 +2,16 @@
 // every encoding, model-local function expansion, IR < 4 input defaults, and validation.
 #include "engine/model_loader.h"
 
-#include <sys/mman.h>
-#include <sys/stat.h>
+#include <google/protobuf/io/coded_stream.h>
 
 #include <algorithm>
 #include <functional>
 #include <limits>
 #include <map>
 #include <set>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "engine/tensor_proto.h"
 #include "memory/mapped_file.h"
@@ -21,13 +23,42 @@ namespace {
 
 using FunctionMap = std::map<std::pair<std::string, std::string>, const onnx::FunctionProto*>;
 
-struct LoadContext {
+using OpsetMap = std::map<std::string, int64_t>;
+
+// What the whole load shares; counters run across function bodies and subgraphs.
+struct LoadState {
   ExternalDataContext ext;
-  std::map<std::string, int64_t> opsets;  // model opset imports
   FunctionMap functions;
+  Limits limits;
   int64_t ir_version = 0;
-  int inline_counter = 0;
+  int64_t inline_counter = 0;
+  int64_t nodes = 0;         // after inlining, subgraphs included
+  int64_t initializers = 0;  // subgraphs included
+  // Nodes each function expands to (saturated at max_nodes + 1); -1 while being counted.
+  std::map<const onnx::FunctionProto*, int64_t> expanded_size;
 };
+
+// One scope of the load: cheap to copy (a function call or a subgraph makes a new one).
+struct LoadContext {
+  LoadState* state = nullptr;
+  const OpsetMap* opsets = nullptr;  // the model's imports, or a function body's
+  int64_t nesting = 0;               // subgraphs around this scope
+  int64_t call_depth = 0;            // function calls around this scope
+};
+
+Status NodeLimit(const LoadState& st, const std::string& where) {
+  return LimitExceeded(where, "the model has more than ", st.limits.max_nodes,
+                       " nodes after inlining model-local functions (subgraphs included), the "
+                       "limit max_nodes; raise it with SessionOptions::limits.max_nodes or the "
+                       "ONYX_MAX_NODES environment variable");
+}
+
+Status NestingLimit(const LoadState& st, const std::string& where, const char* what) {
+  return LimitExceeded(where, what, " nest more than ", st.limits.max_nesting,
+                       " deep, the nesting limit max_nesting; raise it with "
+                       "SessionOptions::limits.max_nesting or the ONYX_MAX_NESTING environment "
+                       "variable");
+}
 
 std::string NormalizeDomain(const std::string& d) {
   return d == "ai.onnx" ? "" : d;
@@ -39,11 +70,24 @@ StatusOr<std::shared_ptr<ir::Graph>> ConvertGraph(const onnx::GraphProto& gp, Lo
                                                   onnx::GraphProto* release = nullptr);
 
 StatusOr<Tensor> SparseToDense(const onnx::SparseTensorProto& sp, LoadContext& lc) {
-  ONYX_ASSIGN_OR_RETURN(Tensor values, TensorFromProto(sp.values(), lc.ext));
-  ONYX_ASSIGN_OR_RETURN(Tensor indices, TensorFromProto(sp.indices(), lc.ext));
+  ONYX_ASSIGN_OR_RETURN(Tensor values, TensorFromProto(sp.values(), lc.state->ext));
+  ONYX_ASSIGN_OR_RETURN(Tensor indices, TensorFromProto(sp.indices(), lc.state->ext));
   Shape dims(sp.dims().begin(), sp.dims().end());
   for (int64_t d : dims)
     if (d < 0) return InvalidModel("sparse tensor '", sp.values().name(), "' has a negative dim");
+  // The dense shape is only declared: checked before a buffer of that size is made.
+  int64_t count = 0;
+  uint64_t bytes = 0;
+  if (!CheckedElementCount(dims, &count) || !CheckedByteSize(values.dtype(), count, &bytes))
+    return InvalidModel("sparse tensor '", sp.values().name(), "' has shape ", ShapeToString(dims),
+                        ", whose size does not fit 64 bits");
+  const uint64_t max_bytes = lc.state->limits.max_tensor_bytes;
+  if (max_bytes != 0 && bytes > max_bytes)
+    return LimitExceeded("sparse tensor '", sp.values().name(), "' of shape ", ShapeToString(dims),
+                         " needs ", bytes, " bytes when densified, more than the limit of ",
+                         max_bytes,
+                         " bytes (raise it with SessionOptions::limits.max_tensor_bytes or "
+                         "ONYX_MAX_TENSOR_BYTES)");
   Tensor dense = Tensor::Allocate(values.dtype(), dims);
   const int64_t n = dense.numel();
   const int64_t nnz = values.numel();
@@ -131,7 +175,7 @@ StatusOr<ir::Attribute> ConvertAttribute(const onnx::AttributeProto& ap, LoadCon
     return s.WithContext(where + ": attribute '" + ap.name() + "': ");
   };
   if (a.type == ir::AttrType::kTensor) {
-    auto t = TensorFromProto(ap.t(), lc.ext);
+    auto t = TensorFromProto(ap.t(), lc.state->ext);
     if (!t.ok()) return ctx(t.status());
     a.t = std::move(t).value();
   }
@@ -141,17 +185,22 @@ StatusOr<ir::Attribute> ConvertAttribute(const onnx::AttributeProto& ap, LoadCon
     a.t = std::move(t).value();
   }
   for (const auto& tp : ap.tensors()) {
-    auto t = TensorFromProto(tp, lc.ext);
+    auto t = TensorFromProto(tp, lc.state->ext);
     if (!t.ok()) return ctx(t.status());
     a.tensors.push_back(std::move(t).value());
   }
+  LoadContext sub = lc;
+  if (a.type == ir::AttrType::kGraph || ap.graphs_size() > 0) {
+    if (++sub.nesting > lc.state->limits.max_nesting)
+      return ctx(NestingLimit(*lc.state, "", "subgraphs (If, Loop and Scan bodies)"));
+  }
   if (a.type == ir::AttrType::kGraph) {
-    auto g = ConvertGraph(ap.g(), lc);
+    auto g = ConvertGraph(ap.g(), sub);
     if (!g.ok()) return ctx(g.status());
     a.g = std::move(g).value();
   }
   for (const auto& gp : ap.graphs()) {
-    auto g = ConvertGraph(gp, lc);
+    auto g = ConvertGraph(gp, sub);
     if (!g.ok()) return ctx(g.status());
     a.graphs.push_back(std::move(g).value());
   }
@@ -169,8 +218,8 @@ StatusOr<ir::Node> ConvertNode(const onnx::NodeProto& np, LoadContext& lc, int i
   n.inputs.assign(np.input().begin(), np.input().end());
   n.outputs.assign(np.output().begin(), np.output().end());
   if (n.op_type.empty()) return InvalidModel("node #", index, " has no op_type");
-  auto it = lc.opsets.find(n.domain);
-  n.opset = it == lc.opsets.end() ? 0 : it->second;
+  auto it = lc.opsets->find(n.domain);
+  n.opset = it == lc.opsets->end() ? 0 : it->second;
   std::set<std::string> seen;
   for (const auto& ap : np.attribute()) {
     if (!seen.insert(ap.name()).second)
@@ -181,29 +230,86 @@ StatusOr<ir::Node> ConvertNode(const onnx::NodeProto& np, LoadContext& lc, int i
   return n;
 }
 
+// Nodes that `nodes` become once every call of a model-local function is inlined, subgraphs
+// included, counted from the protos before anything is built: a function bomb (each level
+// calling the next twice) then fails at once instead of building millions of nodes first.
+// Saturates at max_nodes + 1. `call_depth` counts the function calls around `nodes`.
+StatusOr<int64_t> CountInlinedNodes(
+    const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, LoadState& st,
+    int64_t call_depth);
+
+StatusOr<int64_t> InlinedSize(const std::string& name, const onnx::FunctionProto& fn, LoadState& st,
+                              int64_t call_depth) {
+  if (call_depth > st.limits.max_nesting)
+    return NestingLimit(st, "model-local function '" + name + "': ", "function calls");
+  auto [it, fresh] = st.expanded_size.emplace(&fn, -1);
+  if (!fresh) {
+    if (it->second >= 0) return it->second;
+    return InvalidModel("model-local function '", name,
+                        "' calls itself (directly or through other functions); functions "
+                        "cannot be recursive");
+  }
+  ONYX_ASSIGN_OR_RETURN(int64_t n, CountInlinedNodes(fn.node(), st, call_depth));
+  st.expanded_size[&fn] = n;  // `it` may be invalid: the map grew while counting
+  return n;
+}
+
+StatusOr<int64_t> CountInlinedNodes(
+    const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, LoadState& st,
+    int64_t call_depth) {
+  const int64_t cap = st.limits.max_nodes + 1;
+  int64_t total = 0;
+  for (const auto& np : nodes) {
+    int64_t n = 1;
+    auto fit = st.functions.find({NormalizeDomain(np.domain()), np.op_type()});
+    if (fit != st.functions.end()) {
+      ONYX_ASSIGN_OR_RETURN(n, InlinedSize(np.op_type(), *fit->second, st, call_depth + 1));
+    }
+    for (const auto& ap : np.attribute()) {
+      std::vector<const onnx::GraphProto*> subs;
+      if (ap.has_g()) subs.push_back(&ap.g());
+      for (const auto& gp : ap.graphs()) subs.push_back(&gp);
+      for (const onnx::GraphProto* gp : subs) {
+        ONYX_ASSIGN_OR_RETURN(int64_t k, CountInlinedNodes(gp->node(), st, call_depth));
+        n = std::min(cap, n + k);
+      }
+    }
+    total = std::min(cap, total + n);
+    if (total == cap) break;
+  }
+  return total;
+}
+
 // Inlines a call to a model-local function: fresh names for its internal values, formal
 // inputs/outputs bound to the call's, attribute references substituted.
 Status ExpandFunctionCall(const ir::Node& call, const onnx::FunctionProto& fn, LoadContext& lc,
-                          std::vector<ir::Node>& out, int depth);
+                          std::vector<ir::Node>& out);
 
-Status AppendNode(const onnx::NodeProto& np, LoadContext& lc, std::vector<ir::Node>& out,
-                  int depth) {
+Status AppendNode(const onnx::NodeProto& np, LoadContext& lc, std::vector<ir::Node>& out) {
+  LoadState& st = *lc.state;
   ONYX_ASSIGN_OR_RETURN(ir::Node n, ConvertNode(np, lc, static_cast<int>(out.size())));
-  auto fit = lc.functions.find({n.domain, n.op_type});
-  if (fit != lc.functions.end()) return ExpandFunctionCall(n, *fit->second, lc, out, depth);
+  auto fit = st.functions.find({n.domain, n.op_type});
+  if (fit != st.functions.end()) {
+    // Refused before a single node of the call is built.
+    ONYX_ASSIGN_OR_RETURN(int64_t size,
+                          InlinedSize(n.op_type, *fit->second, st, lc.call_depth + 1));
+    if (size > st.limits.max_nodes - st.nodes) return NodeLimit(st, n.Describe() + ": ");
+    return ExpandFunctionCall(n, *fit->second, lc, out);
+  }
   if (n.opset == 0)
     return InvalidModel(n.Describe(), " uses domain '", n.domain.empty() ? "ai.onnx" : n.domain,
                         "', which the model does not import (no opset_import entry)");
+  if (++st.nodes > st.limits.max_nodes) return NodeLimit(st, n.Describe() + ": ");
   out.push_back(std::move(n));
   return Status::Ok();
 }
 
 Status ExpandFunctionCall(const ir::Node& call, const onnx::FunctionProto& fn, LoadContext& lc,
-                          std::vector<ir::Node>& out, int depth) {
-  if (depth > 32)
-    return InvalidModel(call.Describe(),
-                        ": model-local functions nest more than 32 deep (recursion?)");
-  const std::string prefix = "__" + fn.name() + "_" + std::to_string(lc.inline_counter++) + "/";
+                          std::vector<ir::Node>& out) {
+  LoadState& st = *lc.state;
+  if (lc.call_depth + 1 > st.limits.max_nesting)
+    return NestingLimit(st, call.Describe() + ": ", "model-local function calls");
+  const std::string prefix = "__" + fn.name() + "_" + std::to_string(st.inline_counter++) + "/";
   std::map<std::string, std::string> rename;
   for (int i = 0; i < fn.input_size(); ++i)
     rename[fn.input(i)] = i < static_cast<int>(call.inputs.size()) ? call.inputs[i] : "";
@@ -212,18 +318,26 @@ Status ExpandFunctionCall(const ir::Node& call, const onnx::FunctionProto& fn, L
         i < static_cast<int>(call.outputs.size()) ? call.outputs[i] : prefix + fn.output(i);
   std::map<std::string, const ir::Attribute*> call_attrs;
   for (const auto& a : call.attributes) call_attrs[a.name] = &a;
-  // Function-level opset imports override the model's for the body.
+  // Function-level opset imports override the caller's for the body; only a function that has
+  // any pays for a copy of the (small) map.
+  OpsetMap body_opsets;
   LoadContext body_lc = lc;
-  for (const auto& os : fn.opset_import())
-    body_lc.opsets[NormalizeDomain(os.domain())] = os.version();
+  ++body_lc.call_depth;
+  if (fn.opset_import_size() > 0) {
+    body_opsets = *lc.opsets;
+    for (const auto& os : fn.opset_import())
+      body_opsets[NormalizeDomain(os.domain())] = os.version();
+    body_lc.opsets = &body_opsets;
+  }
   auto map_name = [&](const std::string& s) -> std::string {
     if (s.empty()) return s;
     auto it = rename.find(s);
     return it != rename.end() ? it->second : prefix + s;
   };
+  std::vector<ir::Node> tmp;
   for (const auto& np : fn.node()) {
-    std::vector<ir::Node> tmp;
-    ONYX_RETURN_IF_ERROR(AppendNode(np, body_lc, tmp, depth + 1));
+    tmp.clear();
+    ONYX_RETURN_IF_ERROR(AppendNode(np, body_lc, tmp));
     for (ir::Node& n : tmp) {
       for (auto& s : n.inputs) s = map_name(s);
       for (auto& s : n.outputs) s = map_name(s);
@@ -260,7 +374,6 @@ Status ExpandFunctionCall(const ir::Node& call, const onnx::FunctionProto& fn, L
       out.push_back(std::move(n));
     }
   }
-  (void)lc;
   return Status::Ok();
 }
 
@@ -268,13 +381,21 @@ StatusOr<std::shared_ptr<ir::Graph>> ConvertGraph(const onnx::GraphProto& gp, Lo
                                                   onnx::GraphProto* release) {
   auto g = std::make_shared<ir::Graph>();
   g->name = gp.name();
-  g->opsets = lc.opsets;
+  g->opsets = *lc.opsets;
+  LoadState& st = *lc.state;
+  // Counted before any is converted, so a model with millions of them fails at once.
+  st.initializers += gp.initializer_size() + gp.sparse_initializer_size();
+  if (st.initializers > st.limits.max_initializers)
+    return LimitExceeded("the model has more than ", st.limits.max_initializers,
+                         " initializers (subgraphs included), the limit max_initializers; raise "
+                         "it with SessionOptions::limits.max_initializers or the "
+                         "ONYX_MAX_INITIALIZERS environment variable");
   for (int i = 0; i < gp.initializer_size(); ++i) {
     const onnx::TensorProto& tp = gp.initializer(i);
     if (tp.name().empty())
       return InvalidModel("graph '", gp.name(), "' has an initializer without a name");
-    auto t = release ? TakeTensorFromProto(release->mutable_initializer(i), lc.ext)
-                     : TensorFromProto(tp, lc.ext);
+    auto t = release ? TakeTensorFromProto(release->mutable_initializer(i), lc.state->ext)
+                     : TensorFromProto(tp, lc.state->ext);
     if (!t.ok()) return t.status().WithContext("initializer '" + tp.name() + "': ");
     if (!g->initializers.emplace(tp.name(), std::move(t).value()).second)
       return InvalidModel("initializer '", tp.name(), "' is defined twice");
@@ -303,10 +424,7 @@ StatusOr<std::shared_ptr<ir::Graph>> ConvertGraph(const onnx::GraphProto& gp, Lo
   }
   for (const auto& vi : gp.output()) g->outputs.push_back({vi.name(), TypeFromProto(vi.type())});
   for (const auto& vi : gp.value_info()) g->value_info[vi.name()] = TypeFromProto(vi.type());
-  for (const auto& np : gp.node()) {
-    Status s = AppendNode(np, lc, g->nodes, 0);
-    if (!s.ok()) return s;
-  }
+  for (const auto& np : gp.node()) ONYX_RETURN_IF_ERROR(AppendNode(np, lc, g->nodes));
   // IR >= 4: initializers need not be graph inputs; IR < 4: an initializer listed as an input is
   // that input's default value (the feed overrides it). Both are represented the same way here.
   return g;
@@ -329,23 +447,36 @@ void CollectFreeNames(const ir::Graph& g, std::set<std::string>& free_names) {
     if (!local.count(o.name)) free_names.insert(o.name);
 }
 
-}  // namespace
+// Names visible from the enclosing graphs: one set per graph, linked outward, so a subgraph
+// sees its scope without a copy of it (copying per node made validation quadratic).
+struct Scope {
+  const std::unordered_set<std::string_view>* names = nullptr;
+  const Scope* parent = nullptr;
+  bool Contains(std::string_view name) const {
+    for (const Scope* s = this; s != nullptr; s = s->parent)
+      if (s->names->count(name)) return true;
+    return false;
+  }
+};
 
-Status ValidateGraph(ir::Graph& g, const std::vector<std::string>& outer_scope) {
-  std::set<std::string> defined(outer_scope.begin(), outer_scope.end());
-  std::set<std::string> local;
+Status ValidateGraphIn(ir::Graph& g, const Scope* outer) {
+  // Every name this graph defines: inputs, initializers and node outputs. The views point into
+  // `g`, whose names do not change while it is validated.
+  std::unordered_set<std::string_view> names;
+  names.reserve(g.inputs.size() + g.initializers.size() + g.nodes.size());
   for (const auto& v : g.inputs) {
     if (v.name.empty()) return InvalidModel("graph '", g.name, "' has an input without a name");
-    if (!local.insert(v.name).second)
+    if (!names.insert(v.name).second)
       return InvalidModel("graph input '", v.name, "' is declared twice");
   }
-  for (const auto& [name, t] : g.initializers) local.insert(name);
+  for (const auto& [name, t] : g.initializers) names.insert(name);
   // Single assignment: each name produced once (by a node, an input or an initializer).
-  std::map<std::string, const ir::Node*> producer;
+  std::unordered_map<std::string_view, const ir::Node*> producer;
+  producer.reserve(g.nodes.size());
   for (const auto& n : g.nodes) {
     for (const auto& o : n.outputs) {
       if (o.empty()) continue;
-      if (local.count(o))
+      if (names.count(o))
         return InvalidModel(
             n.Describe(), ": output '", o,
             "' is also a graph input or initializer; every value must be produced once");
@@ -355,19 +486,20 @@ Status ValidateGraph(ir::Graph& g, const std::vector<std::string>& outer_scope) 
                             it->second->Describe(), "; every value must be produced once");
     }
   }
-  std::set<std::string> visible = defined;
-  visible.insert(local.begin(), local.end());
-  for (const auto& [name, n] : producer) visible.insert(name);
+  for (const auto& [name, n] : producer) names.insert(name);
+  const Scope here{&names, outer};
+  auto visible = [&](const std::string& name) {
+    return names.count(name) || (outer != nullptr && outer->Contains(name));
+  };
   // Subgraphs first: they see everything visible here (validated as a scope, not by order).
   for (auto& n : g.nodes) {
-    std::vector<std::string> scope(visible.begin(), visible.end());
     std::set<std::string> implicit;
     for (auto& a : n.attributes) {
       std::vector<ir::Graph*> subs;
       if (a.g) subs.push_back(a.g.get());
       for (auto& sg : a.graphs) subs.push_back(sg.get());
       for (ir::Graph* sg : subs) {
-        Status s = ValidateGraph(*sg, scope);
+        Status s = ValidateGraphIn(*sg, &here);
         if (!s.ok()) return s.WithContext(n.Describe() + ": attribute '" + a.name + "': ");
         CollectFreeNames(*sg, implicit);
       }
@@ -378,41 +510,77 @@ Status ValidateGraph(ir::Graph& g, const std::vector<std::string>& outer_scope) 
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const std::string& in = n.inputs[i];
       if (in.empty()) continue;
-      if (!visible.count(in))
+      if (!visible(in))
         return InvalidModel(n.Describe(), ": input ", i, " '", in,
                             "' is not produced by any node, graph input or initializer");
     }
     for (const auto& in : n.implicit_inputs)
-      if (!visible.count(in))
+      if (!visible(in))
         return InvalidModel(n.Describe(), ": a subgraph reads '", in,
                             "', which is not defined in any enclosing scope");
   }
   for (const auto& o : g.outputs)
-    if (!visible.count(o.name))
+    if (!visible(o.name))
       return InvalidModel("graph output '", o.name,
                           "' is not produced by any node, input or initializer");
   // A cycle leaves nodes Kahn's algorithm never reaches; the schedule names one of them.
   return planner::KahnSchedule(g).status();
 }
 
+}  // namespace
+
+Status ValidateGraph(ir::Graph& g, const std::vector<std::string>& outer_scope) {
+  const std::unordered_set<std::string_view> outer_names(outer_scope.begin(), outer_scope.end());
+  const Scope outer{&outer_names, nullptr};
+  return ValidateGraphIn(g, &outer);
+}
+
 namespace {
 
-// Parses serialized ModelProto bytes (a buffer or a mapped file), with the error a user can act
-// on. protobuf takes at most 2 GiB in one piece; larger models must use external data.
-Status ParseModel(const void* data, size_t size, const std::string& prefix, onnx::ModelProto* mp) {
+// Protobuf levels per subgraph level (GraphProto > NodeProto > AttributeProto > GraphProto),
+// and room for the messages around and inside the innermost graph (types, tensors): enough
+// for max_nesting subgraphs. Capped so that a huge max_nesting cannot let the recursive parser
+// (and the recursive conversion after it) overflow the stack.
+constexpr int kProtobufLevelsPerSubgraph = 3;
+constexpr int kProtobufBaseDepth = 100;  // protobuf's own default
+constexpr int kMaxProtobufDepth = 1000;
+
+int ProtobufDepth(const Limits& limits) {
+  const int64_t want = kProtobufBaseDepth + kProtobufLevelsPerSubgraph * limits.max_nesting;
+  return static_cast<int>(std::min<int64_t>(want, kMaxProtobufDepth));
+}
+
+// Parses serialized ModelProto bytes with the error a user can act on. protobuf takes at most
+// 2 GiB in one piece; larger models must use external data.
+Status ParseModel(const void* data, size_t size, const std::string& prefix, const Limits& limits,
+                  onnx::ModelProto* mp) {
   if (size == 0)
     return InvalidModel(prefix, "the file is empty; expected a serialized ONNX ModelProto");
-  if (size > static_cast<size_t>(std::numeric_limits<int>::max()) ||
-      !mp->ParseFromArray(data, static_cast<int>(size)))
-    return InvalidModel(
-        prefix, "not a valid ONNX model: protobuf parsing failed (truncated or corrupt file?)");
+  if (size > static_cast<size_t>(std::numeric_limits<int>::max()))
+    return InvalidModel(prefix, "the model is ", size,
+                        " bytes; protobuf reads at most 2 GiB, so larger weights must be saved "
+                        "as external data");
+  google::protobuf::io::CodedInputStream in(static_cast<const uint8_t*>(data),
+                                            static_cast<int>(size));
+  const int depth = ProtobufDepth(limits);
+  in.SetRecursionLimit(depth);
+  if (!mp->ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
+    return InvalidModel(prefix,
+                        "not a valid ONNX model: protobuf parsing failed (truncated or corrupt "
+                        "file? or messages nested more than ",
+                        depth,
+                        " deep: subgraphs may nest deeper than the nesting limit "
+                        "max_nesting = ",
+                        limits.max_nesting,
+                        "; raise it with SessionOptions::limits.max_nesting or "
+                        "ONYX_MAX_NESTING)");
   return Status::Ok();
 }
 
 // Converts a parsed model; the main graph's initializer bytes are released from `mp` as they
 // are converted.
 StatusOr<ir::Model> LoadImpl(onnx::ModelProto& mp, const std::string& display_name,
-                             const std::string& model_dir) {
+                             const std::string& model_dir, const Limits& limits) {
   const std::string prefix = display_name + ": ";
   if (!mp.has_graph())
     return InvalidModel(prefix,
@@ -423,19 +591,24 @@ StatusOr<ir::Model> LoadImpl(onnx::ModelProto& mp, const std::string& display_na
     return Status(ErrorCode::kUnsupported,
                   StrCat(prefix, "IR version ", mp.ir_version(), " is not supported (onyx reads ",
                          kMinIrVersion, " to ", kMaxIrVersion, ")"));
-  LoadContext lc;
-  lc.ir_version = mp.ir_version();
-  lc.ext.model_dir = model_dir;
-  for (const auto& os : mp.opset_import()) lc.opsets[NormalizeDomain(os.domain())] = os.version();
-  if (lc.opsets.empty())
+  LoadState st;
+  st.limits = limits;
+  st.ir_version = mp.ir_version();
+  st.ext.model_dir = model_dir;
+  OpsetMap opsets;
+  for (const auto& os : mp.opset_import()) opsets[NormalizeDomain(os.domain())] = os.version();
+  if (opsets.empty())
     return InvalidModel(prefix, "the model imports no opset (opset_import is empty)");
   for (const auto& fn : mp.functions())
-    lc.functions[{NormalizeDomain(fn.domain()), fn.name()}] = &fn;
+    st.functions[{NormalizeDomain(fn.domain()), fn.name()}] = &fn;
+  LoadContext lc;
+  lc.state = &st;
+  lc.opsets = &opsets;
   ir::Model m;
   m.ir_version = mp.ir_version();
   m.producer_name = mp.producer_name();
   m.producer_version = mp.producer_version();
-  m.opsets = lc.opsets;
+  m.opsets = opsets;
   m.display_name = display_name;
   auto g = ConvertGraph(mp.graph(), lc, mp.mutable_graph());
   if (!g.ok()) return g.status().WithContext(prefix);
@@ -448,33 +621,31 @@ StatusOr<ir::Model> LoadImpl(onnx::ModelProto& mp, const std::string& display_na
 
 StatusOr<ir::Model> LoadModelFromBytes(const std::string& bytes, const std::string& display_name,
                                        const Limits& limits) {
-  (void)limits;  // TODO(#19): enforced by the loader limits work
   onnx::ModelProto mp;
-  ONYX_RETURN_IF_ERROR(ParseModel(bytes.data(), bytes.size(), display_name + ": ", &mp));
-  return LoadImpl(mp, display_name, "");
+  ONYX_RETURN_IF_ERROR(ParseModel(bytes.data(), bytes.size(), display_name + ": ", limits, &mp));
+  return LoadImpl(mp, display_name, "", limits);
 }
 
 StatusOr<ir::Model> LoadModelFromFile(const std::string& path, const Limits& limits) {
-  (void)limits;  // TODO(#19): enforced by the loader limits work
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
-    return NotFound("cannot open model file '", path, "'");
-  auto file = memory::MappedFile::Open(path);
+  // A regular file only, opened without blocking: a FIFO or a device is refused at once.
+  auto file = memory::RegularFile::Open(path);
   if (!file.ok()) return NotFound("cannot open model file '", path, "': ", file.status().message());
   const size_t slash = path.find_last_of('/');
   const std::string dir =
       slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  // Parsed straight from the page cache: reading the file into a buffer first held a large
-  // model once more, in freshly zeroed pages. (A chunked stream that drops parsed pages would
-  // keep even less resident, but protobuf grows strings above 64 MiB by appending, which copies
-  // a large weight several times.)
   onnx::ModelProto mp;
-  if ((*file)->size() > 0)
-    madvise(const_cast<uint8_t*>((*file)->data()), (*file)->size(), MADV_SEQUENTIAL);
-  ONYX_RETURN_IF_ERROR(ParseModel((*file)->data(), (*file)->size(), base + ": ", &mp));
-  file->reset();
-  auto m = LoadImpl(mp, base, dir);
+  {
+    // Read into owned memory, not mapped: a file truncated while it is parsed then gives an
+    // error instead of SIGBUS (the cost, measured: memory/mapped_file.h). The bytes are freed
+    // once parsed; initializers' raw bytes then move, not copy, into tensors.
+    if (file->size() > static_cast<uint64_t>(std::numeric_limits<int>::max()))
+      return ParseModel(nullptr, file->size(), base + ": ", limits, &mp);
+    auto bytes = memory::ReadAll(*file);
+    if (!bytes.ok()) return bytes.status().WithContext(base + ": ");
+    ONYX_RETURN_IF_ERROR(ParseModel(bytes->data.get(), bytes->size, base + ": ", limits, &mp));
+  }
+  auto m = LoadImpl(mp, base, dir, limits);
   if (!m.ok()) return m;
   m->path = path;
   return m;

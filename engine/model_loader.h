@@ -13,7 +13,11 @@ constexpr int64_t kMinIrVersion = 3;
 constexpr int64_t kMaxIrVersion = 13;  // the newest IR the pinned onnx release (1.22) defines
 
 // Reads, parses and validates a model file. External data is resolved relative to its directory.
-// `limits` (resolved) bounds nodes after inlining, nesting, initializers and tensor sizes.
+// The model and its external data are regular files only (a FIFO or device fails at once) and
+// are read into owned memory: later changes to the files do not reach the model.
+// `limits` (resolved) bounds nodes after inlining, nesting (subgraphs, and function calls
+// within calls), initializers and tensor sizes; each is a kLimit error naming the limit. The
+// work is linear in the model's size after inlining.
 StatusOr<ir::Model> LoadModelFromFile(const std::string& path,
                                       const Limits& limits = ResolveLimits());
 // Parses and validates serialized ModelProto bytes (external data is rejected: no directory).

@@ -120,25 +120,39 @@ Status FillFromExternal(const onnx::TensorProto& p, const ExternalDataContext& e
       (k == "offset" ? offset : length) = v;
     }
   }
+  if (out.dtype() == DType::kString)
+    return InvalidModel(TensorLabel(p), ": string tensors cannot use external data");
   ONYX_ASSIGN_OR_RETURN(std::string path, ResolveExternalPath(p, location, ext));
-  ONYX_ASSIGN_OR_RETURN(auto file, memory::MappedFile::Open(path));
+  auto file = memory::RegularFile::Open(path);
+  if (!file.ok())
+    return file.status().WithContext(TensorLabel(p) + ": external data '" + location + "': ");
   const uint64_t size = file->size();
   if (static_cast<uint64_t>(offset) > size)
     return InvalidModel(TensorLabel(p), ": external data offset ", offset, " is past the end of '",
                         location, "' (", size, " bytes)");
   if (length < 0) length = static_cast<int64_t>(size - offset);
   if (static_cast<uint64_t>(offset) + static_cast<uint64_t>(length) > size)
-    return InvalidModel(TensorLabel(p), ": external data [", offset, ", ", offset + length,
+    return InvalidModel(TensorLabel(p), ": external data [", offset, ", ",
+                        static_cast<uint64_t>(offset) + static_cast<uint64_t>(length),
                         ") is past the end of '", location, "' (", size, " bytes)");
-  const uint8_t* bytes = file->data() + offset;
-  // Zero-copy when the mapped bytes are the tensor as onyx stores it and suitably aligned.
-  if (!IsSubByte(out.dtype()) && out.dtype() != DType::kString &&
-      static_cast<size_t>(length) == out.nbytes() &&
-      reinterpret_cast<uintptr_t>(bytes) % DTypeSize(out.dtype()) == 0 && length > 0) {
-    out = Tensor::Wrap(out.dtype(), out.shape(), file, const_cast<uint8_t*>(bytes));
-    return Status::Ok();
-  }
-  return FillFromBytes(p, bytes, static_cast<size_t>(length), out);
+  // The bytes are copied, not mapped (see memory/mapped_file.h): the session must not change or
+  // fault when the file does later. Checked against the tensor before anything is read.
+  const bool packed = IsSubByte(out.dtype());
+  const size_t need = packed ? PackedBytes(out.dtype(), out.numel()) : out.nbytes();
+  if (static_cast<uint64_t>(length) != need)
+    return InvalidModel(TensorLabel(p), " of type ", DTypeName(out.dtype()), " and shape ",
+                        ShapeToString(out.shape()), " needs ", need, " bytes of data, found ",
+                        length, " in external data '", location, "'");
+  auto read = [&](void* dst) {
+    Status s = file->ReadAt(static_cast<uint64_t>(offset), dst, need);
+    return s.ok() ? s : s.WithContext(TensorLabel(p) + ": external data '" + location + "': ");
+  };
+  if (need == 0) return Status::Ok();
+  // Read straight into the tensor's own buffer when the bytes are its storage: one copy only.
+  if (!packed) return read(out.raw_data());
+  std::vector<uint8_t> bytes(need);
+  ONYX_RETURN_IF_ERROR(read(bytes.data()));
+  return FillFromBytes(p, bytes.data(), bytes.size(), out);
 }
 
 template <typename Src, typename Dst>
@@ -411,12 +425,15 @@ void ValueToOptionalProto(const Value& v, const std::string& name, onnx::Optiona
 }
 
 namespace {
+// Input files are regular files only, opened without blocking (a FIFO is refused at once).
 StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return NotFound("cannot open '", path, "'");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+  ONYX_ASSIGN_OR_RETURN(memory::RegularFile f, memory::RegularFile::Open(path));
+  if (f.size() > static_cast<uint64_t>(INT_MAX))
+    return InvalidArgument("'", path, "' is ", f.size(),
+                           " bytes; protobuf messages are limited to 2 GiB");
+  std::string bytes(static_cast<size_t>(f.size()), '\0');
+  ONYX_RETURN_IF_ERROR(f.ReadAt(0, bytes.data(), bytes.size()));
+  return bytes;
 }
 }  // namespace
 

@@ -352,4 +352,10 @@ SliceRange ResolveSliceRange(int64_t start, int64_t end, int64_t step, int64_t d
   return {start, (dim == 0 || diff <= 0) ? 0 : (diff - 1) / abs_step + 1};
 }
 
+const std::string& InputName(const NodeView& node, int i) {
+  static const std::string kNone;
+  const auto& inputs = node.node().inputs;
+  return i >= 0 && static_cast<size_t>(i) < inputs.size() ? inputs[i] : kNone;
+}
+
 }  // namespace onyx::kernels

@@ -123,4 +123,8 @@ struct SliceRange {
 };
 SliceRange ResolveSliceRange(int64_t start, int64_t end, int64_t step, int64_t dim);
 
+// The name of the node's input i for error messages; "" when the node lists fewer inputs, so an
+// error about a missing input never reads past the list.
+const std::string& InputName(const NodeView& node, int i);
+
 }  // namespace onyx::kernels

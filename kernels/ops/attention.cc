@@ -19,10 +19,6 @@ const std::vector<DType> kFloatTypes = {DType::kFloat, DType::kFloat16, DType::k
                                         DType::kDouble};
 const std::vector<DType> kHalfOrFloat = {DType::kFloat, DType::kFloat16, DType::kBFloat16};
 
-const std::string& InputName(const NodeView& node, int i) {
-  return node.node().inputs[i];
-}
-
 bool Contains(const std::vector<DType>& set, DType t) {
   return std::find(set.begin(), set.end(), t) != set.end();
 }

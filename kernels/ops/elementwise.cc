@@ -34,7 +34,7 @@ constexpr uint32_t kCastable = kNumeric | kBool | kString | Bit(DType::kFloat8E4
                                Bit(DType::kInt2) | Bit(DType::kUInt2);
 
 const std::string& InputName(InferContext& ctx, int i) {
-  return ctx.node().node().inputs[i];
+  return kernels::InputName(ctx.node(), i);
 }
 
 // kUnsupported naming the input when its (known) element type is outside `allowed`.

@@ -12,10 +12,6 @@ namespace {
 
 using reference::PixelFormat;
 
-const std::string& InputName(const NodeView& node, int i) {
-  return node.node().inputs[i];
-}
-
 StatusOr<PixelFormat> ParsePixelFormat(const NodeView& node) {
   const std::string format = node.attr_string("pixel_format", "RGB");
   if (format == "RGB") return PixelFormat::kRgb;

@@ -26,10 +26,6 @@ const std::vector<DType> kNumericTypes = {DType::kFloat,  DType::kFloat16, DType
                                           DType::kInt32,  DType::kInt64,   DType::kUInt8,
                                           DType::kUInt16, DType::kUInt32,  DType::kUInt64};
 
-const std::string& InputName(const NodeView& node, int i) {
-  return node.node().inputs[i];
-}
-
 bool Present(const InferContext& ctx, int i) {
   return i < ctx.num_inputs() && ctx.has_input(i);
 }

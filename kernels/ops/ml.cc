@@ -19,10 +19,6 @@ using reference::TreeEnsembleModel;
 
 const char kMl[] = "ai.onnx.ml";
 
-const std::string& InputName(const NodeView& node, int i) {
-  return node.node().inputs[i];
-}
-
 bool Contains(const std::vector<DType>& set, DType t) {
   return std::find(set.begin(), set.end(), t) != set.end();
 }

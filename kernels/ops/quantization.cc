@@ -36,10 +36,6 @@ bool Contains(const std::vector<DType>& set, DType t) {
   return std::find(set.begin(), set.end(), t) != set.end();
 }
 
-const std::string& InputName(const NodeView& node, int i) {
-  return node.node().inputs[i];
-}
-
 // Decides per-tensor / per-axis / blocked from the scale's shape (ONNX QuantizeLinear-21 rules)
 // and checks that the zero point, when given, has the scale's shape.
 StatusOr<QuantLayout> ResolveLayout(const NodeView& node, const Shape& x, const Shape& scale,

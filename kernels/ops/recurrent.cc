@@ -31,8 +31,15 @@ enum RnnInput {
 const std::vector<DType> kRnnTypes = {DType::kFloat, DType::kFloat16, DType::kBFloat16,
                                       DType::kDouble};
 
-const std::string& InputName(const NodeView& node, int i) {
-  return node.node().inputs[i];
+// X, W and R are required: an error naming the first one the node leaves out.
+Status CheckRequiredInputs(const NodeView& node, int num_inputs) {
+  static const char* const kRequired[] = {"X", "W", "R"};
+  for (int i = kX; i <= kR; ++i)
+    if (i >= num_inputs || InputName(node, i).empty())
+      return node.Invalid("input ", i, " '", kRequired[i], "' is missing (the node has ",
+                          num_inputs, " input", num_inputs == 1 ? "" : "s", "); ", node.op_type(),
+                          " needs X, W and R");
+  return Status::Ok();
 }
 
 // Activation functions per direction, and their ONNX defaults.
@@ -110,6 +117,7 @@ Dim DimOf(const TypeInfo& t, size_t i) {
 
 Status InferRecurrent(InferContext& ctx, RnnCell cell) {
   const NodeView& node = ctx.node();
+  ONYX_RETURN_IF_ERROR(CheckRequiredInputs(node, ctx.num_inputs()));
   for (int i : {kX, kW, kR, kB, kInitialH, kInitialC, kP})
     if (i < ctx.num_inputs()) ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, i, kRnnTypes));
   if (kSeqLens < ctx.num_inputs())
@@ -285,6 +293,7 @@ Status RunRecurrentTyped(KernelContext& ctx, RnnParams& p) {
 
 Status RunRecurrent(KernelContext& ctx, RnnCell cell) {
   const NodeView& node = ctx.node();
+  ONYX_RETURN_IF_ERROR(CheckRequiredInputs(node, ctx.num_inputs()));
   ONYX_ASSIGN_OR_RETURN(RnnParams p, ParseRnnAttributes(node, cell));
   const DType t = ctx.input(kX).dtype();
   switch (t) {

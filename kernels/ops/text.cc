@@ -16,10 +16,6 @@ namespace {
 using reference::CaseChange;
 using reference::TfIdfModel;
 
-const std::string& InputName(const NodeView& node, int i) {
-  return node.node().inputs[i];
-}
-
 // Registers an op whose kernel is prepared once per node at plan time.
 void AddPrepared(OpRegistry& r, const std::string& op_type, int64_t since, InferFn infer,
                  CreateFn create) {

@@ -22,10 +22,6 @@ int Groups(Optimizer o) {
   return o == Optimizer::kAdam ? 4 : 3;
 }
 
-const std::string& InputName(const NodeView& node, int i) {
-  return node.node().inputs[i];
-}
-
 bool IsFloatOrDouble(DType t) {
   return t == DType::kFloat || t == DType::kDouble;
 }

@@ -5,6 +5,9 @@
 #include <cstring>
 #include <thread>
 
+#include "kernels/op_helpers.h"
+#include "memory/aligned_alloc.h"
+
 namespace onyx::engine {
 namespace {
 
@@ -42,11 +45,18 @@ class StepContext : public kernels::KernelContext {
     return i >= 0 && i < num_outputs() && step_.outputs[i] >= 0;
   }
   Tensor Output(int i, DType dtype, const Shape& shape) override {
+    // A shape computed from data is checked before anything is allocated or borrowed. Output
+    // returns a Tensor, so the error travels as onyx::Error to the step's catch (most kernels
+    // get the same check as a Status from kernels::NewOutput first).
+    uint64_t need = 0;
+    if (Status s = kernels::CheckOutputSize(view_, i, dtype, shape, memory::TensorByteCeiling());
+        !s.ok())
+      throw Error(s);
+    (void)CheckedByteSize(dtype, ShapeElementCount(shape), &need);  // fits: checked above
     if (!has_output(i)) return Tensor::AllocateUninitialized(dtype, shape);  // omitted: scratch
     const int id = step_.outputs[i];
     const planner::ValueSlot& s = frame_.plan->slots[id];
     Tensor t;
-    const size_t need = static_cast<size_t>(ShapeElementCount(shape)) * DTypeSize(dtype);
     if (s.storage == Storage::kArena && frame_.arena && dtype != DType::kString && need <= s.bytes)
       t = Tensor::Borrow(dtype, shape, frame_.arena + s.offset);
     else  // graph outputs, dynamic shapes: unspecified contents, as in the arena

@@ -15,6 +15,7 @@
 #include "engine/executor.h"
 #include "engine/model_loader.h"
 #include "kernels/op_registry.h"
+#include "memory/aligned_alloc.h"
 #include "planner/planner.h"
 
 namespace onyx {
@@ -56,6 +57,7 @@ struct Session::Impl {
     o.winograd = options.winograd;
     o.release_packed_constants = release_weights;
     o.threads = threads;
+    o.limits = limits;
     return o;
   }
   std::string Prefix() const { return model.display_name + ": "; }
@@ -108,6 +110,19 @@ struct Session::Impl {
                                      " (shape ", t.ToString(), "), got shape ",
                                      ShapeToString(x.shape()));
         }
+        // A caller-made tensor may carry any dims: [2^62, 4] must not reach a kernel as a
+        // count that wrapped around.
+        int64_t count = 0;
+        uint64_t bytes = 0;
+        if (!CheckedElementCount(x.shape(), &count) || !CheckedByteSize(x.dtype(), count, &bytes))
+          return LimitExceeded(Prefix(), who, " has shape ", ShapeToString(x.shape()),
+                               ", whose size does not fit 64 bits");
+        if (bytes > limits.max_tensor_bytes)
+          return LimitExceeded(Prefix(), who, " of type ", DTypeName(x.dtype()), " and shape ",
+                               ShapeToString(x.shape()), " has ", bytes,
+                               " bytes, more than the limit of ", limits.max_tensor_bytes,
+                               " bytes (raise it with SessionOptions::limits.max_tensor_bytes or "
+                               "ONYX_MAX_TENSOR_BYTES)");
         if (x.numel() > 0 && x.dtype() != DType::kString && x.raw_data() == nullptr)
           return InvalidArgument(Prefix(), who, " has no data");
         return Status::Ok();
@@ -290,6 +305,8 @@ Status Session::Run(const NamedValues& feeds, const RunOptions& options,
   Status s;
   im.arena->execute([&] {
     // The arena is allocated here; shapes a hostile model declares can make it impossible.
+    // Tensors that kernels allocate on this thread obey max_tensor_bytes (memory/aligned_alloc.h).
+    memory::TensorByteCeilingScope ceiling(im.limits.max_tensor_bytes);
     try {
       s = ex.Run(*cached->plan, cached->arenas.get(), inputs, nullptr, &outs, options);
     } catch (const std::bad_alloc&) {

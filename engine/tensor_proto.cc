@@ -42,7 +42,7 @@ void UnpackSubByte(DType t, const uint8_t* packed, size_t packed_bytes, int64_t 
 
 size_t PackedBytes(DType t, int64_t n) {
   const int per_byte = 8 / BitsPerElement(t);
-  return static_cast<size_t>((n + per_byte - 1) / per_byte);
+  return static_cast<size_t>(n / per_byte + (n % per_byte != 0));  // no n + per_byte overflow
 }
 
 std::string TensorLabel(const onnx::TensorProto& p) {
@@ -155,16 +155,77 @@ Status FillFromExternal(const onnx::TensorProto& p, const ExternalDataContext& e
   return FillFromBytes(p, bytes.data(), bytes.size(), out);
 }
 
+template <typename Src>
+Status CheckFieldSize(const onnx::TensorProto& p, const google::protobuf::RepeatedField<Src>& field,
+                      int64_t n, int64_t per_elem, const char* field_name) {
+  int64_t need = 0;
+  if (!CheckedMul(n, per_elem, &need) || static_cast<int64_t>(field.size()) != need)
+    return InvalidModel(TensorLabel(p), " of shape ",
+                        ShapeToString(Shape(p.dims().begin(), p.dims().end())), " needs ", n,
+                        per_elem > 1 ? StrCat(" x ", per_elem) : std::string(), " values in ",
+                        field_name, ", found ", field.size());
+  return Status::Ok();
+}
+
+// The size check is CheckFieldSize, done before `out` was allocated.
 template <typename Src, typename Dst>
 Status CopyField(const onnx::TensorProto& p, const google::protobuf::RepeatedField<Src>& field,
                  int64_t per_elem, Tensor& out, const char* field_name) {
   const int64_t n = out.numel();
-  if (static_cast<int64_t>(field.size()) != n * per_elem)
-    return InvalidModel(TensorLabel(p), " of shape ", ShapeToString(out.shape()), " needs ",
-                        n * per_elem, " values in ", field_name, ", found ", field.size());
+  ONYX_RETURN_IF_ERROR(CheckFieldSize(p, field, n, per_elem, field_name));
   Dst* dst = out.data<Dst>();
   for (int64_t i = 0; i < n * per_elem; ++i) dst[i] = static_cast<Dst>(field.Get(i));
   return Status::Ok();
+}
+
+// Checks that the proto holds exactly the data that `n` elements of `t` need (raw_data bytes,
+// the typed field's values, string_data entries), without allocating anything. External data
+// is checked against its file by FillFromExternal.
+Status CheckDataPresent(const onnx::TensorProto& p, DType t, int64_t n, uint64_t bytes) {
+  if (p.has_raw_data()) {
+    if (t == DType::kString)
+      return InvalidModel(TensorLabel(p), ": string tensors cannot use raw_data");
+    const uint64_t need = IsSubByte(t) ? PackedBytes(t, n) : bytes;
+    if (p.raw_data().size() != need)
+      return InvalidModel(TensorLabel(p), " of type ", DTypeName(t), " and shape ",
+                          ShapeToString(Shape(p.dims().begin(), p.dims().end())), " needs ", need,
+                          " bytes of data, found ", p.raw_data().size());
+    return Status::Ok();
+  }
+  switch (t) {
+    case DType::kFloat:
+      return CheckFieldSize(p, p.float_data(), n, 1, "float_data");
+    case DType::kComplex64:
+      return CheckFieldSize(p, p.float_data(), n, 2, "float_data");
+    case DType::kDouble:
+      return CheckFieldSize(p, p.double_data(), n, 1, "double_data");
+    case DType::kComplex128:
+      return CheckFieldSize(p, p.double_data(), n, 2, "double_data");
+    case DType::kInt64:
+      return CheckFieldSize(p, p.int64_data(), n, 1, "int64_data");
+    case DType::kUInt32:
+    case DType::kUInt64:
+      return CheckFieldSize(p, p.uint64_data(), n, 1, "uint64_data");
+    case DType::kInt4:
+    case DType::kUInt4:
+    case DType::kFloat4E2M1:
+    case DType::kInt2:
+    case DType::kUInt2:
+      if (static_cast<size_t>(p.int32_data_size()) != PackedBytes(t, n))
+        return InvalidModel(TensorLabel(p), " of shape ",
+                            ShapeToString(Shape(p.dims().begin(), p.dims().end())), " needs ",
+                            PackedBytes(t, n), " packed values in int32_data, found ",
+                            p.int32_data_size());
+      return Status::Ok();
+    case DType::kString:
+      if (p.string_data_size() != n)
+        return InvalidModel(TensorLabel(p), " of shape ",
+                            ShapeToString(Shape(p.dims().begin(), p.dims().end())), " needs ", n,
+                            " values in string_data, found ", p.string_data_size());
+      return Status::Ok();
+    default:  // the int32_data types; anything else is reported unsupported by the caller
+      return CheckFieldSize(p, p.int32_data(), n, 1, "int32_data");
+  }
 }
 
 }  // namespace
@@ -179,14 +240,28 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p, const ExternalDataC
       return InvalidModel(TensorLabel(p), " has negative dim in shape ", ShapeToString(shape));
   if (p.has_segment())
     return Unsupported(TensorLabel(p), " is segmented, which onyx does not read");
+  // Validate before allocating: dims are free to declare, so the size is computed with checked
+  // arithmetic, held against the ceiling and against the data actually present first.
+  int64_t count = 0;
+  uint64_t bytes = 0;
+  if (!CheckedElementCount(shape, &count) || !CheckedByteSize(t, count, &bytes))
+    return InvalidModel(TensorLabel(p), " of type ", DTypeName(t), " has shape ",
+                        ShapeToString(shape), ", whose size does not fit 64 bits");
+  if (ext.max_tensor_bytes != 0 && bytes > ext.max_tensor_bytes)
+    return LimitExceeded(TensorLabel(p), " of type ", DTypeName(t), " and shape ",
+                         ShapeToString(shape), " needs ", bytes, " bytes, more than the limit of ",
+                         ext.max_tensor_bytes,
+                         " bytes (raise it with SessionOptions::limits.max_tensor_bytes or "
+                         "ONYX_MAX_TENSOR_BYTES)");
+  const bool external = p.data_location() == onnx::TensorProto::EXTERNAL;
+  if (!external) ONYX_RETURN_IF_ERROR(CheckDataPresent(p, t, count, bytes));
   // Raw and external bytes overwrite the whole buffer (or fail), so it need not be zeroed first.
-  const bool filled_from_bytes =
-      p.data_location() == onnx::TensorProto::EXTERNAL || p.has_raw_data();
+  const bool filled_from_bytes = external || p.has_raw_data();
   Tensor out =
       filled_from_bytes ? Tensor::AllocateUninitialized(t, shape) : Tensor::Allocate(t, shape);
   const int64_t n = out.numel();
 
-  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
+  if (external) {
     ONYX_RETURN_IF_ERROR(FillFromExternal(p, ext, out));
     return out;
   }

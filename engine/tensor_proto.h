@@ -2,6 +2,7 @@
 // and onyx values: every initializer encoding in, the canonical encoding out.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -22,6 +23,9 @@ namespace onyx::engine {
 // is not allowed, e.g. a model loaded from bytes).
 struct ExternalDataContext {
   std::string model_dir;
+  // Ceiling on the bytes of any one tensor read (Limits::max_tensor_bytes; 0: none). The loader
+  // sets it from the session's limits; checked before a buffer is allocated.
+  uint64_t max_tensor_bytes = 0;
 };
 
 // Decodes raw_data (little-endian; sub-byte types packed), the typed repeated fields (float16 and

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <string>
 
+#include "memory/aligned_alloc.h"
+
 namespace onyx::kernels {
 
 Status InferSameAsInput0(InferContext& ctx) {
@@ -223,16 +225,50 @@ Status RequireInputs(KernelContext& ctx, int n) {
   return CheckTensorInputs(ctx);
 }
 
+// "[batch,3,?]" for messages.
+static std::string DimsText(const std::vector<Dim>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += ",";
+    s += dims[i].known()          ? std::to_string(dims[i].value)
+         : dims[i].symbol.empty() ? "?"
+                                  : dims[i].symbol;
+  }
+  return s + "]";
+}
+
 Status CheckElementCount(const NodeView& node, const std::vector<Dim>& dims) {
   int64_t n = 1;
-  bool too_big = false;
+  for (const Dim& d : dims)
+    if (d.known() && d.value == 0) return Status::Ok();
   for (const Dim& d : dims) {
-    if (!d.known()) continue;
-    if (d.value == 0) return Status::Ok();
-    if (n > kMaxOutputElements / d.value) too_big = true;
-    n = too_big ? n : n * d.value;
+    if (!d.known() || d.value < 0) continue;
+    if (!CheckedMul(n, d.value, &n) || n > kMaxOutputElements)
+      return node.Error(ErrorCode::kLimit, "output shape ", DimsText(dims),
+                        " has more than 2^46 elements");
   }
-  if (too_big) return node.Invalid("output shape has more than 2^46 elements");
+  return Status::Ok();
+}
+
+Status CheckOutputSize(const NodeView& node, int i, DType dtype, const Shape& shape,
+                       uint64_t max_bytes) {
+  const auto& outs = node.node().outputs;
+  const std::string who =
+      StrCat("output ", i,
+             i >= 0 && i < static_cast<int>(outs.size()) ? " '" + outs[i] + "'" : std::string());
+  for (int64_t d : shape)
+    if (d < 0) return node.Fail(who, " would have a negative dim ", ShapeToString(shape));
+  int64_t n = 0;
+  uint64_t bytes = 0;
+  if (!CheckedElementCount(shape, &n) || !CheckedByteSize(dtype, n, &bytes))
+    return node.Error(ErrorCode::kLimit, who, " of type ", DTypeName(dtype), " and shape ",
+                      ShapeToString(shape), " has more bytes than 64 bits can count");
+  if (max_bytes != 0 && bytes > max_bytes)
+    return node.Error(ErrorCode::kLimit, who, " of type ", DTypeName(dtype), " and shape ",
+                      ShapeToString(shape), " needs ", bytes, " bytes, more than the limit of ",
+                      max_bytes,
+                      " bytes (raise it with SessionOptions::limits.max_tensor_bytes or "
+                      "ONYX_MAX_TENSOR_BYTES)");
   return Status::Ok();
 }
 
@@ -240,9 +276,7 @@ StatusOr<Tensor> NewOutput(KernelContext& ctx, int i, DType dtype, const Shape& 
   for (int64_t d : shape)
     if (d < 0)
       return ctx.node().Fail("output ", i, " would have a negative dim ", ShapeToString(shape));
-  std::vector<Dim> dims;
-  for (int64_t d : shape) dims.push_back(Dim::Known(d));
-  ONYX_RETURN_IF_ERROR(CheckElementCount(ctx.node(), dims));
+  ONYX_RETURN_IF_ERROR(CheckOutputSize(ctx.node(), i, dtype, shape, memory::TensorByteCeiling()));
   return ctx.Output(i, dtype, shape);
 }
 

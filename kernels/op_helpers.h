@@ -89,11 +89,18 @@ std::string DescribeInput(const NodeView& node, int i);
 Status CheckTensorInputs(KernelContext& ctx);
 // Fails unless inputs [0, n) are present; then CheckTensorInputs.
 Status RequireInputs(KernelContext& ctx, int n);
-// Largest element count a kernel output may have (guards products of user-given dims).
+// Largest element count a shape function lets through (guards products of user-given dims
+// before they reach the planner, which then applies the session's max_tensor_bytes).
 constexpr int64_t kMaxOutputElements = int64_t{1} << 46;
 // Fails when the known dims multiply out beyond kMaxOutputElements (or overflow int64).
 Status CheckElementCount(const NodeView& node, const std::vector<Dim>& dims);
-// ctx.Output after checking that the shape is sane (no negative dims, no overflowing size).
+// Fails (kLimit) when output `i` of `node` with this concrete shape would have more elements or
+// bytes than 64 bits can count, or more than `max_bytes` bytes (0: no ceiling). The message
+// names node, output, shape, bytes and limit, and says how to raise the limit.
+Status CheckOutputSize(const NodeView& node, int i, DType dtype, const Shape& shape,
+                       uint64_t max_bytes);
+// ctx.Output after checking that the shape is sane (no negative dims) and within the ceiling
+// that the run set on this thread (memory::TensorByteCeiling).
 StatusOr<Tensor> NewOutput(KernelContext& ctx, int i, DType dtype, const Shape& shape);
 // A tensor type of element type t with the given (possibly symbolic) dims.
 TypeInfo RankedType(DType t, std::vector<Dim> dims);

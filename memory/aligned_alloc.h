@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace onyx::memory {
 
@@ -18,5 +19,30 @@ bool PoisonUninitialized();
 inline size_t AlignUp(size_t n, size_t a = kAlignment) {
   return (n + a - 1) / a * a;
 }
+// AlignUp, but false instead of wrapping to a small number when `n` is within `a` of SIZE_MAX.
+inline bool CheckedAlignUp(size_t n, size_t* out, size_t a = kAlignment) {
+  if (n > SIZE_MAX - (a - 1)) return false;
+  *out = AlignUp(n, a);
+  return true;
+}
+
+// The ceiling on the bytes of any one tensor that Tensor::Allocate* may create on this thread;
+// 0 means none. Session::Run sets it (limits.max_tensor_bytes) for the duration of a run, the
+// planner while it folds constants. It is thread-local rather than passed down because kernels
+// allocate outputs and scratch through Tensor::Allocate deep inside code that has no session in
+// reach, and a ceiling passed through every kernel signature would be forgotten somewhere; the
+// caller's thread is the one that allocates (parallel loops write into buffers made before them).
+uint64_t TensorByteCeiling();
+// Sets the ceiling for this thread until destroyed, then restores the previous one.
+class TensorByteCeilingScope {
+ public:
+  explicit TensorByteCeilingScope(uint64_t max_bytes);
+  ~TensorByteCeilingScope();
+  TensorByteCeilingScope(const TensorByteCeilingScope&) = delete;
+  TensorByteCeilingScope& operator=(const TensorByteCeilingScope&) = delete;
+
+ private:
+  uint64_t previous_;
+};
 
 }  // namespace onyx::memory

@@ -70,15 +70,28 @@ std::string ShapeToString(const Shape& shape) {
 namespace {
 
 Tensor AllocateBuffer(DType dtype, Shape shape, bool zero) {
-  const int64_t n = ShapeElementCount(shape);
-  if (n < 0) throw std::bad_alloc();
+  int64_t n = 0;
+  uint64_t bytes = 0;
+  for (int64_t d : shape)
+    if (d < 0)
+      throw Error(RuntimeError("cannot allocate a tensor of shape ", ShapeToString(shape)));
+  if (!CheckedElementCount(shape, &n) || !CheckedByteSize(dtype, n, &bytes))
+    throw Error(LimitExceeded("a ", DTypeName(dtype), " tensor of shape ", ShapeToString(shape),
+                              " has more bytes than 64 bits can count"));
+  // Strings count sizeof(std::string) each here: the vector below is what a count costs up front.
+  const uint64_t ceiling = memory::TensorByteCeiling();
+  if (ceiling != 0 && bytes > ceiling)
+    throw Error(LimitExceeded("a ", DTypeName(dtype), " tensor of shape ", ShapeToString(shape),
+                              " needs ", bytes, " bytes, more than the limit of ", ceiling,
+                              " bytes (raise it with SessionOptions::limits.max_tensor_bytes or "
+                              "ONYX_MAX_TENSOR_BYTES)"));
   if (dtype == DType::kString) {
     auto vec = std::make_shared<std::vector<std::string>>(static_cast<size_t>(n));
     return Tensor::Wrap(dtype, std::move(shape), vec, vec->data());
   }
-  const size_t elem = DTypeSize(dtype);
-  if (elem != 0 && static_cast<uint64_t>(n) > (uint64_t{1} << 46) / elem) throw std::bad_alloc();
-  const size_t bytes = static_cast<size_t>(n) * elem;
+  // Beyond any machine's memory; without a ceiling (outside a session) this keeps the request
+  // from reaching the allocator, where overcommit could let it through.
+  if (bytes > (uint64_t{1} << 46)) throw std::bad_alloc();
   void* p = memory::AlignedAlloc(bytes);
   if (zero) {
     std::memset(p, 0, bytes);

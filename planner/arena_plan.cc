@@ -3,11 +3,24 @@
 #include "planner/arena_plan.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <numeric>
+#include <string>
 
 #include "memory/aligned_alloc.h"
 
 namespace onyx::planner {
+namespace {
+
+// Sums saturate at SIZE_MAX: a layout that does not fit 64 bits then fails the arena ceiling
+// instead of wrapping to a small block that kernels would write past.
+size_t SatAdd(size_t a, size_t b) {
+  size_t r;
+  return __builtin_add_overflow(a, b, &r) ? SIZE_MAX : r;
+}
+
+}  // namespace
 
 ArenaLayout PlanArena(const std::vector<Interval>& iv) {
   ArenaLayout out;
@@ -27,28 +40,32 @@ ArenaLayout PlanArena(const std::vector<Interval>& iv) {
     for (size_t p : placed) {
       const Interval& o = iv[p];
       if (o.last < cur.first || cur.last < o.first) continue;
-      busy.push_back({out.offsets[p], out.offsets[p] + o.bytes});
+      busy.push_back({out.offsets[p], SatAdd(out.offsets[p], o.bytes)});
     }
     std::sort(busy.begin(), busy.end());
     size_t offset = 0;
     for (const auto& [lo, hi] : busy) {
-      if (offset + cur.bytes <= lo) break;  // fits in the gap before this range
+      if (SatAdd(offset, cur.bytes) <= lo) break;  // fits in the gap before this range
       offset = std::max(offset, hi);
     }
     out.offsets[idx] = offset;
-    out.arena_bytes = std::max(out.arena_bytes, offset + cur.bytes);
+    out.arena_bytes = std::max(out.arena_bytes, SatAdd(offset, cur.bytes));
     placed.push_back(idx);
   }
   int max_step = -1;
   for (const Interval& i : iv) {
-    out.no_reuse_bytes += i.bytes;
+    out.no_reuse_bytes = SatAdd(out.no_reuse_bytes, i.bytes);
     max_step = std::max(max_step, i.last);
   }
   // Max-live: sweep over steps (events sorted), the lower bound any placement must meet.
+  // Sizes are capped so that the signed sums below cannot overflow (a capped layout fails the
+  // arena ceiling anyway).
+  const long long cap = LLONG_MAX / static_cast<long long>(std::max<size_t>(1, iv.size()));
   std::vector<std::pair<int, long long>> events;
   for (const Interval& i : iv) {
-    events.push_back({i.first, static_cast<long long>(i.bytes)});
-    events.push_back({i.last + 1, -static_cast<long long>(i.bytes)});
+    const long long b = i.bytes > static_cast<size_t>(cap) ? cap : static_cast<long long>(i.bytes);
+    events.push_back({i.first, b});
+    events.push_back({i.last + 1, -b});
   }
   std::sort(events.begin(), events.end(), [](const auto& a, const auto& b) {
     if (a.first != b.first) return a.first < b.first;
@@ -86,7 +103,7 @@ void ChooseInPlace(ExecutionPlan& plan) {
   }
 }
 
-void PlanArenaForPlan(ExecutionPlan& plan) {
+Status PlanArenaForPlan(ExecutionPlan& plan, uint64_t max_arena_bytes) {
   // Group in-place chains under their first value; a group is one buffer.
   auto root = [&](int id) {
     while (plan.slots[id].in_place_of >= 0) id = plan.slots[id].in_place_of;
@@ -98,7 +115,13 @@ void PlanArenaForPlan(ExecutionPlan& plan) {
   for (int id = 0; id < static_cast<int>(plan.slots.size()); ++id) {
     ValueSlot& s = plan.slots[id];
     if (s.storage != Storage::kArena) continue;
-    s.bytes = memory::AlignUp(ShapeElementCount(s.type.static_shape()) * DTypeSize(s.type.elem));
+    int64_t count = 0;
+    uint64_t raw = 0;
+    if (!CheckedElementCount(s.type.static_shape(), &count) ||
+        !CheckedByteSize(s.type.elem, count, &raw) || raw > SIZE_MAX ||
+        !memory::CheckedAlignUp(static_cast<size_t>(raw), &s.bytes))
+      return LimitExceeded("value '", s.name, "' of type ", s.type.ToString(),
+                           " has more bytes than 64 bits can count");
     const int r = root(id);
     if (group_of[r] < 0) {
       group_of[r] = static_cast<int>(iv.size());
@@ -116,9 +139,23 @@ void PlanArenaForPlan(ExecutionPlan& plan) {
       plan.slots[id].offset = layout.offsets[group_of[root(id)]];
   plan.arena_bytes = layout.arena_bytes;
   plan.arena_bytes_no_reuse = 0;
-  for (const ValueSlot& s : plan.slots)
-    if (s.storage == Storage::kArena) plan.arena_bytes_no_reuse += s.bytes;
+  const ValueSlot* largest = nullptr;
+  for (const ValueSlot& s : plan.slots) {
+    if (s.storage != Storage::kArena) continue;
+    plan.arena_bytes_no_reuse = SatAdd(plan.arena_bytes_no_reuse, s.bytes);
+    if (!largest || s.bytes > largest->bytes) largest = &s;
+  }
   plan.arena_bytes_max_live = layout.max_live_bytes;
+  if (plan.arena_bytes == SIZE_MAX || (max_arena_bytes != 0 && plan.arena_bytes > max_arena_bytes))
+    return LimitExceeded("the plan's arena (intermediate values) needs ",
+                         plan.arena_bytes == SIZE_MAX ? std::string("more than 2^64")
+                                                      : std::to_string(plan.arena_bytes),
+                         " bytes, more than the limit of ", max_arena_bytes,
+                         " bytes; its largest value is '", largest ? largest->name : std::string(),
+                         "' (", largest ? largest->bytes : 0,
+                         " bytes). Raise the limit with SessionOptions::limits.max_arena_bytes or "
+                         "ONYX_MAX_ARENA_BYTES");
+  return Status::Ok();
 }
 
 }  // namespace onyx::planner

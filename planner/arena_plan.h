@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "planner/execution_plan.h"
@@ -31,7 +32,9 @@ ArenaLayout PlanArena(const std::vector<Interval>& intervals);
 void ChooseInPlace(ExecutionPlan& plan);
 
 // Assigns offsets to the plan's kArena slots from their liveness and fills the statistics.
-// Values chained in place share one buffer whose lifetime spans the whole chain.
-void PlanArenaForPlan(ExecutionPlan& plan);
+// Values chained in place share one buffer whose lifetime spans the whole chain. Fails (kLimit)
+// when a size does not fit 64 bits or the arena needs more than `max_arena_bytes` (0: no
+// ceiling), before any arena is allocated.
+Status PlanArenaForPlan(ExecutionPlan& plan, uint64_t max_arena_bytes = 0);
 
 }  // namespace onyx::planner

@@ -2,9 +2,12 @@
 #include "planner/planner.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <sstream>
 
+#include "kernels/op_helpers.h"
+#include "memory/aligned_alloc.h"
 #include "planner/arena_plan.h"
 #include "planner/constant_folding.h"
 #include "planner/fusion/fusion_pass.h"
@@ -22,6 +25,23 @@ using kernels::OpRegistry;
 bool ArenaEligible(const TypeInfo& t) {
   return t.is_tensor() && t.shape_is_static() && t.elem != DType::kString &&
          t.elem != DType::kUndefined && DTypeSize(t.elem) > 0;
+}
+
+// A tensor type whose dims are all known must fit 64-bit sizes and max_tensor_bytes (0: none).
+// Checked right after inference, before folding or any kernel could allocate it.
+Status CheckKnownSize(const TypeInfo& t, uint64_t max_bytes, const std::string& who) {
+  if (!t.is_tensor() || !t.shape_is_static()) return Status::Ok();
+  const Shape shape = t.static_shape();
+  int64_t n = 0;
+  uint64_t bytes = 0;
+  if (!CheckedElementCount(shape, &n) || !CheckedByteSize(t.elem, n, &bytes))
+    return LimitExceeded(who, " of type ", t.ToString(), " has more bytes than 64 bits can count");
+  if (max_bytes != 0 && bytes > max_bytes)
+    return LimitExceeded(who, " of type ", t.ToString(), " needs ", bytes,
+                         " bytes, more than the limit of ", max_bytes,
+                         " bytes (raise it with SessionOptions::limits.max_tensor_bytes or "
+                         "ONYX_MAX_TENSOR_BYTES)");
+  return Status::Ok();
 }
 
 std::string UnsupportedMessage(const ir::Node& n) {
@@ -92,6 +112,9 @@ class PlanBuilder {
         s.storage = Storage::kInput;
         s.type = in.type;
       }
+      if (s.storage == Storage::kInput)
+        ONYX_RETURN_IF_ERROR(
+            CheckKnownSize(s.type, opts_.limits.max_tensor_bytes, "graph input '" + in.name + "'"));
       plan_->input_slots.push_back(id);
     }
     for (const auto& [name, t] : g_.initializers) {
@@ -158,6 +181,11 @@ class PlanBuilder {
           if (o.name == node.outputs[k] && o.type.kind != TypeInfo::Kind::kUnknown) decl = &o.type;
         plan_->slots[id].type = MergeDeclared(out_types[k], decl);
         plan_->slots[id].storage = Storage::kHeap;
+        const TypeInfo& t = plan_->slots[id].type;
+        if (t.is_tensor() && t.shape_is_static())
+          ONYX_RETURN_IF_ERROR(
+              kernels::CheckOutputSize(kernels::NodeView(node), static_cast<int>(k), t.elem,
+                                       t.static_shape(), opts_.limits.max_tensor_bytes));
       }
 
       if (opts_.optimization != OptLevel::kNone && TryFold(node, *op, in_values, in_types, out_ids))
@@ -184,7 +212,7 @@ class PlanBuilder {
           plan_->slots[o].storage = Storage::kArena;
     ComputeLiveness(*plan_);
     ChooseInPlace(*plan_);
-    PlanArenaForPlan(*plan_);
+    ONYX_RETURN_IF_ERROR(PlanArenaForPlan(*plan_, opts_.limits.max_arena_bytes));
     ONYX_RETURN_IF_ERROR(CreateKernels());
     if (opts_.release_packed_constants) ReleasePackedConstants();
     return std::move(plan_);
@@ -328,6 +356,9 @@ class PlanBuilder {
 StatusOr<std::unique_ptr<ExecutionPlan>> BuildPlan(
     const ir::Graph& graph, const std::map<std::string, TypeInfo>& input_types,
     const std::map<std::string, TypeInfo>& outer_types, const PlanOptions& options) {
+  // Constant folding runs kernels here: their allocations obey the same ceiling as a run's.
+  std::optional<memory::TensorByteCeilingScope> ceiling;
+  if (options.limits.max_tensor_bytes != 0) ceiling.emplace(options.limits.max_tensor_bytes);
   PlanBuilder b(graph, options);
   return b.Build(input_types, outer_types);
 }

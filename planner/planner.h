@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "onyx/limits.h"
 #include "planner/execution_plan.h"
 
 namespace onyx::planner {
@@ -27,6 +28,9 @@ struct PlanOptions {
   // Testing only: != 0 shuffles the fusion pass's rule list with this seed; the plan must come
   // out identical (tests/planner/fusion_order_test.cc).
   uint64_t fusion_rule_seed = 0;
+  // Ceilings checked at plan time: max_tensor_bytes on every value whose shape is known,
+  // max_arena_bytes on the arena. 0 means no ceiling (Session passes its resolved limits).
+  Limits limits;
 };
 
 // `input_types`: types of the graph inputs the caller feeds (concrete shapes for a run plan,

@@ -56,19 +56,22 @@ int64_t StaticLength(InferContext& ctx, int i) {
 }
 
 // Product of dims [begin, end): known when all are known; a single non-1 symbolic dim passes.
+// A product beyond int64 is left unknown (the run-time kernel then reports it).
 Dim DimProduct(const std::vector<Dim>& dims, size_t begin, size_t end) {
   int64_t known = 1;
+  bool overflow = false;
   const Dim* symbolic = nullptr;
   int unknown = 0;
   for (size_t i = begin; i < end; ++i) {
     if (dims[i].known()) {
-      known *= dims[i].value;
+      if (dims[i].value == 0) return Dim::Known(0);
+      overflow = overflow || !CheckedMul(known, dims[i].value, &known);
     } else {
       ++unknown;
       symbolic = &dims[i];
     }
   }
-  if (known == 0) return Dim::Known(0);
+  if (overflow) return Dim();
   if (unknown == 0) return Dim::Known(known);
   if (unknown == 1 && known == 1) return *symbolic;
   return Dim();
@@ -137,12 +140,19 @@ StatusOr<std::vector<Dim>> ReshapeDims(const NodeView& node, const TypeInfo& in,
   }
   // Cancel input dims against the output dims (other than -1): known values divide out, equal
   // symbols pair off.
+  // Products are checked: dims [2^62, 4] must not wrap around to a small element count.
   int64_t in_known = 1, out_known = 1;
+  for (const Dim& d : in.dims)
+    if (d.known() && d.value == 0) in_known = 0;
+  for (size_t i = 0; i < out.size(); ++i)
+    if (static_cast<int>(i) != infer_at && out[i].known() && out[i].value == 0) out_known = 0;
   std::vector<const Dim*> in_symbols;
   bool in_opaque = false;
   for (const Dim& d : in.dims) {
     if (d.known()) {
-      in_known *= d.value;
+      if (in_known != 0 && !CheckedMul(in_known, d.value, &in_known))
+        return node.Error(ErrorCode::kLimit, "input 0 of shape ", in.ToString(),
+                          " has more elements than 64 bits can count");
     } else if (!d.symbol.empty()) {
       in_symbols.push_back(&d);
     } else {
@@ -154,7 +164,9 @@ StatusOr<std::vector<Dim>> ReshapeDims(const NodeView& node, const TypeInfo& in,
     if (static_cast<int>(i) == infer_at) continue;
     const Dim& d = out[i];
     if (d.known()) {
-      out_known *= d.value;
+      if (out_known != 0 && !CheckedMul(out_known, d.value, &out_known))
+        return node.Error(ErrorCode::kLimit, DescribeInput(node, 1), " ", ShapeToString(shape),
+                          " has more elements than 64 bits can count");
       continue;
     }
     auto it = std::find_if(in_symbols.begin(), in_symbols.end(), [&](const Dim* s) {
@@ -269,10 +281,13 @@ Status FlattenKernel(KernelContext& ctx) {
   ONYX_RETURN_IF_ERROR(CheckTensorInputs(ctx));
   const Tensor& x = ctx.input(0);
   ONYX_ASSIGN_OR_RETURN(int64_t axis, FlattenAxis(ctx.node(), x.rank()));
-  int64_t outer = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
-  int64_t inner = 1;
-  for (int64_t d = axis; d < x.rank(); ++d) inner *= x.dim(d);
+  int64_t outer = 1, inner = 1;
+  bool ok = true;
+  for (int64_t d = 0; d < axis; ++d) ok = ok && CheckedMul(outer, x.dim(d), &outer);
+  for (int64_t d = axis; d < x.rank(); ++d) ok = ok && CheckedMul(inner, x.dim(d), &inner);
+  if (!ok)
+    return ctx.node().Error(ErrorCode::kLimit, "input 0 of shape ", ShapeToString(x.shape()),
+                            " has more elements than 64 bits can count");
   ONYX_RETURN_IF_ERROR(CopyToOutput(ctx, x, {outer, inner}));
   return Status::Ok();
 }
@@ -1543,7 +1558,9 @@ Status InferCol2Im(InferContext& ctx) {
   ONYX_RETURN_IF_ERROR(Col2ImParams(ctx.node(), image, block, &p));
   if (in.rank() != 3) return ctx.node().Invalid("input 0 must be 3-D, got ", in.ToString());
   int64_t block_size = 1;
-  for (int64_t b : block) block_size *= b;
+  for (int64_t b : block)
+    if (!CheckedMul(block_size, b, &block_size) || block_size == 0)
+      return ctx.node().Invalid("'block_shape' ", ShapeToString(block), " is out of range");
   std::vector<Dim> dims = {in.dims[0], Dim()};
   if (in.dims[1].known()) {
     if (in.dims[1].value % block_size != 0)
@@ -1573,12 +1590,14 @@ Status Col2ImKernel(KernelContext& ctx) {
   const size_t nd = image.size();
   int64_t block_size = 1, columns = 1;
   for (size_t d = 0; d < nd; ++d) {
-    block_size *= block[d];
+    if (!CheckedMul(block_size, block[d], &block_size) || block_size == 0)
+      return node.Fail("'block_shape' ", ShapeToString(block), " is out of range");
     const int64_t extent = p.dilations[d] * (block[d] - 1) + 1;
     const int64_t span = image[d] + p.pads[d] + p.pads[nd + d] - extent;
     if (span < 0)
       return node.Fail("block dim ", d, " (extent ", extent, ") does not fit the padded image");
-    columns *= span / p.strides[d] + 1;
+    if (!CheckedMul(columns, span / p.strides[d] + 1, &columns))
+      return node.Fail("image_shape ", ShapeToString(image), " has too many blocks");
   }
   if (x.dim(1) % block_size != 0 || x.dim(2) != columns)
     return node.Fail("input 0 has shape ", ShapeToString(x.shape()), "; expected [N, C*",

@@ -60,7 +60,12 @@ class Tensor {
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
   int64_t dim(int64_t i) const { return shape_[i]; }
   int64_t numel() const { return ShapeElementCount(shape_); }
-  size_t nbytes() const { return static_cast<size_t>(numel()) * DTypeSize(dtype_); }
+  // Saturates at SIZE_MAX (numel() saturates too), so an overflowing shape never yields a small
+  // byte count that a copy or an allocation would then trust.
+  size_t nbytes() const {
+    const uint64_t n = static_cast<uint64_t>(numel()), elem = DTypeSize(dtype_);
+    return elem != 0 && n > SIZE_MAX / elem ? SIZE_MAX : static_cast<size_t>(n * elem);
+  }
 
   void* raw_data() { return data_; }
   const void* raw_data() const { return data_; }

@@ -125,10 +125,18 @@ class AttentionOnednn : public Kernel {
         k->add_mask_ = dnnl::binary(pd);
         k->mask_scratch_ = pd.scratchpad_desc();
       }
-      k->softmax_ = dnnl::softmax_forward(dnnl::softmax_forward::primitive_desc(
-          dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, k->scores_md_, 3), eng));
-      k->pv_ = dnnl::matmul(
-          dnnl::matmul::primitive_desc(dnnl::matmul::desc(k->scores_md_, k->v_md_, k->y_md_), eng));
+      // Every primitive takes the running thread's scratchpad (ScratchpadAttr): softmax and
+      // P x V used to take oneDNN's library-owned one, a buffer shared by concurrent runs, and
+      // 8 threads on one BERT session got wrong batch rows (#19).
+      dnnl::softmax_forward::primitive_desc softmax_pd(
+          dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, k->scores_md_, 3), attr,
+          eng);
+      k->softmax_ = dnnl::softmax_forward(softmax_pd);
+      k->softmax_scratch_ = softmax_pd.scratchpad_desc();
+      dnnl::matmul::primitive_desc pv_pd(dnnl::matmul::desc(k->scores_md_, k->v_md_, k->y_md_),
+                                         attr, eng);
+      k->pv_ = dnnl::matmul(pv_pd);
+      k->pv_scratch_ = pv_pd.scratchpad_desc();
     } catch (const dnnl::error& e) {
       return node.NotSupported("oneDNN: ", e.what());
     }

@@ -123,7 +123,13 @@ dnnl::memory ReorderWeights(const dnnl::memory::desc& user, const dnnl::memory::
                             const void* data, dnnl::stream& stream) {
   dnnl::memory src(user, CpuEngine(), const_cast<void*>(data));
   dnnl::memory dst(packed, CpuEngine());
-  dnnl::reorder(src, dst).execute(stream, src, dst);
+  // Computed weights are reordered during runs, from several threads at once: a scratchpad of
+  // its own, never the library's shared one.
+  const dnnl::reorder::primitive_desc pd(CpuEngine(), user, CpuEngine(), packed, ScratchpadAttr());
+  ExecArgs args = {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}};
+  if (pd.scratchpad_desc().get_size() != 0)
+    args.Add(DNNL_ARG_SCRATCHPAD, dnnl::memory(pd.scratchpad_desc(), CpuEngine()));
+  Execute(dnnl::reorder(pd), stream, args);
   stream.wait();
   return dst;
 }

@@ -53,8 +53,10 @@ Status NodeLimit(const LoadState& st, const std::string& where) {
                        "ONYX_MAX_NODES environment variable");
 }
 
+constexpr const char* kNestingMarker = " nest more than ";
+
 Status NestingLimit(const LoadState& st, const std::string& where, const char* what) {
-  return LimitExceeded(where, what, " nest more than ", st.limits.max_nesting,
+  return LimitExceeded(where, what, kNestingMarker, st.limits.max_nesting,
                        " deep, the nesting limit max_nesting; raise it with "
                        "SessionOptions::limits.max_nesting or the ONYX_MAX_NESTING environment "
                        "variable");
@@ -174,6 +176,13 @@ StatusOr<ir::Attribute> ConvertAttribute(const onnx::AttributeProto& ap, LoadCon
   auto ctx = [&](const Status& s) {
     return s.WithContext(where + ": attribute '" + ap.name() + "': ");
   };
+  // The nesting error already names the node where the limit was crossed; the path of every
+  // enclosing If or Loop would repeat for each of up to max_nesting levels.
+  auto sub_ctx = [&](const Status& s) {
+    return s.code() == ErrorCode::kLimit && s.message().find(kNestingMarker) != std::string::npos
+               ? s
+               : ctx(s);
+  };
   if (a.type == ir::AttrType::kTensor) {
     auto t = TensorFromProto(ap.t(), lc.state->ext);
     if (!t.ok()) return ctx(t.status());
@@ -196,12 +205,12 @@ StatusOr<ir::Attribute> ConvertAttribute(const onnx::AttributeProto& ap, LoadCon
   }
   if (a.type == ir::AttrType::kGraph) {
     auto g = ConvertGraph(ap.g(), sub);
-    if (!g.ok()) return ctx(g.status());
+    if (!g.ok()) return sub_ctx(g.status());
     a.g = std::move(g).value();
   }
   for (const auto& gp : ap.graphs()) {
     auto g = ConvertGraph(gp, sub);
-    if (!g.ok()) return ctx(g.status());
+    if (!g.ok()) return sub_ctx(g.status());
     a.graphs.push_back(std::move(g).value());
   }
   if (ap.has_tp()) a.type_proto = TypeFromProto(ap.tp());
@@ -595,6 +604,7 @@ StatusOr<ir::Model> LoadImpl(onnx::ModelProto& mp, const std::string& display_na
   st.limits = limits;
   st.ir_version = mp.ir_version();
   st.ext.model_dir = model_dir;
+  st.ext.max_tensor_bytes = limits.max_tensor_bytes;
   OpsetMap opsets;
   for (const auto& os : mp.opset_import()) opsets[NormalizeDomain(os.domain())] = os.version();
   if (opsets.empty())

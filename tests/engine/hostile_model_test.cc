@@ -308,6 +308,9 @@ TEST(loader, HostileNestedIfsNameTheNestingLimit) {
   EXPECT_TRUE(Contains(msg, "32 deep")) << msg;
   EXPECT_TRUE(Contains(msg, "ONYX_MAX_NESTING")) << msg;
   EXPECT_FALSE(Contains(msg, "protobuf parsing failed")) << msg;
+  // Names the If whose branch crosses the limit (the 33rd level), not the path of all 33.
+  EXPECT_TRUE(Contains(msg, "If node 'if32' (#0): attribute 'then_branch'")) << msg;
+  EXPECT_LT(msg.size(), 400u) << msg;
 
   opts.limits.max_nesting = 64;
   auto ok = Session::CreateFromBytes(bytes, opts);

@@ -1,6 +1,7 @@
 // Executes plans step by step. Kernel exceptions (bad_alloc, ...) become errors naming the step.
 #include "engine/executor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -23,9 +24,9 @@ Value Detach(const Value& v) {
 
 class StepContext : public kernels::KernelContext {
  public:
-  StepContext(const Executor& ex, Frame& frame, const PlanStep& step, const RunOptions& options,
+  StepContext(const Executor& ex, Frame& frame, const PlanStep& step, const RunControl& control,
               int depth)
-      : ex_(ex), frame_(frame), step_(step), view_(*step.node), options_(options), depth_(depth) {}
+      : ex_(ex), frame_(frame), step_(step), view_(*step.node), control_(control), depth_(depth) {}
 
   const kernels::NodeView& node() const override { return view_; }
   int num_inputs() const override { return static_cast<int>(step_.inputs.size()); }
@@ -71,16 +72,17 @@ class StepContext : public kernels::KernelContext {
                                            const std::vector<Value>& inputs) override {
     const ir::Graph* g = view_.attr_graph(attr);
     if (!g) return view_.Invalid("graph attribute '", attr, "' is missing");
-    return ex_.RunSubgraph(*g, inputs, &frame_, options_, depth_ + 1);
+    return ex_.RunSubgraph(*g, inputs, &frame_, control_, depth_ + 1);
   }
   int intra_op_threads() const override { return ex_.threads(); }
+  Status CheckCancelled() const override { return control_.Check(); }
 
  private:
   const Executor& ex_;
   Frame& frame_;
   const PlanStep& step_;
   kernels::NodeView view_;
-  const RunOptions& options_;
+  const RunControl& control_;
   int depth_;
 };
 
@@ -106,6 +108,23 @@ void ReportStep(const StepObserver& observer, const PlanStep& step, const Frame&
 }
 
 }  // namespace
+
+RunControl::RunControl(const RunOptions& options) : options_(options) {
+  if (options.timeout_ms > 0) {
+    has_deadline_ = true;
+    // Saturates instead of overflowing for absurd timeouts (a year is "never" here).
+    const int64_t ms = std::min<int64_t>(options.timeout_ms, int64_t{365} * 24 * 3600 * 1000);
+    deadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  }
+}
+
+Status RunControl::Check() const {
+  if (options_.terminate && options_.terminate->load(std::memory_order_relaxed))
+    return Cancelled("run cancelled: RunOptions::terminate was set");
+  if (has_deadline_ && std::chrono::steady_clock::now() >= deadline_)
+    return Cancelled("run cancelled: timeout of ", options_.timeout_ms, " ms exceeded");
+  return Status::Ok();
+}
 
 const Value* Frame::Get(int slot) const {
   const planner::ValueSlot& s = plan->slots[slot];
@@ -135,6 +154,14 @@ const Value* Frame::Lookup(const std::string& name) const {
 Status Executor::Run(const ExecutionPlan& plan, memory::ArenaPool* arenas,
                      const std::vector<Value>& inputs, const Frame* parent,
                      std::vector<Value>* outputs, const RunOptions& options, int depth) const {
+  const RunControl control(options);
+  return Run(plan, arenas, inputs, parent, outputs, control, depth);
+}
+
+Status Executor::Run(const ExecutionPlan& plan, memory::ArenaPool* arenas,
+                     const std::vector<Value>& inputs, const Frame* parent,
+                     std::vector<Value>* outputs, const RunControl& control, int depth) const {
+  const RunOptions& options = control.options();
   Frame frame;
   frame.plan = &plan;
   frame.parent = parent;
@@ -151,8 +178,12 @@ Status Executor::Run(const ExecutionPlan& plan, memory::ArenaPool* arenas,
   // Clocks are read only when a profiler listens: an unobserved run pays one branch per step.
   const bool timed = static_cast<bool>(options.step_observer);
   for (size_t si = 0; si < plan.steps.size() && status.ok(); ++si) {
+    // Between operators: a set flag stops the run before its next step (and before the first,
+    // so a run started with the flag set fails at once).
+    status = control.Check();
+    if (!status.ok()) break;
     const PlanStep& step = plan.steps[si];
-    StepContext ctx(*this, frame, step, options, depth);
+    StepContext ctx(*this, frame, step, control, depth);
     std::chrono::steady_clock::time_point start;
     if (timed) start = std::chrono::steady_clock::now();
     try {
@@ -196,7 +227,7 @@ Status Executor::Run(const ExecutionPlan& plan, memory::ArenaPool* arenas,
 
 StatusOr<std::vector<Value>> Executor::RunSubgraph(const ir::Graph& graph,
                                                    const std::vector<Value>& inputs,
-                                                   const Frame* parent, const RunOptions& options,
+                                                   const Frame* parent, const RunControl& control,
                                                    int depth) const {
   auto it = subplans_->find(&graph);
   if (it == subplans_->end()) return RuntimeError("no plan for subgraph '", graph.name, "'");
@@ -204,7 +235,7 @@ StatusOr<std::vector<Value>> Executor::RunSubgraph(const ir::Graph& graph,
     return InvalidModel("subgraph '", graph.name, "' takes ", graph.inputs.size(),
                         " inputs, given ", inputs.size());
   std::vector<Value> outs;
-  Status s = Run(*it->second, nullptr, inputs, parent, &outs, options, depth);
+  Status s = Run(*it->second, nullptr, inputs, parent, &outs, control, depth);
   if (!s.ok()) return s.WithContext("in subgraph '" + graph.name + "': ");
   return outs;
 }

@@ -2,6 +2,7 @@
 // scope values; runs subgraphs for control-flow kernels. Allocates only heap-stored values.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -28,20 +29,42 @@ struct Frame {
   const Value* Lookup(const std::string& name) const;
 };
 
+// Whether a run must stop (RunOptions::terminate, RunOptions::timeout_ms): made once per
+// top-level run, so its subgraph runs share one deadline (DESIGN contract 8).
+class RunControl {
+ public:
+  explicit RunControl(const RunOptions& options);
+  const RunOptions& options() const { return options_; }
+  // Cancelled once the terminate flag is set or the deadline has passed, else Ok. Costs one
+  // relaxed load, plus a clock read when there is a timeout.
+  Status Check() const;
+
+ private:
+  const RunOptions& options_;
+  bool has_deadline_ = false;
+  std::chrono::steady_clock::time_point deadline_;
+};
+
 class Executor {
  public:
   Executor(const SubgraphPlans* subplans, int threads) : subplans_(subplans), threads_(threads) {}
 
   // Runs `plan` with `inputs` bound by position to plan.input_slots (undefined = not fed, use
   // the plan's constant). Outputs own their buffers. `options` carries the per-value and
-  // per-step observers; `depth` is the subgraph nesting level reported to the step observer.
+  // per-step observers and the cancellation flag and timeout, whose clock starts here; `depth` is
+  // the subgraph nesting level reported to the step observer.
   Status Run(const planner::ExecutionPlan& plan, memory::ArenaPool* arenas,
              const std::vector<Value>& inputs, const Frame* parent, std::vector<Value>* outputs,
              const RunOptions& options, int depth = 0) const;
+  // Same, within a run whose deadline is already fixed (subgraphs). Checks `control` before every
+  // step.
+  Status Run(const planner::ExecutionPlan& plan, memory::ArenaPool* arenas,
+             const std::vector<Value>& inputs, const Frame* parent, std::vector<Value>* outputs,
+             const RunControl& control, int depth) const;
 
   // Runs a subgraph body with its formal inputs bound in order.
   StatusOr<std::vector<Value>> RunSubgraph(const ir::Graph& graph, const std::vector<Value>& inputs,
-                                           const Frame* parent, const RunOptions& options,
+                                           const Frame* parent, const RunControl& control,
                                            int depth) const;
 
   int threads() const { return threads_; }

@@ -135,6 +135,8 @@ Status LoopRef(KernelContext& ctx) {
   // The body's cond_out decides whether the next iteration runs, as in the ONNX reference
   // evaluator and ONNX Runtime (also when the node's cond input is omitted).
   for (; it < max_trips && cond; ++it) {
+    // A body without nodes runs no executor step, so the loop itself must look (contract 8).
+    ONYX_RETURN_IF_ERROR(ctx.CheckCancelled());
     std::vector<Value> in;
     in.reserve(2 + carried.size());
     in.emplace_back(Tensor::Scalar<int64_t>(DType::kInt64, it));
@@ -225,6 +227,7 @@ Status Scan9Ref(KernelContext& ctx) {
 
   std::vector<std::vector<Tensor>> scans(k_out);
   for (int64_t t = 0; t < length; ++t) {
+    ONYX_RETURN_IF_ERROR(ctx.CheckCancelled());
     std::vector<Value> in;
     in.reserve(n + m);
     for (Value& v : states) in.push_back(std::move(v));
@@ -325,6 +328,7 @@ Status Scan8Ref(KernelContext& ctx) {
     for (int j = 0; j < m; ++j) sequences.push_back(TakeAlongAxis(ctx.input(1 + n + j), 0, b));
     const int64_t len = lens[b];
     for (int64_t t = 0; t < len; ++t) {
+      ONYX_RETURN_IF_ERROR(ctx.CheckCancelled());
       std::vector<Value> in;
       for (Value& v : states) in.push_back(std::move(v));
       for (int j = 0; j < m; ++j) {

@@ -261,6 +261,7 @@ Status SequenceMapRef(KernelContext& ctx) {
   const size_t num_out = body->outputs.size();
   std::vector<std::vector<Tensor>> results(num_out);
   for (size_t pos = 0; pos < n; ++pos) {
+    ONYX_RETURN_IF_ERROR(ctx.CheckCancelled());  // a body without nodes runs no executor step
     std::vector<Value> in;
     in.emplace_back(seq->sequence()[pos]);
     for (int i = 1; i < ctx.num_inputs(); ++i) {

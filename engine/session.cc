@@ -262,7 +262,7 @@ Status Session::Run(const NamedValues& feeds, const RunOptions& options,
   std::map<std::string, const Value*> by_name;
   for (const auto& [name, v] : feeds) {
     auto it = std::find_if(im.inputs.begin(), im.inputs.end(),
-                           [&](const IoInfo& i) { return i.name == name; });
+                           [&name = name](const IoInfo& i) { return i.name == name; });
     if (it == im.inputs.end()) {
       std::string names;
       for (const auto& i : im.inputs) names += (names.empty() ? "" : ", ") + i.name;

@@ -79,7 +79,9 @@ ONYX_ELEMENT_INLINE float ExpClampedF32(float x) {
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
   // 2^n from the exponent bits; n is in [-126, 128] after the clamp, split to stay normal.
-  const int32_t ni = static_cast<int32_t>(n);
+  // A NaN input makes n NaN (and the result NaN through p); converting NaN to int is undefined
+  // behaviour, so convert 0 then.
+  const int32_t ni = static_cast<int32_t>(Select(n != n, 0.0f, n));
   const int32_t half = ni >> 1;
   const uint32_t b1 = static_cast<uint32_t>(half + 127) << 23;
   const uint32_t b2 = static_cast<uint32_t>(ni - half + 127) << 23;

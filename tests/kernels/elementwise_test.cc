@@ -198,7 +198,8 @@ TEST(Clip, InputBoundsOpset13IncludingNaNAndInvertedBounds) {
   for (const auto& [lo, hi] : bounds) {
     const RunResult ref = RunImpl({"Clip", 13}, {x, lo, hi}, "");
     ASSERT_TRUE(ref.status.ok()) << ref.status.message();
-    ForEachSimdTarget([&](const std::string& target) {
+    // Structured bindings are captured by name: C++17 clang cannot capture them implicitly.
+    ForEachSimdTarget([&, &lo = lo, &hi = hi](const std::string& target) {
       SCOPED_TRACE(target);
       const RunResult fast = RunImpl({"Clip", 13}, {x, lo, hi}, "Clip_f32_hwy");
       ASSERT_TRUE(fast.status.ok()) << fast.status.message();

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <set>
 #include <sstream>
 
 namespace onyx::cli {
@@ -77,7 +78,8 @@ StatusOr<Shape> ParseShape(const std::string& s) {
 }
 
 StatusOr<NamedValues> GenerateInputs(const Session& s, const std::string& kind,
-                                     const std::map<std::string, Shape>& shapes, uint64_t seed) {
+                                     const std::map<std::string, Shape>& shapes, uint64_t seed,
+                                     const std::set<std::string>& given) {
   if (kind != "ramp" && kind != "random")
     return InvalidArgument("--generate must be ramp or random, got '", kind, "'");
   NamedValues feeds;
@@ -85,6 +87,7 @@ StatusOr<NamedValues> GenerateInputs(const Session& s, const std::string& kind,
   const auto required = s.required_inputs();
   for (const IoInfo& in : s.inputs()) {
     if (std::find(required.begin(), required.end(), in.name) == required.end()) continue;
+    if (given.count(in.name)) continue;
     if (!in.type.is_tensor())
       return Unsupported("input '", in.name, "' is not a tensor; give it as a .pb file");
     Shape shape;

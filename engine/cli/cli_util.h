@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,9 +28,11 @@ StatusOr<Shape> ParseShape(const std::string& s);
 
 // Inputs for a model: `ramp` is the ONNX backend runner's dummy data (arange(n)/n as float32),
 // `random` is uniform [0,1) (floats) or small integers, seeded. Symbolic dims become 1 unless
-// `shapes` names them.
+// `shapes` names them. Inputs named in `given` (fed from files) are skipped, so their declared
+// type need not allow generating them.
 StatusOr<NamedValues> GenerateInputs(const Session& s, const std::string& kind,
-                                     const std::map<std::string, Shape>& shapes, uint64_t seed);
+                                     const std::map<std::string, Shape>& shapes, uint64_t seed,
+                                     const std::set<std::string>& given = {});
 
 // Compares like numpy.testing.assert_allclose (|a-b| <= atol + rtol*|b|, NaN equal NaN); exact for
 // integers, bools and strings; dtypes and shapes must match. Returns a description of the first

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 #include <numeric>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -53,7 +54,9 @@ constexpr const char* kRunHelp =
     "  --kernels K            auto (fastest available) | reference (default auto)\n"
     "  --conv-algorithm A     auto (Winograd for 3x3 convolutions where faster) | direct\n"
     "                         (default auto)\n"
-    "  --threads N            intra-op threads (default: one per core)\n";
+    "  --threads N            intra-op threads (default: one per core)\n"
+    "  --timeout-ms N         stop each run after N ms with a \"run cancelled\" error (default 0:\n"
+    "                         no limit)\n";
 
 constexpr const char* kPlanHelp =
     "usage: onyx plan MODEL [--shape NAME=1x3x224x224 ...] [--optimization L] [--kernels K]\n"
@@ -189,7 +192,7 @@ void PrintTop(const Value& v, int k) {
 int RunMain(int argc, char** argv) {
   auto a = ParseArgs(argc, argv, 2, {},
                      {"input", "output-dir", "dump-dir", "optimization", "threads", "kernels",
-                      "conv-algorithm", "generate", "shape", "top", "repeat"});
+                      "conv-algorithm", "generate", "shape", "top", "repeat", "timeout-ms"});
   if (!a.ok()) return Fail("run", a.status());
   if (a->positional.empty())
     return Fail("run", InvalidArgument("missing MODEL (see onyx run --help)"));
@@ -201,6 +204,8 @@ int RunMain(int argc, char** argv) {
   if (!repeat.ok()) return Fail("run", repeat.status());
   auto top = ParseInt("--top", a->get("top", "0"), 0);
   if (!top.ok()) return Fail("run", top.status());
+  auto timeout_ms = ParseInt("--timeout-ms", a->get("timeout-ms", "0"), 0);
+  if (!timeout_ms.ok()) return Fail("run", timeout_ms.status());
 
   const std::string model = a->positional[0];
   auto session = Session::Create(model, *opts);
@@ -240,15 +245,16 @@ int RunMain(int argc, char** argv) {
     feeds.push_back({name, std::move(v).value()});
   }
   if (a->has("generate")) {
-    auto gen = GenerateInputs(*session, a->get("generate"), *shapes, 0);
+    // Only the inputs no file gave: one given as a file may have a type that cannot be generated
+    // (no declared shape, strings) or a declared shape too large to build.
+    std::set<std::string> given;
+    for (const auto& f : feeds) given.insert(f.first);
+    auto gen = GenerateInputs(*session, a->get("generate"), *shapes, 0, given);
     if (!gen.ok()) return Fail("run", gen.status());
-    for (auto& [name, v] : *gen) {
-      bool given =
-          std::any_of(feeds.begin(), feeds.end(), [&](const auto& f) { return f.first == name; });
-      if (!given) feeds.push_back({name, v});
-    }
+    for (auto& [name, v] : *gen) feeds.push_back({name, std::move(v)});
   }
   RunOptions ro;
+  ro.timeout_ms = *timeout_ms;
   const std::string dump = a->get("dump-dir");
   Status dump_status;
   if (!dump.empty()) {
@@ -263,7 +269,9 @@ int RunMain(int argc, char** argv) {
   std::vector<double> times;
   for (int r = 0; r < *repeat; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
-    Status s = session->Run(feeds, r == 0 ? ro : RunOptions{}, &outs);
+    RunOptions later;  // the observer dumps the first run only
+    later.timeout_ms = ro.timeout_ms;
+    Status s = session->Run(feeds, r == 0 ? ro : later, &outs);
     const auto t1 = std::chrono::steady_clock::now();
     if (!s.ok()) return Fail("run", s);
     times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());

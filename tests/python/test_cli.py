@@ -296,3 +296,41 @@ def test_plan_too_large_for_memory_is_a_clean_error(onyx_cli, tmp_path):
                 tmp_path / "big.onnx")
     p = run(onyx_cli, "run", path, "--generate", "ramp")
     assert_clean_failure(p, "out of memory")
+
+
+def test_generate_fills_only_inputs_without_a_file(onyx_cli, tmp_path):
+    # x has no declared shape, so it could not be generated: --generate must leave it to its file.
+    g = helper.make_graph([helper.make_node("Add", ["x", "y"], ["z"], name="add")], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, None),
+                           helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])],
+                          [helper.make_tensor_value_info("z", TensorProto.FLOAT, [3])])
+    path = save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "m.onnx")
+    x = tmp_path / "x.pb"
+    x.write_bytes(numpy_helper.from_array(np.array([10.0, 20.0, 30.0], np.float32)).SerializeToString())
+    p = run(onyx_cli, "run", path, "--input", f"x={x}", "--generate", "ramp", "--output-dir", str(tmp_path / "out"))
+    assert p.returncode == 0, p.stderr
+    t = onnx.TensorProto()
+    t.ParseFromString((tmp_path / "out" / "z.pb").read_bytes())
+    # The file's x plus the ramp y = [0/3, 1/3, 2/3].
+    expected = np.array([10.0, 20.0 + 1.0 / 3.0, 30.0 + 2.0 / 3.0], np.float32)
+    np.testing.assert_allclose(numpy_helper.to_array(t), expected, rtol=1e-6)
+
+
+def test_run_timeout_stops_a_huge_loop(onyx_cli, tmp_path):
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond"], ["cond_out"]),
+         helper.make_node("Add", ["x_in", "one"], ["x_out"])], "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x_in", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x_out", TensorProto.FLOAT, [1])])
+    g = helper.make_graph(
+        [helper.make_node("Loop", ["M", "", "x"], ["y"], name="loop", body=body)], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+        initializer=[numpy_helper.from_array(np.array(2**40, np.int64), "M"),
+                     numpy_helper.from_array(np.array([1.0], np.float32), "one")])
+    path = save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "loop.onnx")
+    p = run(onyx_cli, "run", path, "--generate", "ramp", "--timeout-ms", "100", timeout=60)
+    assert_clean_failure(p, "run cancelled: timeout of 100 ms exceeded")

@@ -357,6 +357,9 @@ void DeformConvCore(const T* x, const T* w, const T* b, const T* offset, const T
   std::vector<T> col(static_cast<size_t>(k * out_size));
   // Bilinear sample of a plane with zeros outside (GridSample, align_corners=1, zeros padding).
   auto sample = [&](const T* plane, double yy, double xx) -> double {
+    // Outside (-1, size) every tap is padding; checking first also keeps a huge or NaN offset
+    // from reaching the integer conversion below (undefined behaviour).
+    if (!(yy > -1 && yy < height && xx > -1 && xx < width)) return 0;
     const double y0f = std::floor(yy), x0f = std::floor(xx);
     const int64_t y0 = static_cast<int64_t>(y0f), x0 = static_cast<int64_t>(x0f);
     const double ly = yy - y0f, lx = xx - x0f;

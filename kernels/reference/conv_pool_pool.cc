@@ -226,6 +226,9 @@ StatusOr<std::vector<int64_t>> KernelShape(const NodeView& node) {
 
 Status CheckPoolInput(const NodeView& node, const Tensor& x) {
   if (x.rank() >= 3) return Status::Ok();
+  // A node without X gets here too (constant folding runs input-less nodes): name no input then.
+  if (node.node().inputs.empty() || node.node().inputs[0].empty())
+    return node.Invalid("input 0 (X) is missing; expected [N, C, spatial...]");
   return node.Invalid("input 0 '", node.node().inputs[0], "' has shape ", ShapeToString(x.shape()),
                       "; expected [N, C, spatial...] (rank >= 3)");
 }

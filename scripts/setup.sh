@@ -7,6 +7,7 @@ ROOT=$(pwd)
 
 APT_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git python3 python3-venv python3-dev
+  clang-14 libclang-rt-14-dev
   libprotobuf-dev protobuf-compiler
   libtbb-dev libdnnl-dev ocl-icd-opencl-dev libhwy-dev
   libgtest-dev libgmock-dev libbenchmark-dev pybind11-dev

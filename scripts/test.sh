@@ -26,15 +26,25 @@ echo "   against ONNX Runtime): pip wheel, fresh venv, pytest"
 echo "== generated operator cases (build tree)"
 .venv/bin/python -m pytest -q tests/generated
 
-echo "== sanitizers: loader, executor and SIMD kernel tests under ASan + UBSan"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DONYX_SANITIZE=ON \
+echo "== sanitizers: loader, executor and SIMD kernel tests under ASan + UBSan (clang-14)"
+# One clang tree serves the test suites and the libFuzzer harnesses of tests/fuzz: every library
+# is compiled with -fsanitize=address,undefined,fuzzer-no-link (ONYX_FUZZ, cmake/OnyxFuzz.cmake).
+# A tree configured with gcc by an older checkout is rebuilt from scratch.
+if [ -f build-asan/CMakeCache.txt ] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang' build-asan/CMakeCache.txt; then
+  rm -rf build-asan
+fi
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DONYX_SANITIZE=ON -DONYX_FUZZ=ON \
+  -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
   -DONYX_BUILD_BENCH=OFF -DONYX_BUILD_PYTHON=OFF \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache \
   -DPython3_EXECUTABLE="$ROOT/.venv/bin/python" >/dev/null
-cmake --build build-asan -j"$(nproc)" --target onyx_engine_test onyx_planner_test onyx_kernels_test
+cmake --build build-asan -j"$(nproc)" --target onyx_engine_test onyx_planner_test onyx_kernels_test \
+  onyx_fuzzers
 # The kernel tests run every fast kernel (tails, borders, in-place outputs) on every Highway target.
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j2 -R '^(loader|session|arena_plan|shape_inference)\.'
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build-asan/tests/onyx_kernels_test \
   --gtest_brief=1
+echo "== fuzzers: saved crash inputs, then 60 s per harness from the node-test seeds (ASan + UBSan)"
+tests/fuzz/run_campaign.sh 60
 echo "== all tests passed"

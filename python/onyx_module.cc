@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,12 @@ std::string JoinNames(const List& ios) {
   return names;
 }
 
+// The flag behind onyx.RunOptions.terminate: Python sets it from any thread while run() works
+// without the GIL, and the engine reads it between operators and loop iterations.
+struct TerminateFlag {
+  std::atomic<bool> value{false};
+};
+
 // Holds the session plus lookup tables; every method but run() is quick and keeps the GIL.
 class PySession {
  public:
@@ -109,7 +116,11 @@ class PySession {
 
   // feeds: a mapping name -> array / list / None. output_names: None for all outputs, in model
   // order. Everything is checked before the model runs; the GIL is released while it runs.
-  py::list Run(const py::object& feeds, const py::object& output_names) const {
+  // `terminate` (a TerminateFlag or None) and `timeout_ms` (0: none) cancel the run.
+  py::list Run(const py::object& feeds, const py::object& output_names,
+               const TerminateFlag* terminate, int64_t timeout_ms) const {
+    if (timeout_ms < 0)
+      throw Error(InvalidArgument("timeout_ms must be >= 0 (0: no limit), got ", timeout_ms));
     const auto& outs = session_->outputs();
     std::vector<size_t> wanted;
     if (output_names.is_none()) {
@@ -146,9 +157,12 @@ class PySession {
     }
     NamedValues out;
     Status status;
+    RunOptions options;
+    options.terminate = terminate ? &terminate->value : nullptr;
+    options.timeout_ms = timeout_ms;
     {
       py::gil_scoped_release release;
-      status = session_->Run(in, {}, &out);
+      status = session_->Run(in, options, &out);
     }
     ThrowIfError(status);
     py::list result;
@@ -171,6 +185,14 @@ PYBIND11_MODULE(_onyx, m) {
   onyx::python::RegisterErrors(m);
   onyx::python::InitNumpyBridge();
   onyx::python::RegisterOutputBuffer(m);
+  using onyx::python::TerminateFlag;
+  py::class_<TerminateFlag>(m, "TerminateFlag",
+                            "A flag that stops runs given it (onyx.RunOptions.terminate).")
+      .def(py::init<>())
+      .def_property(
+          "value", [](const TerminateFlag& f) { return f.value.load(); },
+          [](TerminateFlag& f, bool v) { f.value.store(v); },
+          "True stops the runs that use this flag between operators and loop iterations.");
   py::class_<PySession>(m, "Session", "A loaded and planned ONNX model (native).")
       .def(py::init<const py::object&, int, const std::string&, bool, const std::string&>(),
            py::arg("model"), py::arg("intra_op_threads") = 0, py::arg("optimization") = "all",
@@ -190,7 +212,9 @@ PYBIND11_MODULE(_onyx, m) {
           },
           "Names of the inputs that must be fed (no initializer default).")
       .def("run", &PySession::Run, py::arg("feeds"), py::arg("output_names") = py::none(),
-           "Runs the model on {name: value} feeds; returns the requested outputs as a list.")
+           py::arg("terminate") = nullptr, py::arg("timeout_ms") = 0,
+           "Runs the model on {name: value} feeds; returns the requested outputs as a list. "
+           "`terminate` (a TerminateFlag) and `timeout_ms` (0: none) stop it with onyx.Cancelled.")
       .def_property_readonly(
           "intra_op_threads", [](const PySession& s) { return s.session().intra_op_threads(); },
           "Threads the session runs kernels on.")

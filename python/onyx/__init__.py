@@ -12,7 +12,9 @@ Code written for onnxruntime ports by changing the import. Also here:
 - ``python -m onyx`` (or the ``onyx`` command): the command-line tool (run, plan, info, bench, ...);
 - errors: every engine error is an :class:`onyx.Error`; :class:`InvalidArgument` and
   :class:`InvalidModel` are also ValueErrors, :class:`Unsupported` a NotImplementedError,
-  :class:`ExecutionError` a RuntimeError, :class:`NotFound` a FileNotFoundError.
+  :class:`ExecutionError` a RuntimeError, :class:`NotFound` a FileNotFoundError,
+  :class:`Cancelled` (a run stopped through RunOptions) a RuntimeError, :class:`LimitExceeded`
+  (a size ceiling) a MemoryError.
 
 Element types map to numpy as onnx.numpy_helper maps them: numpy's own dtypes where numpy has
 one, object arrays of str for strings, and ml_dtypes' types for bfloat16, float8*, float4e2m1,
@@ -27,11 +29,13 @@ from onyx._openmp import spin_budget
 
 with spin_budget():  # before libgomp loads with the extension module
     from onyx._onyx import (  # noqa: F401
+        Cancelled,
         Error,
         ExecutionError,
         FileError,
         InvalidArgument,
         InvalidModel,
+        LimitExceeded,
         NotFound,
         Unsupported,
     )
@@ -41,6 +45,7 @@ from onyx.session import InferenceSession, NodeArg, get_available_providers, get
 __version__ = "0.1.0"
 
 __all__ = [
+    "Cancelled",
     "Error",
     "ExecutionError",
     "ExecutionMode",
@@ -49,6 +54,7 @@ __all__ = [
     "InferenceSession",
     "InvalidArgument",
     "InvalidModel",
+    "LimitExceeded",
     "NodeArg",
     "NotFound",
     "RunOptions",

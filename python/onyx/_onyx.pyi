@@ -22,6 +22,18 @@ class FileError(Error, OSError):
 class ExecutionError(Error, RuntimeError):
     """A kernel failed on the values it was given while the model ran."""
 
+class LimitExceeded(Error, MemoryError):
+    """A size or count over a configured ceiling (tensor bytes, arena bytes, nodes, nesting)."""
+
+class Cancelled(Error, RuntimeError):
+    """A run stopped by RunOptions.terminate or RunOptions.timeout_ms."""
+
+class TerminateFlag:
+    """A flag that stops runs given it (onyx.RunOptions.terminate)."""
+
+    value: bool
+    def __init__(self) -> None: ...
+
 class Session:
     """A loaded and planned ONNX model (native)."""
 
@@ -37,7 +49,13 @@ class Session:
         """Every graph input: {'name', 'type', 'shape', 'onyx_type'} (initializer-backed included)."""
     def outputs(self) -> List[Dict[str, Any]]: ...
     def required_inputs(self) -> List[str]: ...
-    def run(self, feeds: Mapping[str, Any], output_names: Optional[Sequence[str]] = None) -> List[Any]: ...
+    def run(
+        self,
+        feeds: Mapping[str, Any],
+        output_names: Optional[Sequence[str]] = None,
+        terminate: Optional[TerminateFlag] = None,
+        timeout_ms: int = 0,
+    ) -> List[Any]: ...
     @property
     def intra_op_threads(self) -> int: ...
     @property

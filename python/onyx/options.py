@@ -117,13 +117,56 @@ class SessionOptions:
 
 
 class RunOptions:
-    """Accepted by :meth:`InferenceSession.run` for onnxruntime compatibility; onyx ignores it."""
+    """Options for one :meth:`InferenceSession.run` call, with onnxruntime's attribute names.
 
-    __slots__ = ("log_severity_level", "log_verbosity_level", "logid", "run_tag", "terminate")
+    Attributes onyx uses:
+        terminate: set to True, from any thread, to stop every run using these options between
+            operators and between Loop/Scan iterations; those runs raise :class:`onyx.Cancelled`
+            and the session stays usable. As in onnxruntime the flag stays set until set back to
+            False, and a run started while it is set fails at once.
+        timeout_ms: onyx only; stop the run the same way once it has taken this many
+            milliseconds (0, the default: no limit).
+
+    Accepted and ignored: log_severity_level, log_verbosity_level, logid, run_tag; and
+    add_run_config_entry() records entries that get_run_config_entry() returns.
+    """
+
+    __slots__ = (
+        "log_severity_level",
+        "log_verbosity_level",
+        "logid",
+        "run_tag",
+        "timeout_ms",
+        "_flag",
+        "_config",
+    )
 
     def __init__(self) -> None:
+        from onyx._onyx import TerminateFlag  # noqa: PLC0415 (loaded by the package first)
+
         self.log_severity_level = 2
         self.log_verbosity_level = 0
         self.logid = ""
         self.run_tag = ""
-        self.terminate = False
+        self.timeout_ms: int = 0
+        # Shared with the engine while a run works without the GIL: one atomic flag per object.
+        self._flag = TerminateFlag()
+        self._config: Dict[str, str] = {}
+
+    @property
+    def terminate(self) -> bool:
+        return self._flag.value
+
+    @terminate.setter
+    def terminate(self, value: bool) -> None:
+        self._flag.value = bool(value)
+
+    def add_run_config_entry(self, key: str, value: str) -> None:
+        """Records an onnxruntime run config entry (onyx reads none of them)."""
+        self._config[key] = value
+
+    def get_run_config_entry(self, key: str) -> Optional[str]:
+        return self._config.get(key)
+
+    def __repr__(self) -> str:
+        return f"RunOptions(terminate={self.terminate}, timeout_ms={self.timeout_ms})"

@@ -204,7 +204,8 @@ class InferenceSession:
                 arrays; an empty optional is None. Element types: float32/float64/float16,
                 (u)int8..64, bool, complex, str/bytes or object arrays for strings, and
                 ml_dtypes' bfloat16, float8_* , float4_e2m1fn, int4/uint4, int2/uint2.
-            run_options: accepted for onnxruntime compatibility and ignored.
+            run_options: a :class:`RunOptions`; its ``terminate`` flag (settable from another
+                thread) and ``timeout_ms`` stop the run with :class:`onyx.Cancelled`.
 
         Returns:
             One entry per requested output: a numpy array the caller owns, a list of arrays for
@@ -213,12 +214,20 @@ class InferenceSession:
         Raises:
             onyx.InvalidArgument: an unknown input or output name, a missing required input, a
                 wrong element type, rank or dimension. Feeds are checked before anything runs.
+            onyx.Cancelled: ``run_options.terminate`` was set or ``run_options.timeout_ms``
+                passed; the session stays usable.
             onyx.Error: any other engine error, with the engine's message naming the node.
 
         Contiguous arrays are read in place, not copied; the GIL is released while the model
         runs, so several threads may call ``run`` on one session concurrently.
         """
-        return self._sess.run(input_feed, list(output_names) if output_names else None)
+        names = list(output_names) if output_names else None
+        if run_options is None:
+            return self._sess.run(input_feed, names)
+        # Leniently, as before: an object that is not an onyx RunOptions cancels nothing.
+        flag = getattr(run_options, "_flag", None)
+        timeout_ms = int(getattr(run_options, "timeout_ms", 0) or 0)
+        return self._sess.run(input_feed, names, terminate=flag, timeout_ms=timeout_ms)
 
     def __repr__(self) -> str:
         return (

@@ -1,6 +1,7 @@
 // numpy <-> onyx values, through the buffer protocol and numpy's Python-level API (dtype.kind and
 // itemsize, np.require, np.empty, __array_interface__ for the dtypes numpy cannot export as a
-// buffer): a few attribute look-ups per array, no copy for contiguous feeds, none for fresh outputs.
+// buffer): a few attribute look-ups per array, no copy for contiguous feeds, none for fresh
+// outputs.
 #include "numpy_bridge.h"
 
 #include <array>
@@ -270,6 +271,10 @@ Tensor FeedConverter::ToTensor(const std::string& who, py::handle obj) {
     throw Error(InvalidArgument(who, ": numpy dtype ", std::string(py::str(dtype)),
                                 " has no ONNX element type"));
   const Shape shape = a.attr("shape").cast<Shape>();
+  // Kernels read native (little-endian) bytes: a big-endian array ('>f4', from files written on
+  // other machines or by struct-minded code) is converted, not misread (ONNX Runtime misreads it).
+  if (t != DType::kString && !dtype.attr("isnative").cast<bool>())
+    a = a.attr("astype")(dtype.attr("newbyteorder")("="));
   if (t == DType::kString) {
     Tensor x = Tensor::Allocate(DType::kString, shape);
     py::list flat = a.attr("ravel")().attr("tolist")();

@@ -403,6 +403,24 @@ def test_non_contiguous_and_unaligned_feeds_give_correct_results():
         np.testing.assert_array_equal(y, np.maximum(x, 0))
 
 
+@pytest.mark.parametrize("dtype", [">f4", ">i8", ">f8", ">i4"])
+def test_big_endian_feeds_are_read_by_value(dtype):
+    """A big-endian array holds the same numbers as the native one: it is read by value, never its
+    bytes reinterpreted (ONNX Runtime 1.2x reinterprets them: '>f4' [1, -2, 3] adds up to 9e-41...)."""
+    elem = {"f": TensorProto.FLOAT, "i": TensorProto.INT64}[dtype[1]]
+    if dtype == ">f8":
+        elem = TensorProto.DOUBLE
+    if dtype == ">i4":
+        elem = TensorProto.INT32
+    m = make_model([helper.make_node("Add", ["x", "x"], ["y"])],
+                   [helper.make_tensor_value_info("x", elem, [2, 3])],
+                   [helper.make_tensor_value_info("y", elem, [2, 3])])
+    x = np.array([[1, -2, 3], [40, 500, -6000]], dtype=dtype)
+    assert not x.dtype.isnative
+    (y,) = onyx.InferenceSession(m.SerializeToString()).run(None, {"x": x})
+    np.testing.assert_array_equal(y, [[2, -4, 6], [80, 1000, -12000]])
+
+
 def test_contiguous_feeds_are_not_copied(tmp_path):
     """A 256 MiB contiguous feed must not raise peak memory by its size; a transposed one
     (copied once: the control that shows the measurement works) does. ArgMax reads its input in

@@ -260,6 +260,8 @@ Status InferAttention(InferContext& ctx) {
   // Symbolic shapes: the rank is known, the sizes are checked at run time.
   const TypeInfo& q = ctx.input_type(0);
   const int64_t rank = q.rank();
+  if (rank >= 0 && rank != 3 && rank != 4)
+    return node.Invalid("input 0 (Q) has rank ", rank, "; expected 3 or 4");
   const auto ranked = [](DType t, int64_t r, const std::vector<Dim>& known) {
     TypeInfo ti = TypeInfo::Tensor(t);
     if (r < 0) return ti;

@@ -47,4 +47,17 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build-asan/tests/on
   --gtest_brief=1
 echo "== fuzzers: saved crash inputs, then 60 s per harness from the node-test seeds (ASan + UBSan)"
 tests/fuzz/run_campaign.sh 60
+echo "== ThreadSanitizer: concurrent runs of every fast kernel family on one session, cancellation"
+# Every onyx target instrumented (ONYX_SANITIZE_THREAD), only the engine tests built. Sessions of 8
+# intra-op threads admit all 8 runs at once (no hand-off of runs between threads inside TBB), and
+# OMP_THREAD_LIMIT=1 keeps every OpenMP region on one thread: TSan sees through neither TBB's nor
+# libgomp's uninstrumented synchronisation.
+cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Release -DONYX_SANITIZE_THREAD=ON \
+  -DONYX_BUILD_BENCH=OFF -DONYX_BUILD_PYTHON=OFF \
+  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache \
+  -DPython3_EXECUTABLE="$ROOT/.venv/bin/python" >/dev/null
+cmake --build build-tsan -j"$(nproc)" --target onyx_engine_test
+TSAN_OPTIONS=halt_on_error=1 OMP_THREAD_LIMIT=1 ONYX_TEST_INTRA_OP_THREADS=8 \
+  build-tsan/tests/onyx_engine_test --gtest_brief=1 \
+  --gtest_filter='Families/ConcurrentRun.*:Bodies/CancelLoop.*:cancel.*'
 echo "== all tests passed"

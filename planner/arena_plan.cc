@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <map>
 #include <numeric>
 #include <string>
 
@@ -20,6 +21,56 @@ size_t SatAdd(size_t a, size_t b) {
   return __builtin_add_overflow(a, b, &r) ? SIZE_MAX : r;
 }
 
+// The placed intervals, for greedy placement's question "which of them overlap [a, b]?": those
+// live at step a (a segment tree over steps whose nodes list the intervals covering them whole)
+// and those starting in (a, b]. Output-sensitive; scanning every placed interval was quadratic
+// in the model's length.
+class PlacedIntervals {
+ public:
+  PlacedIntervals(int first_step, int last_step)
+      : base_(first_step), steps_(std::max(1, last_step - first_step + 1)), cover_(4 * steps_) {}
+
+  void Add(size_t id, const Interval& i) {
+    Insert(1, 0, steps_ - 1, i.first - base_, i.last - base_, id);
+    starts_.emplace(i.first, id);
+  }
+
+  template <typename Fn>
+  void ForEachOverlap(const Interval& i, Fn&& fn) const {
+    const int a = i.first - base_;
+    for (int node = 1, lo = 0, hi = steps_ - 1;;) {
+      for (size_t id : cover_[node]) fn(id);
+      if (lo == hi) break;
+      const int mid = lo + (hi - lo) / 2;
+      if (a <= mid) {
+        node = 2 * node;
+        hi = mid;
+      } else {
+        node = 2 * node + 1;
+        lo = mid + 1;
+      }
+    }
+    for (auto it = starts_.upper_bound(i.first); it != starts_.end() && it->first <= i.last; ++it)
+      fn(it->second);
+  }
+
+ private:
+  void Insert(int node, int lo, int hi, int first, int last, size_t id) {
+    if (last < lo || hi < first) return;
+    if (first <= lo && hi <= last) {
+      cover_[node].push_back(id);
+      return;
+    }
+    const int mid = lo + (hi - lo) / 2;
+    Insert(2 * node, lo, mid, first, last, id);
+    Insert(2 * node + 1, mid + 1, hi, first, last, id);
+  }
+
+  int base_, steps_;
+  std::vector<std::vector<size_t>> cover_;
+  std::multimap<int, size_t> starts_;
+};
+
 }  // namespace
 
 ArenaLayout PlanArena(const std::vector<Interval>& iv) {
@@ -32,16 +83,20 @@ ArenaLayout PlanArena(const std::vector<Interval>& iv) {
     if (iv[a].bytes != iv[b].bytes) return iv[a].bytes > iv[b].bytes;
     return iv[a].first < iv[b].first;
   });
-  std::vector<size_t> placed;
+  int first_step = 0, last_step = 0;
+  for (size_t k = 0; k < n; ++k) {
+    first_step = std::min(first_step, iv[k].first);
+    last_step = std::max(last_step, iv[k].last);
+  }
+  PlacedIntervals placed(first_step, last_step);
+  std::vector<std::pair<size_t, size_t>> busy;
   for (size_t idx : order) {
     const Interval& cur = iv[idx];
-    // Collect the byte ranges of placed values that are live at the same time, sorted by offset.
-    std::vector<std::pair<size_t, size_t>> busy;
-    for (size_t p : placed) {
-      const Interval& o = iv[p];
-      if (o.last < cur.first || cur.last < o.first) continue;
-      busy.push_back({out.offsets[p], SatAdd(out.offsets[p], o.bytes)});
-    }
+    // The byte ranges of placed values that are live at the same time, sorted by offset.
+    busy.clear();
+    placed.ForEachOverlap(cur, [&](size_t p) {
+      busy.push_back({out.offsets[p], SatAdd(out.offsets[p], iv[p].bytes)});
+    });
     std::sort(busy.begin(), busy.end());
     size_t offset = 0;
     for (const auto& [lo, hi] : busy) {
@@ -50,7 +105,7 @@ ArenaLayout PlanArena(const std::vector<Interval>& iv) {
     }
     out.offsets[idx] = offset;
     out.arena_bytes = std::max(out.arena_bytes, SatAdd(offset, cur.bytes));
-    placed.push_back(idx);
+    placed.Add(idx, cur);
   }
   int max_step = -1;
   for (const Interval& i : iv) {
@@ -104,10 +159,18 @@ void ChooseInPlace(ExecutionPlan& plan) {
 }
 
 Status PlanArenaForPlan(ExecutionPlan& plan, uint64_t max_arena_bytes) {
-  // Group in-place chains under their first value; a group is one buffer.
+  // Group in-place chains under their first value; a group is one buffer. Roots are memoised:
+  // walking the chain from each of its values is quadratic in a long chain of in-place ops.
+  std::vector<int> root_of(plan.slots.size(), -1);
   auto root = [&](int id) {
-    while (plan.slots[id].in_place_of >= 0) id = plan.slots[id].in_place_of;
-    return id;
+    int r = id;
+    while (root_of[r] < 0 && plan.slots[r].in_place_of >= 0) r = plan.slots[r].in_place_of;
+    if (root_of[r] >= 0) r = root_of[r];
+    for (int x = id; root_of[x] < 0; x = plan.slots[x].in_place_of) {
+      root_of[x] = r;
+      if (x == r) break;
+    }
+    return r;
   };
   std::vector<int> group_ids;
   std::vector<Interval> iv;

@@ -70,15 +70,23 @@ struct Session::Impl {
         std::vector<const ir::Graph*> subs;
         if (a.g) subs.push_back(a.g.get());
         for (const auto& sg : a.graphs) subs.push_back(sg.get());
+        if (subs.empty()) continue;
+        // Only the names the node's subgraphs read from outside (nested ones included): passing
+        // every enclosing value on made a long chain of Ifs quadratic to plan.
+        std::map<std::string, TypeInfo> node_outer;
+        for (const auto& name : n.implicit_inputs) {
+          auto it = outer.find(name);
+          if (it != outer.end()) node_outer.emplace(name, it->second);
+        }
         for (const ir::Graph* sg : subs) {
           std::map<std::string, TypeInfo> in_types;
           for (const auto& in : sg->inputs) in_types[in.name] = in.type;
           planner::PlanOptions o = PlanOpts();
           o.use_arena = false;
-          auto p = planner::BuildPlan(*sg, in_types, outer, o);
+          auto p = planner::BuildPlan(*sg, in_types, node_outer, o);
           if (!p.ok())
             return p.status().WithContext(n.Describe() + ": attribute '" + a.name + "': ");
-          std::map<std::string, TypeInfo> inner = outer;
+          std::map<std::string, TypeInfo> inner = node_outer;
           for (const auto& slot : (*p)->slots) inner[slot.name] = slot.type;
           subplans[sg] = std::move(p).value();
           ONYX_RETURN_IF_ERROR(BuildSubplans(*sg, inner));

@@ -125,6 +125,10 @@ class PlanBuilder {
       plan_->constants[id] = Value(t);
     }
     ONYX_ASSIGN_OR_RETURN(std::vector<int> order, KahnSchedule(g_));
+    // Declared graph-output types by name (the last declaration wins, as the scan it replaces).
+    std::map<std::string, const TypeInfo*> output_types;
+    for (const auto& o : g_.outputs)
+      if (o.type.kind != TypeInfo::Kind::kUnknown) output_types[o.name] = &o.type;
     std::set<std::string> produced;
     for (const auto& n : g_.nodes)
       for (const auto& o : n.outputs)
@@ -167,7 +171,7 @@ class PlanBuilder {
 
       std::vector<TypeInfo> out_types;
       SubgraphInferFn sub = [&](const ir::Graph& sg, const std::vector<TypeInfo>& inputs)
-          -> StatusOr<std::vector<TypeInfo>> { return InferSubgraph(sg, inputs); };
+          -> StatusOr<std::vector<TypeInfo>> { return InferSubgraph(node, sg, inputs); };
       ONYX_RETURN_IF_ERROR(InferNode(node, *op, in_types, in_consts, sub, &out_types));
 
       std::vector<int> out_ids;
@@ -177,8 +181,8 @@ class PlanBuilder {
         if (id < 0) continue;
         auto declared = g_.value_info.find(node.outputs[k]);
         const TypeInfo* decl = declared != g_.value_info.end() ? &declared->second : nullptr;
-        for (const auto& o : g_.outputs)
-          if (o.name == node.outputs[k] && o.type.kind != TypeInfo::Kind::kUnknown) decl = &o.type;
+        auto out_decl = output_types.find(node.outputs[k]);
+        if (out_decl != output_types.end()) decl = out_decl->second;
         plan_->slots[id].type = MergeDeclared(out_types[k], decl);
         plan_->slots[id].storage = Storage::kHeap;
         const TypeInfo& t = plan_->slots[id].type;
@@ -275,14 +279,19 @@ class PlanBuilder {
     plan_->constants[id] = std::move(v);
   }
 
-  StatusOr<std::vector<TypeInfo>> InferSubgraph(const ir::Graph& sg,
+  StatusOr<std::vector<TypeInfo>> InferSubgraph(const ir::Node& node, const ir::Graph& sg,
                                                 const std::vector<TypeInfo>& inputs) {
     std::map<std::string, TypeInfo> in_types, outer;
     for (size_t i = 0; i < sg.inputs.size(); ++i)
       in_types[sg.inputs[i].name] = i < inputs.size() && inputs[i].kind != TypeInfo::Kind::kUnknown
                                         ? inputs[i]
                                         : sg.inputs[i].type;
-    for (const auto& s : plan_->slots) outer[s.name] = s.type;
+    // Only the names the subgraphs read from outside (the loader's implicit inputs, nested ones
+    // included): copying every slot made a long chain of Ifs quadratic to plan.
+    for (const auto& name : node.implicit_inputs) {
+      auto it = plan_->slot_of.find(name);
+      if (it != plan_->slot_of.end()) outer[name] = plan_->slots[it->second].type;
+    }
     PlanOptions o = opts_;
     o.infer_only = true;
     o.use_arena = false;

@@ -76,10 +76,12 @@ bool Contained(const Match& m, const FusionGraph& g) {
 
 class Pass {
  public:
-  Pass(ExecutionPlan& plan, std::vector<Rule> rules)
+  Pass(ExecutionPlan& plan, std::vector<const Rule*> rules)
       : g_(plan), rules_(std::move(rules)), first_new_slot_(static_cast<int>(plan.slots.size())) {
-    for (const Rule& r : rules_)
+    for (const Rule* rp : rules_) {
+      const Rule& r = *rp;
       for (const std::string& op : r.pattern.RootOps()) by_root_op_[op].push_back(&r);
+    }
   }
 
   int Run() {
@@ -259,7 +261,7 @@ class Pass {
   }
 
   FusionGraph g_;
-  std::vector<Rule> rules_;
+  std::vector<const Rule*> rules_;
   int first_new_slot_;  // slots from here on were added by rewrites
   std::map<std::string, std::vector<const Rule*>> by_root_op_;
   std::set<std::pair<std::string, int>> failed_;  // (rule, root) whose rewrite was rejected
@@ -270,9 +272,12 @@ class Pass {
 
 int RunFusionPass(ExecutionPlan& plan, OptLevel level, uint64_t rule_seed) {
   if (level == OptLevel::kNone) return 0;
-  std::vector<Rule> rules;
-  for (Rule& r : AllRules())
-    if (static_cast<int>(r.level) <= static_cast<int>(level)) rules.push_back(std::move(r));
+  // Built once per process: rebuilding the patterns for each plan dominated planning a model
+  // with thousands of small subgraphs. Rules are immutable (their functions are pure).
+  static const std::vector<Rule> kAllRules = AllRules();
+  std::vector<const Rule*> rules;
+  for (const Rule& r : kAllRules)
+    if (static_cast<int>(r.level) <= static_cast<int>(level)) rules.push_back(&r);
   if (rule_seed != 0) {
     // Fisher-Yates with an explicit engine: the same seed shuffles alike on every platform.
     std::mt19937_64 gen(rule_seed);

@@ -53,7 +53,7 @@ class StepContext : public kernels::KernelContext {
     if (Status s = kernels::CheckOutputSize(view_, i, dtype, shape, memory::TensorByteCeiling());
         !s.ok())
       throw Error(s);
-    (void)CheckedByteSize(dtype, ShapeElementCount(shape), &need);  // fits: checked above
+    (void)CheckedByteSize(dtype, ShapeElementCount(shape), &need);           // fits: checked above
     if (!has_output(i)) return Tensor::AllocateUninitialized(dtype, shape);  // omitted: scratch
     const int id = step_.outputs[i];
     const planner::ValueSlot& s = frame_.plan->slots[id];
@@ -188,6 +188,13 @@ Status Executor::Run(const ExecutionPlan& plan, memory::ArenaPool* arenas,
     if (timed) start = std::chrono::steady_clock::now();
     try {
       status = step.kernel->Run(ctx);
+    } catch (const Error& e) {
+      // A size over the limits from Output() or from an allocation deep in a kernel: keep its
+      // code (kLimit), adding the node where the message does not name it yet.
+      status = e.status();
+      const std::string where = step.node->Describe();
+      if (status.message().find(where) == std::string::npos)
+        status = status.WithContext(where + ": ");
     } catch (const std::bad_alloc&) {
       status = ctx.node().Fail("out of memory");
     } catch (const std::exception& e) {

@@ -145,6 +145,7 @@ class InnerContext : public KernelContext {
     return outer_.RunSubgraph(attr, inputs);
   }
   int intra_op_threads() const override { return outer_.intra_op_threads(); }
+  Status CheckCancelled() const override { return outer_.CheckCancelled(); }
   Tensor& output() { return y_; }
 
  private:

@@ -48,10 +48,13 @@ for h in "${HARNESSES[@]}"; do
   regressions=(tests/fuzz/regressions/"$name"/*)
   if [ -e "${regressions[0]}" ]; then
     echo "== fuzz $name: ${#regressions[@]} regression inputs"
-    if ! "$bin" "${FLAGS[@]}" "${regressions[@]}" >"$logs/$name.regressions.log" 2>&1; then
-      tail -n 40 "$logs/$name.regressions.log"
-      failed+=("$name (regressions)")
-    fi
+    # One process per input: a crash ends the process, and every failing input should be named.
+    for r in "${regressions[@]}"; do
+      if ! "$bin" "${FLAGS[@]}" "$r" >"$logs/$name.regression.log" 2>&1; then
+        grep -E 'ERROR|SUMMARY|runtime error' "$logs/$name.regression.log" | head -n 3
+        failed+=("$r")
+      fi
+    done
   fi
   echo "== fuzz $name: ${SECONDS_EACH}s from the seed corpus ($BUILD/fuzz/corpus/$name)"
   start=$(date +%s)

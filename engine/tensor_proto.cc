@@ -49,6 +49,12 @@ std::string TensorLabel(const onnx::TensorProto& p) {
   return p.name().empty() ? std::string("tensor") : "tensor '" + p.name() + "'";
 }
 
+// A bool is one byte that kernels read as C++ bool, where only 0 and 1 are valid values: any
+// other byte a file holds means true (as numpy and ONNX Runtime read it) and becomes 1.
+void NormalizeBools(uint8_t* data, size_t n) {
+  for (size_t i = 0; i < n; ++i) data[i] = data[i] != 0;
+}
+
 // Fills `out` (already allocated) from a raw little-endian byte buffer.
 Status FillFromBytes(const onnx::TensorProto& p, const uint8_t* bytes, size_t size, Tensor& out) {
   const DType t = out.dtype();
@@ -67,6 +73,7 @@ Status FillFromBytes(const onnx::TensorProto& p, const uint8_t* bytes, size_t si
                         ShapeToString(out.shape()), " needs ", out.nbytes(),
                         " bytes of data, found ", size);
   if (size) std::memcpy(out.raw_data(), bytes, size);
+  if (t == DType::kBool) NormalizeBools(out.data<uint8_t>(), size);
   return Status::Ok();
 }
 
@@ -104,7 +111,10 @@ StatusOr<std::string> ResolveExternalPath(const onnx::TensorProto& p, const std:
   return f;
 }
 
-Status FillFromExternal(const onnx::TensorProto& p, const ExternalDataContext& ext, Tensor& out) {
+// The tensor `p` declares (type t, `shape` of `count` elements, `bytes` unpacked), read from its
+// external file: location, range and size are all checked before the buffer is allocated.
+StatusOr<Tensor> ReadExternal(const onnx::TensorProto& p, const ExternalDataContext& ext, DType t,
+                              const Shape& shape, int64_t count, uint64_t bytes) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : p.external_data()) {
@@ -120,7 +130,7 @@ Status FillFromExternal(const onnx::TensorProto& p, const ExternalDataContext& e
       (k == "offset" ? offset : length) = v;
     }
   }
-  if (out.dtype() == DType::kString)
+  if (t == DType::kString)
     return InvalidModel(TensorLabel(p), ": string tensors cannot use external data");
   ONYX_ASSIGN_OR_RETURN(std::string path, ResolveExternalPath(p, location, ext));
   auto file = memory::RegularFile::Open(path);
@@ -137,22 +147,28 @@ Status FillFromExternal(const onnx::TensorProto& p, const ExternalDataContext& e
                         ") is past the end of '", location, "' (", size, " bytes)");
   // The bytes are copied, not mapped (see memory/mapped_file.h): the session must not change or
   // fault when the file does later. Checked against the tensor before anything is read.
-  const bool packed = IsSubByte(out.dtype());
-  const size_t need = packed ? PackedBytes(out.dtype(), out.numel()) : out.nbytes();
+  const bool packed = IsSubByte(t);
+  const uint64_t need = packed ? PackedBytes(t, count) : bytes;
   if (static_cast<uint64_t>(length) != need)
-    return InvalidModel(TensorLabel(p), " of type ", DTypeName(out.dtype()), " and shape ",
-                        ShapeToString(out.shape()), " needs ", need, " bytes of data, found ",
-                        length, " in external data '", location, "'");
+    return InvalidModel(TensorLabel(p), " of type ", DTypeName(t), " and shape ",
+                        ShapeToString(shape), " needs ", need, " bytes of data, found ", length,
+                        " in external data '", location, "'");
   auto read = [&](void* dst) {
     Status s = file->ReadAt(static_cast<uint64_t>(offset), dst, need);
     return s.ok() ? s : s.WithContext(TensorLabel(p) + ": external data '" + location + "': ");
   };
-  if (need == 0) return Status::Ok();
+  Tensor out = Tensor::AllocateUninitialized(t, shape);
+  if (need == 0) return out;
   // Read straight into the tensor's own buffer when the bytes are its storage: one copy only.
-  if (!packed) return read(out.raw_data());
-  std::vector<uint8_t> bytes(need);
-  ONYX_RETURN_IF_ERROR(read(bytes.data()));
-  return FillFromBytes(p, bytes.data(), bytes.size(), out);
+  if (!packed) {
+    ONYX_RETURN_IF_ERROR(read(out.raw_data()));
+    if (t == DType::kBool) NormalizeBools(out.data<uint8_t>(), need);
+    return out;
+  }
+  std::vector<uint8_t> packed_bytes(need);
+  ONYX_RETURN_IF_ERROR(read(packed_bytes.data()));
+  ONYX_RETURN_IF_ERROR(FillFromBytes(p, packed_bytes.data(), packed_bytes.size(), out));
+  return out;
 }
 
 template <typename Src>
@@ -253,18 +269,14 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p, const ExternalDataC
                          ext.max_tensor_bytes,
                          " bytes (raise it with SessionOptions::limits.max_tensor_bytes or "
                          "ONYX_MAX_TENSOR_BYTES)");
-  const bool external = p.data_location() == onnx::TensorProto::EXTERNAL;
-  if (!external) ONYX_RETURN_IF_ERROR(CheckDataPresent(p, t, count, bytes));
-  // Raw and external bytes overwrite the whole buffer (or fail), so it need not be zeroed first.
-  const bool filled_from_bytes = external || p.has_raw_data();
+  if (p.data_location() == onnx::TensorProto::EXTERNAL)
+    return ReadExternal(p, ext, t, shape, count, bytes);
+  ONYX_RETURN_IF_ERROR(CheckDataPresent(p, t, count, bytes));
+  // Raw bytes overwrite the whole buffer (or fail), so it need not be zeroed first.
   Tensor out =
-      filled_from_bytes ? Tensor::AllocateUninitialized(t, shape) : Tensor::Allocate(t, shape);
+      p.has_raw_data() ? Tensor::AllocateUninitialized(t, shape) : Tensor::Allocate(t, shape);
   const int64_t n = out.numel();
 
-  if (external) {
-    ONYX_RETURN_IF_ERROR(FillFromExternal(p, ext, out));
-    return out;
-  }
   if (p.has_raw_data()) {
     if (t == DType::kString)
       return InvalidModel(TensorLabel(p), ": string tensors cannot use raw_data");
@@ -365,10 +377,12 @@ StatusOr<Tensor> TakeTensorFromProto(onnx::TensorProto* p, const ExternalDataCon
     n *= static_cast<uint64_t>(d);
   }
   const auto* data = p->raw_data().data();
-  if (n * elem != p->raw_data().size() || reinterpret_cast<uintptr_t>(data) % elem != 0)
+  if (n * elem != p->raw_data().size() || reinterpret_cast<uintptr_t>(data) % elem != 0 ||
+      (ext.max_tensor_bytes != 0 && n * elem > ext.max_tensor_bytes))
     return TensorFromProto(*p, ext);
   auto holder = std::make_shared<std::string>(std::move(*p->mutable_raw_data()));
   p->clear_raw_data();
+  if (t == DType::kBool) NormalizeBools(reinterpret_cast<uint8_t*>(holder->data()), holder->size());
   return Tensor::Wrap(t, Shape(p->dims().begin(), p->dims().end()), holder, holder->data());
 }
 

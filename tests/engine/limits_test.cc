@@ -350,6 +350,50 @@ TEST(Limits, LoaderRefusesATensorOverItsCeiling) {
   ASSERT_TRUE(engine::TensorFromProto(t, ctx).ok());
 }
 
+TEST(Limits, ExternalDeclarationsAreCheckedBeforeAnyAllocation) {
+  // Found by fuzz_tensor_proto: 2e10 int4 elements (20 GB unpacked) and 2e15 strings, both
+  // "external" in a proto with no model directory, were allocated before the location was read.
+  onnx::TensorProto int4;
+  int4.set_data_type(onnx::TensorProto::INT4);
+  int4.add_dims(20'000'000'000);
+  int4.set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* kv = int4.add_external_data();
+  kv->set_key("location");
+  kv->set_value("weights.bin");
+  onnx::TensorProto strings = int4;
+  strings.set_data_type(onnx::TensorProto::STRING);
+  strings.set_dims(0, 2'000'000'000'000'000);
+  const int64_t before = ResetAndReadPeakKiB(true);
+  for (const onnx::TensorProto* t : {&int4, &strings}) {
+    WithinASecond timer;
+    auto r = engine::TensorFromProto(*t, engine::ExternalDataContext{});
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), ErrorCode::kInvalidModel) << r.status().message();
+  }
+  const int64_t after = ResetAndReadPeakKiB(false);
+  EXPECT_LT(after - before, 200 * 1024)
+      << "peak RSS grew from " << before << " KiB to " << after << " KiB";
+}
+
+TEST(Limits, BoolBytesOtherThanZeroAndOneReadAsTrue) {
+  // Found by fuzz_run: a bool feed's raw byte 59 reached Xor as an invalid C++ bool (UBSan).
+  onnx::TensorProto t;
+  t.set_data_type(onnx::TensorProto::BOOL);
+  t.add_dims(4);
+  t.set_raw_data(std::string("\x00\x3b\x01\xff", 4));
+  for (const bool take : {false, true}) {
+    onnx::TensorProto copy = t;
+    auto r = take ? engine::TakeTensorFromProto(&copy, engine::ExternalDataContext{})
+                  : engine::TensorFromProto(copy, engine::ExternalDataContext{});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const uint8_t* v = r->data<uint8_t>();
+    EXPECT_EQ(v[0], 0);
+    EXPECT_EQ(v[1], 1);
+    EXPECT_EQ(v[2], 1);
+    EXPECT_EQ(v[3], 1);
+  }
+}
+
 // ---- (d) shape functions and kernels fed overflowing shapes ----
 
 onnx::TensorProto Int64Init(const std::string& name, const std::vector<int64_t>& values) {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up (idempotent) and runs every test: GoogleTest suites (loader, planner, kernels, executor
 # on the light models), the ONNX conformance regression check, the Python tests against ONNX
-# Runtime (the benchmark models' fusion checks included), and the loader/executor tests again
-# under AddressSanitizer + UBSan.
+# Runtime (the benchmark models' fusion checks included); then the loader/executor/limits tests,
+# the kernel tests and a bounded run of each libFuzzer harness under AddressSanitizer + UBSan
+# (clang), and the concurrent-run and cancellation tests under ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -42,7 +43,7 @@ cmake --build build-asan -j"$(nproc)" --target onyx_engine_test onyx_planner_tes
   onyx_fuzzers
 # The kernel tests run every fast kernel (tails, borders, in-place outputs) on every Highway target.
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan --output-on-failure -j2 -R '^(loader|session|arena_plan|shape_inference)\.'
+  ctest --test-dir build-asan --output-on-failure -j2 -R '^(loader|session|arena_plan|shape_inference|Limits)\.'
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build-asan/tests/onyx_kernels_test \
   --gtest_brief=1
 echo "== fuzzers: saved crash inputs, then 60 s per harness from the node-test seeds (ASan + UBSan)"

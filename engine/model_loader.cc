@@ -14,6 +14,7 @@
 #include <unordered_set>
 
 #include "engine/tensor_proto.h"
+#include "kernels/op_arity.h"
 #include "memory/mapped_file.h"
 #include "onnx/onnx-ml.pb.h"
 #include "planner/schedule.h"
@@ -469,6 +470,9 @@ struct Scope {
 };
 
 Status ValidateGraphIn(ir::Graph& g, const Scope* outer) {
+  // Input and output counts against the ONNX schemas first: everything after this (shape
+  // inference, constant folding, kernels) indexes a node's required inputs unchecked.
+  for (const auto& n : g.nodes) ONYX_RETURN_IF_ERROR(kernels::CheckNodeArity(n));
   // Every name this graph defines: inputs, initializers and node outputs. The views point into
   // `g`, whose names do not change while it is validated.
   std::unordered_set<std::string_view> names;

@@ -1,0 +1,92 @@
+#include "kernels/op_arity.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+namespace onyx::kernels {
+namespace {
+
+struct OpArity {
+  const char* domain;
+  const char* op_type;
+  int since_version;
+  int min_input;
+  int max_input;  // INT32_MAX when the last formal input is variadic
+  int min_output;
+  int max_output;
+  uint32_t required;        // bit i: formal input i is Single (neither Optional nor Variadic)
+  bool variadic_last;       // the last formal input repeats
+  const char* input_names;  // formal input names, ", "-separated
+};
+
+// Sorted by (domain, op_type, since_version); generated from the pinned onnx package.
+constexpr OpArity kOpArity[] = {
+#include "op_arity_table.inc"
+};
+
+using Key = std::tuple<std::string_view, std::string_view, int64_t>;
+
+Key KeyOf(const OpArity& a) {
+  return {a.domain, a.op_type, a.since_version};
+}
+
+const OpArity* Find(const ir::Node& node) {
+  const Key key{node.domain, node.op_type, node.opset};
+  // The first row after `key`; the one before it is the newest version <= node.opset.
+  const OpArity* it = std::upper_bound(std::begin(kOpArity), std::end(kOpArity), key,
+                                       [](const Key& k, const OpArity& a) { return k < KeyOf(a); });
+  if (it == std::begin(kOpArity)) return nullptr;
+  --it;
+  if (node.domain != it->domain || node.op_type != it->op_type) return nullptr;
+  return it;
+}
+
+// Formal name of input i; inputs past the last formal one belong to a variadic last one.
+std::string FormalName(const OpArity& a, size_t i) {
+  std::string_view names = a.input_names;
+  for (size_t k = 0;; ++k) {
+    const size_t comma = names.find(", ");
+    if (k == i || comma == std::string_view::npos) return std::string(names.substr(0, comma));
+    names.remove_prefix(comma + 2);
+  }
+}
+
+// "2 inputs", "1 to 3 inputs", "at least 1 input"; `what` is the singular noun.
+std::string Range(int lo, int hi, const char* what) {
+  const char* plural = hi == 1 ? "" : "s";
+  if (hi == INT32_MAX) return StrCat("at least ", lo, " ", what, lo == 1 ? "" : "s");
+  if (lo == hi) return StrCat(lo, " ", what, plural);
+  return StrCat(lo, " to ", hi, " ", what, plural);
+}
+
+}  // namespace
+
+Status CheckNodeArity(const ir::Node& node) {
+  const OpArity* a = Find(node);
+  if (a == nullptr) return Status::Ok();
+  const std::string schema = StrCat(a->op_type, "-", a->since_version);
+  const int64_t n_in = static_cast<int64_t>(node.inputs.size());
+  const std::string takes = StrCat(schema, " takes ", Range(a->min_input, a->max_input, "input"),
+                                   " (", a->input_names, a->variadic_last ? "..." : "", ")");
+  // The first absent position is the first required input missing: min_input counts positions.
+  if (n_in < a->min_input)
+    return InvalidModel(node.Describe(), ": has ", n_in, " inputs; ", takes, ": input ", n_in, " '",
+                        FormalName(*a, n_in), "' is missing");
+  if (n_in > a->max_input) return InvalidModel(node.Describe(), ": has ", n_in, " inputs; ", takes);
+  for (size_t i = 0; i < node.inputs.size() && i < 32; ++i) {
+    if (node.inputs[i].empty() && (a->required >> i & 1u))
+      return InvalidModel(node.Describe(), ": input ", i, " '", FormalName(*a, i),
+                          "' is missing: ", schema, " requires it, but its name is empty");
+  }
+  const int64_t n_out = static_cast<int64_t>(node.outputs.size());
+  if (n_out < a->min_output || n_out > a->max_output)
+    return InvalidModel(node.Describe(), ": has ", n_out, " outputs; ", schema, " produces ",
+                        Range(a->min_output, a->max_output, "output"));
+  return Status::Ok();
+}
+
+}  // namespace onyx::kernels

@@ -26,7 +26,8 @@ StatusOr<ir::Model> LoadModelFromBytes(const std::string& bytes,
                                        const Limits& limits = ResolveLimits());
 
 // Validates a graph and its subgraphs: every input defined (in the graph, an initializer, a graph
-// input or an enclosing scope), every value produced once, no cycles. Fills Node::implicit_inputs.
+// input or an enclosing scope), every value produced once, no cycles, and each node's input and
+// output counts within its ONNX schema (kernels/op_arity.h). Fills Node::implicit_inputs.
 Status ValidateGraph(ir::Graph& graph, const std::vector<std::string>& outer_scope);
 
 }  // namespace onyx::engine

@@ -208,13 +208,18 @@ Status ResolveResizeShape(const NodeView& node, const Shape& x_shape, const Resi
       // One scale for every resized axis keeps the aspect ratio; sizes round half up.
       double scale = policy == "not_larger" ? INFINITY : -INFINITY;
       for (size_t i = 0; i < na; ++i) {
+        if (x_shape[axes[i]] == 0) continue;  // stays empty (its size is 0, checked above)
         const double r = static_cast<double>(sz[i]) / static_cast<double>(x_shape[axes[i]]);
         scale = policy == "not_larger" ? std::min(scale, r) : std::max(scale, r);
       }
       for (size_t i = 0; i < na; ++i) {
-        p->scales[axes[i]] = scale;
-        p->output_shape[axes[i]] =
-            static_cast<int64_t>(scale * static_cast<double>(x_shape[axes[i]]) + 0.5);
+        p->scales[axes[i]] = std::isfinite(scale) ? scale : 1.0;
+        const double dim = scale * static_cast<double>(x_shape[axes[i]]) + 0.5;
+        // Checked before the conversion: a double beyond int64 does not convert.
+        if (!(dim < 0x1p62))
+          return node.Invalid("input ", inputs.sizes, " '", InputName(node, inputs.sizes),
+                              "' makes axis ", axes[i], " ", dim, " long");
+        p->output_shape[axes[i]] = x_shape[axes[i]] == 0 ? 0 : static_cast<int64_t>(dim);
       }
     } else {
       return node.Invalid("attribute 'keep_aspect_ratio_policy' is '", policy,
@@ -227,8 +232,11 @@ Status ResolveResizeShape(const NodeView& node, const Shape& x_shape, const Resi
     for (int64_t a = 0; a < rank; ++a) {
       if (!(p->scales[a] > 0) || !std::isfinite(p->scales[a]))
         return node.Invalid("scale ", p->scales[a], " for axis ", a, " must be positive");
-      p->output_shape[a] =
-          static_cast<int64_t>(std::floor(p->scales[a] * static_cast<double>(x_shape[a])));
+      const double dim = std::floor(p->scales[a] * static_cast<double>(x_shape[a]));
+      if (!(dim < 0x1p62))  // checked before the conversion, which a larger double overflows
+        return node.Invalid("scale ", p->scales[a], " makes axis ", a, " of length ", x_shape[a],
+                            " ", dim, " long");
+      p->output_shape[a] = static_cast<int64_t>(dim);
     }
   }
   if (p->coordinate_mode == ResizeCoordinateMode::kTfCropAndResize) {

@@ -150,6 +150,9 @@ AxisTaps ComputeTaps(const ResizeParams& p, int64_t in, int64_t out, double scal
   // Linear and cubic: weights at offsets [start, start + taps) from `base`, where base is the
   // pixel left of x (an integer x counts as ratio 1 from the pixel before it, as in
   // onnx.reference). Antialiasing stretches the kernel by 1/scale when downscaling.
+  // An empty output axis needs no taps; its scale may be 0 (sizes of 0), and -support / 0
+  // below would not convert to an integer.
+  if (out == 0) return t;
   const double s = p.antialias ? std::min(scale, 1.0) : 1.0;
   const double support = p.mode == ResizeMode::kLinear ? 1.0 : 2.0;
   const int64_t start = static_cast<int64_t>(std::floor(-support / s)) + 1;

@@ -9,20 +9,14 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onyx
+from loop_models import counting_loop_body
 
 HUGE = 2**40
 
 
 def loop_model():
     """y = x + M: a Loop whose body adds 1 per iteration; M is an input."""
-    body = helper.make_graph(
-        [helper.make_node("Identity", ["cond"], ["cond_out"]),
-         helper.make_node("Add", ["x_in", "one"], ["x_out"])], "body",
-        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
-         helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("x_in", TensorProto.FLOAT, [1])],
-        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("x_out", TensorProto.FLOAT, [1])])
+    body = counting_loop_body()
     g = helper.make_graph(
         [helper.make_node("Loop", ["M", "", "x"], ["y"], name="loop", body=body)], "g",
         [helper.make_tensor_value_info("M", TensorProto.INT64, []),

@@ -10,6 +10,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from conftest import DATA
+from loop_models import counting_loop_body
 
 
 def run(cli, *args, timeout=120):
@@ -318,14 +319,7 @@ def test_generate_fills_only_inputs_without_a_file(onyx_cli, tmp_path):
 
 
 def test_run_timeout_stops_a_huge_loop(onyx_cli, tmp_path):
-    body = helper.make_graph(
-        [helper.make_node("Identity", ["cond"], ["cond_out"]),
-         helper.make_node("Add", ["x_in", "one"], ["x_out"])], "body",
-        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
-         helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("x_in", TensorProto.FLOAT, [1])],
-        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
-         helper.make_tensor_value_info("x_out", TensorProto.FLOAT, [1])])
+    body = counting_loop_body()
     g = helper.make_graph(
         [helper.make_node("Loop", ["M", "", "x"], ["y"], name="loop", body=body)], "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],

@@ -63,6 +63,11 @@ std::string Range(int lo, int hi, const char* what) {
   return StrCat(lo, " to ", hi, " ", what, plural);
 }
 
+// "1 input", "0 inputs".
+std::string Count(int64_t n, const char* what) {
+  return StrCat(n, " ", what, n == 1 ? "" : "s");
+}
+
 }  // namespace
 
 Status CheckNodeArity(const ir::Node& node) {
@@ -74,9 +79,10 @@ Status CheckNodeArity(const ir::Node& node) {
                                    " (", a->input_names, a->variadic_last ? "..." : "", ")");
   // The first absent position is the first required input missing: min_input counts positions.
   if (n_in < a->min_input)
-    return InvalidModel(node.Describe(), ": has ", n_in, " inputs; ", takes, ": input ", n_in, " '",
-                        FormalName(*a, n_in), "' is missing");
-  if (n_in > a->max_input) return InvalidModel(node.Describe(), ": has ", n_in, " inputs; ", takes);
+    return InvalidModel(node.Describe(), ": has ", Count(n_in, "input"), "; ", takes, ": input ",
+                        n_in, " '", FormalName(*a, n_in), "' is missing");
+  if (n_in > a->max_input)
+    return InvalidModel(node.Describe(), ": has ", Count(n_in, "input"), "; ", takes);
   for (size_t i = 0; i < node.inputs.size() && i < 32; ++i) {
     if (node.inputs[i].empty() && (a->required >> i & 1u))
       return InvalidModel(node.Describe(), ": input ", i, " '", FormalName(*a, i),
@@ -84,8 +90,8 @@ Status CheckNodeArity(const ir::Node& node) {
   }
   const int64_t n_out = static_cast<int64_t>(node.outputs.size());
   if (n_out < a->min_output || n_out > a->max_output)
-    return InvalidModel(node.Describe(), ": has ", n_out, " outputs; ", schema, " produces ",
-                        Range(a->min_output, a->max_output, "output"));
+    return InvalidModel(node.Describe(), ": has ", Count(n_out, "output"), "; ", schema,
+                        " produces ", Range(a->min_output, a->max_output, "output"));
   return Status::Ok();
 }
 

@@ -54,7 +54,7 @@ TEST(loader, ArityMatMulWithOneInput) {
   b.FloatInit("a", {1, 1}, {2.f});
   b.Output("y", kF32, {1, 1});
   b.Node("MatMul", {"a"}, {"y"}, "mm");
-  ExpectRefused(b, {"MatMul node 'mm' (#0)", "has 1 inputs", "takes 2 inputs (A, B)",
+  ExpectRefused(b, {"MatMul node 'mm' (#0)", "has 1 input;", "takes 2 inputs (A, B)",
                     "input 1 'B' is missing"});
 }
 
@@ -118,7 +118,7 @@ TEST(loader, ArityCheckedInSubgraphs) {
     out->mutable_type()->mutable_tensor_type()->set_elem_type(kF32);
   }
   ExpectRefused(b,
-                {"If node 'if' (#0)", "then_branch", "MatMul node 'inner' (#0)", "has 1 inputs"});
+                {"If node 'if' (#0)", "then_branch", "MatMul node 'inner' (#0)", "has 1 input;"});
 }
 
 // Optional inputs omitted (trailing, or in the middle as ""): Clip with X alone is Identity.

@@ -543,8 +543,9 @@ Status InferDft(InferContext& ctx) {
     return Status::Ok();
   }
   const int64_t rank = x.rank();
-  const Dim& last = x.dims[rank - 1];
-  if (rank < 2 || (last.known() && last.value != 1 && last.value != 2))
+  // Rank first: the last dim of a scalar does not exist (found by fuzz_load_plan).
+  if (rank < 2 ||
+      (x.dims[rank - 1].known() && x.dims[rank - 1].value != 1 && x.dims[rank - 1].value != 2))
     return node.Invalid("input 0 '", InputName(node, 0), "' has shape ", x.ToString(),
                         "; expected [..., signal dims..., 1 or 2]");
   const Tensor* axis_input = nullptr;
@@ -561,7 +562,10 @@ Status InferDft(InferContext& ctx) {
   Dim n;
   int64_t len = 0;
   if (Present(ctx, 1)) {
-    if (ConstantScalarInt(ctx, 1, &len)) n = Dim::Known(len);
+    if (ConstantScalarInt(ctx, 1, &len)) {
+      if (len < 1) return node.Invalid("dft_length must be >= 1, got ", len);
+      n = Dim::Known(len);
+    }
   } else if (x.dims[axis].known()) {
     n = Dim::Known(inverse && onesided ? 2 * (x.dims[axis].value - 1) : x.dims[axis].value);
   } else if (!(inverse && onesided)) {

@@ -2,6 +2,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -13,6 +14,9 @@
 
 namespace onyx::kernels {
 namespace {
+
+// Samples one box may take (bins x grid): far beyond any real detector's boxes on its feature map.
+constexpr double kMaxRoiSamples = double{1 << 26};
 
 // One bilinear sample: four input offsets (within a plane) and their weights.
 struct Sample {
@@ -109,6 +113,7 @@ Status RoiAlign(KernelContext& ctx, bool half_pixel_default) {
     }
   }
   Tensor y = ctx.Output(0, x.dtype(), {num_rois, channels, out_h, out_w});
+  std::atomic<int64_t> bad_roi{-1};  // a box whose sampling grid is not computable
   const bool ok = VisitFloat(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* src = x.data<T>();
@@ -127,10 +132,17 @@ Status RoiAlign(KernelContext& ctx, bool half_pixel_default) {
         roi_h = std::max(roi_h, 1.0);
       }
       const double bin_h = roi_h / out_h, bin_w = roi_w / out_w;
-      const int64_t grid_h =
-          sampling_ratio > 0 ? sampling_ratio : static_cast<int64_t>(std::ceil(roi_h / out_h));
-      const int64_t grid_w =
-          sampling_ratio > 0 ? sampling_ratio : static_cast<int64_t>(std::ceil(roi_w / out_w));
+      const double grid_h_d = sampling_ratio > 0 ? sampling_ratio : std::ceil(roi_h / out_h);
+      const double grid_w_d = sampling_ratio > 0 ? sampling_ratio : std::ceil(roi_w / out_w);
+      // The adaptive grid grows with the box: a box of 1e19 pixels (or NaN) would not convert
+      // to an integer, or would sample for ever (found by fuzz_run).
+      if (!(std::isfinite(start_h) && std::isfinite(start_w) &&
+            grid_h_d * grid_w_d * static_cast<double>(out_h * out_w) <= kMaxRoiSamples)) {
+        bad_roi.store(r, std::memory_order_relaxed);
+        return;
+      }
+      const int64_t grid_h = static_cast<int64_t>(grid_h_d);
+      const int64_t grid_w = static_cast<int64_t>(grid_w_d);
       const double count = static_cast<double>(std::max<int64_t>(grid_h * grid_w, 1));
       // Sample positions and weights are shared by every channel.
       std::vector<Sample> samples;
@@ -172,6 +184,10 @@ Status RoiAlign(KernelContext& ctx, bool half_pixel_default) {
     return node.NotSupported("input 0 '", node.node().inputs[0], "' has type ",
                              DTypeName(x.dtype()));
   }
+  if (const int64_t r = bad_roi.load(); r >= 0)
+    return node.Fail("input 1 '", node.node().inputs[1], "' box ", r,
+                     " is not finite or so large that its sampling grid would take more than ",
+                     static_cast<int64_t>(kMaxRoiSamples), " samples");
   return Status::Ok();
 }
 

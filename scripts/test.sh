@@ -47,7 +47,7 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build-asan/tests/onyx_kernels_test \
   --gtest_brief=1
 echo "== fuzzers: saved crash inputs, then 60 s per harness from the node-test seeds (ASan + UBSan)"
-tests/fuzz/run_campaign.sh 60
+ONYX_FUZZ_SEED=1 tests/fuzz/run_campaign.sh 60
 echo "== ThreadSanitizer: concurrent runs of every fast kernel family on one session, cancellation"
 # Every onyx target instrumented (ONYX_SANITIZE_THREAD), only the engine tests built. Sessions of 8
 # intra-op threads admit all 8 runs at once (no hand-off of runs between threads inside TBB), and

@@ -11,7 +11,8 @@
 # always brings the fuzzers up to date. Seeds come from the ONNX node tests
 # (make_seed_corpus.py); the corpus, crash artifacts and logs stay under build-asan/fuzz/.
 # Environment: ONYX_FUZZ_BUILD (build tree, default build-asan), ONYX_FUZZ_JOBS (parallel fuzzing
-# processes per harness, default 1), ONYX_FUZZ_RSS_MB (default 2048).
+# processes per harness, default 1), ONYX_FUZZ_RSS_MB (default 2048), ONYX_FUZZ_SEED (libFuzzer's
+# -seed; CI fixes it so that a run explores the same inputs each time, default random).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -38,6 +39,7 @@ cmake --build "$BUILD" -j"$(nproc)" --target onyx_fuzzers
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 FLAGS=(-rss_limit_mb="$RSS_MB" -timeout=10 -print_final_stats=1)
+[ -n "${ONYX_FUZZ_SEED:-}" ] && FLAGS+=(-seed="$ONYX_FUZZ_SEED")
 failed=()
 for h in "${HARNESSES[@]}"; do
   name=${h#fuzz_}

@@ -467,6 +467,8 @@ Status InferAffineGrid(InferContext& ctx) {
     if (size.size() != 4 && size.size() != 5)
       return node.Invalid("input 1 '", InputName(node, 1), "' has ", size.size(),
                           " values; expected 4 (N, C, H, W) or 5 (N, C, D, H, W)");
+    for (int64_t v : size)
+      if (v < 0) return node.Invalid("input 1 '", InputName(node, 1), "' has a negative size ", v);
     std::vector<Dim> dims = {Dim::Known(size[0])};
     for (size_t d = 2; d < size.size(); ++d) dims.push_back(Dim::Known(size[d]));
     dims.push_back(Dim::Known(static_cast<int64_t>(size.size()) - 2));
@@ -475,6 +477,9 @@ Status InferAffineGrid(InferContext& ctx) {
   }
   const TypeInfo& st = ctx.input_type(1);
   if (st.has_shape && st.rank() == 1 && st.dims[0].known()) {
+    if (st.dims[0].value != 4 && st.dims[0].value != 5)
+      return node.Invalid("input 1 '", InputName(node, 1), "' has shape ", st.ToString(),
+                          "; expected [4] (N, C, H, W) or [5] (N, C, D, H, W)");
     const int64_t k = st.dims[0].value - 2;
     TypeInfo out = TensorOfRank(theta.elem, k + 2);
     out.dims[0] = theta.has_shape && theta.rank() == 3 ? theta.dims[0] : Dim();

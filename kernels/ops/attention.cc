@@ -178,7 +178,11 @@ StatusOr<AttentionPlan> PlanAttention(const NodeView& node, const std::vector<co
                           ShapeToString(want_v));
     }
   }
-  const int64_t total = p.total_len();
+  int64_t total = 0;
+  if (!CheckedAdd(p.past_len, p.kv_len, &total)) {
+    return node.Invalid("past_key ", ShapeToString(*past_key), " and K ", ShapeToString(*k),
+                        " together have more rows than int64 can count");
+  }
   if (const Shape* mask = input(3)) {
     const Shape target = {p.batch, p.q_heads, p.q_len, total};
     bool ok = !mask->empty() && mask->size() <= 4 && mask->back() <= total;
@@ -219,7 +223,12 @@ StatusOr<AttentionPlan> PlanAttention(const NodeView& node, const std::vector<co
     }
     p.softmax_type = t;
   }
-  plan.y = p.packed_heads ? Shape{p.batch, p.q_len, p.q_heads * p.v_head_size}
+  int64_t y_hidden = 0;  // an empty Q lets q_num_heads be huge: [1, 1, 0] with 2^62 heads
+  if (!CheckedMul(p.q_heads, p.v_head_size, &y_hidden)) {
+    return node.Invalid("q_num_heads ", p.q_heads, " times V's head size ", p.v_head_size,
+                        " overflows int64");
+  }
+  plan.y = p.packed_heads ? Shape{p.batch, p.q_len, y_hidden}
                           : Shape{p.batch, p.q_heads, p.q_len, p.v_head_size};
   plan.present_key = {p.batch, p.kv_heads, total, p.head_size};
   plan.present_value = {p.batch, p.kv_heads, total, p.v_head_size};
@@ -320,6 +329,10 @@ Status AttentionKernel(KernelContext& ctx) {
   if (ctx.has_output(1)) present_key = ctx.Output(1, q.dtype(), plan.present_key);
   if (ctx.has_output(2)) present_value = ctx.Output(2, v.dtype(), plan.present_value);
   if (ctx.has_output(3)) qk = ctx.Output(3, q.dtype(), plan.qk);
+  // With head sizes 0 every output can be empty while the key length is huge (K [1, 1, 2^40,
+  // 0]): the loops over the keys and their scratch rows would then be unbounded.
+  if (y.numel() == 0 && present_key.numel() == 0 && present_value.numel() == 0 && qk.numel() == 0)
+    return Status::Ok();
   reference::Attention(plan.p, q, k, v, mask, past_key, past_value, nonpad_data, &y,
                        ctx.has_output(1) ? &present_key : nullptr,
                        ctx.has_output(2) ? &present_value : nullptr,
@@ -493,7 +506,7 @@ Status TensorScatterKernel(KernelContext& ctx) {
     w = indices->data<int64_t>();
     // Linear mode writes [w, w + len) and must stay inside the cache.
     for (int64_t b = 0; !circular && b < indices->numel(); ++b) {
-      if (w[b] < 0 || w[b] + update.dim(axis) > past.dim(axis)) {
+      if (w[b] < 0 || w[b] > past.dim(axis) - update.dim(axis)) {
         return node.Fail(Describe(node, 2), " [", b, "] = ", w[b], " writes ", update.dim(axis),
                          " entries past the end of axis ", axis, " (size ", past.dim(axis),
                          ") in linear mode");
@@ -698,6 +711,12 @@ StatusOr<reference::LinearAttentionParams> PlanLinearAttention(
                           "; expected [B, T, kv_heads] or [B, T, 1]");
     }
     p.per_head_beta = per_head;
+  }
+  // q_num_heads may be huge when query is empty ([1, 1, 0] with 2^62 heads).
+  int64_t out_hidden = 0;  // the output's last dim, computed by the callers
+  if (!CheckedMul(p.q_heads, p.value_size, &out_hidden)) {
+    return node.Invalid("attribute 'q_num_heads' ", p.q_heads, " times the value head size ",
+                        p.value_size, " overflows int64");
   }
   const double scale = node.attr_float("scale", 0.0f);
   p.scale = scale != 0 ? scale : 1.0 / std::sqrt(static_cast<double>(p.key_size));

@@ -17,6 +17,8 @@ void RotaryEmbedding(const RotaryParams& p, const Tensor& x, const Tensor& cos_c
   const std::vector<double> cd = LoadFloats(cos_cache);
   const std::vector<double> sd = LoadFloats(sin_cache);
   std::vector<double> out(xd);  // the unrotated tail of each head is copied as is
+  // An empty x may still have huge batch, sequence and head counts (head size 0).
+  if (x.numel() == 0) return;
   const auto r = [t](double v) { return RoundTo(t, v); };
   for (int64_t b = 0; b < p.batch; ++b) {
     for (int64_t s = 0; s < S; ++s) {
@@ -53,10 +55,12 @@ void TensorScatter(const Tensor& past, const Tensor& update, const int64_t* writ
   if (batch == 0 || max_len == 0) return;
   const int64_t per_batch = outer / batch;  // prefix indices that share one write index
   for (int64_t o = 0; o < outer; ++o) {
-    const int64_t start = write_indices ? write_indices[o / per_batch] : 0;
+    int64_t start = write_indices ? write_indices[o / per_batch] : 0;
+    // Wrapped first so that start + s cannot overflow for a write index near INT64_MAX.
+    if (circular) start = ((start % max_len) + max_len) % max_len;
     for (int64_t s = 0; s < len; ++s) {
       int64_t pos = start + s;
-      if (circular) pos = ((pos % max_len) + max_len) % max_len;
+      if (circular) pos %= max_len;
       CopyElements(t, update.raw_data(), (o * len + s) * inner, present->raw_data(),
                    (o * max_len + pos) * inner, inner);
     }
@@ -115,6 +119,8 @@ void CausalConvWithState(const Tensor& x, const Tensor& weight, const Tensor* bi
   const std::vector<double> pd = past_state ? LoadFloats(*past_state) : std::vector<double>();
   std::vector<double> out(static_cast<size_t>(B * C * L));
   std::vector<double> state(static_cast<size_t>(B * C * (K - 1)));
+  // With no rows (B or C 0) L and K are unbounded by any buffer: [1, 0, 1] and weight [0, 1, 2^50].
+  if (B == 0 || C == 0) return;
   std::vector<double> padded(static_cast<size_t>(L + K - 1));
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t c = 0; c < C; ++c) {
@@ -154,7 +160,8 @@ void LinearAttention(const LinearAttentionParams& p, const Tensor& q, const Tens
                                   ? LoadFloats(*past_state)
                                   : std::vector<double>(static_cast<size_t>(B * Hkv * dk * dv));
   std::vector<double> out(static_cast<size_t>(B * T * Hq * dv));
-  std::vector<double> write(static_cast<size_t>(dv));
+  // Only used per row; with B or T 0, dv is not bounded by value's size ([0, 0, 2^50]).
+  std::vector<double> write(static_cast<size_t>(B > 0 && T > 0 ? dv : 0));
   for (int64_t t = 0; t < T; ++t) {
     for (int64_t b = 0; b < B; ++b) {
       for (int64_t g = 0; g < Hkv; ++g) {

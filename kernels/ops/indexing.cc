@@ -162,7 +162,8 @@ Status InferGatherND(InferContext& ctx) {
     return Status::Ok();
   }
   const int64_t k = idx.dims.back().value;
-  if (b < 0 || b >= std::min(data.rank(), idx.rank()) || b + k > data.rank())
+  if (b < 0 || b >= std::min(data.rank(), idx.rank()) ||
+      k > data.rank() - b)  // not b + k: a declared depth near INT64_MAX overflows
     return node.Invalid("batch_dims ", b, " and index depth ", k, " do not fit input 0 ",
                         data.ToString(), " and input 1 ", idx.ToString());
   std::vector<Dim> dims(idx.dims.begin(), idx.dims.end() - 1);
@@ -179,7 +180,8 @@ Status GatherNDKernel(KernelContext& ctx) {
   const int64_t b = node.attr_int("batch_dims", 0);  // opset 12
   if (idx.rank() == 0 || data.rank() == 0) return node.Fail("inputs 0 and 1 must have rank >= 1");
   const int64_t k = idx.dim(idx.rank() - 1);
-  if (b < 0 || b >= std::min(data.rank(), idx.rank()) || b + k > data.rank())
+  if (b < 0 || b >= std::min(data.rank(), idx.rank()) ||
+      k > data.rank() - b)  // not b + k: a declared depth near INT64_MAX overflows
     return node.Fail("batch_dims ", b, " and index depth ", k, " do not fit input 0 ",
                      ShapeToString(data.shape()), " and input 1 ", ShapeToString(idx.shape()));
   for (int64_t d = 0; d < b; ++d)

@@ -572,7 +572,11 @@ Status InferDft(InferContext& ctx) {
       n = Dim::Known(len);
     }
   } else if (x.dims[axis].known()) {
-    n = Dim::Known(inverse && onesided ? 2 * (x.dims[axis].value - 1) : x.dims[axis].value);
+    int64_t twice = 0;  // a declared dim near INT64_MAX overflows: leave the length unknown
+    if (!(inverse && onesided))
+      n = x.dims[axis];
+    else if (CheckedMul(2, x.dims[axis].value - 1, &twice))
+      n = Dim::Known(twice);
   } else if (!(inverse && onesided)) {
     n = x.dims[axis];
   }
@@ -597,20 +601,27 @@ Status DftKernel(KernelContext& ctx) {
   const bool inverse = node.attr_int("inverse", 0) != 0;
   const bool onesided = node.attr_int("onesided", 0) != 0;
   const int64_t axis_len = x.dim(axis);
-  int64_t n = inverse && onesided ? 2 * (axis_len - 1) : axis_len;
+  int64_t n = axis_len;
   if (Present(ctx, 1)) {
     ONYX_ASSIGN_OR_RETURN(n, ScalarInt(node, 1, ctx.input(1)));
+  } else if (inverse && onesided && !CheckedMul(2, axis_len - 1, &n)) {
+    // An empty input may have a signal axis near INT64_MAX.
+    return node.Invalid("input 0 '", InputName(node, 0), "' has shape ", ShapeToString(x.shape()),
+                        "; 2 * (", axis_len, " - 1) output samples overflow int64");
   }
   if (n < 1)
     return node.Invalid("dft_length must be >= 1, got ", n, " (input 0 shape ",
                         ShapeToString(x.shape()), ")");
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
-  for (int64_t d = axis + 1; d < rank - 1; ++d) inner *= x.dim(d);
   Shape y_shape = x.shape();
   y_shape[axis] = (!inverse && onesided) ? n / 2 + 1 : n;
   y_shape[rank - 1] = inverse && onesided ? 1 : 2;
   Tensor y = ctx.Output(0, x.dtype(), y_shape);
+  // An empty output may have huge other dims (their product overflows) and a huge dft_length
+  // (the transform's buffer): nothing to compute.
+  if (y.numel() == 0) return Status::Ok();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
+  for (int64_t d = axis + 1; d < rank - 1; ++d) inner *= x.dim(d);
   reference::Dft(x, outer, axis_len, inner, n, inverse, onesided, y);
   return Status::Ok();
 }

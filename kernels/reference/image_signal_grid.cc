@@ -180,6 +180,8 @@ void AffineGrid(const Tensor& theta, const std::vector<int64_t>& spatial, bool a
                 Tensor& grid) {
   const int64_t N = theta.dim(0);
   const int64_t k = static_cast<int64_t>(spatial.size());  // 2 or 3
+  // N = 0 leaves the spatial sizes unbounded (size [0, 1, 2^40, 2^40]): no base tables for them.
+  if (grid.numel() == 0) return;
   // Base coordinates per dim in [-1, 1]: pixel centres, or the corner pixels with align_corners.
   std::vector<std::vector<double>> base(static_cast<size_t>(k));
   for (int64_t d = 0; d < k; ++d) {

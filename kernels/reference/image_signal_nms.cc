@@ -42,7 +42,8 @@ std::vector<int64_t> NonMaxSuppression(const Tensor& boxes, const Tensor& scores
                                        bool has_score_threshold, double score_threshold,
                                        bool center_point_box) {
   std::vector<int64_t> selected;
-  if (max_output_boxes_per_class <= 0) return selected;
+  // Empty scores: the other dims are bounded by nothing ([0, 1, 2^40] or [2^31, 2^31, 0]).
+  if (max_output_boxes_per_class <= 0 || scores.numel() == 0) return selected;
   const int64_t B = scores.dim(0), C = scores.dim(1), N = scores.dim(2);
   std::vector<Box> batch_boxes(static_cast<size_t>(N));
   std::vector<int64_t> order;

@@ -111,6 +111,7 @@ void Stft(const Tensor& signal, int64_t frame_step, const Tensor* window, int64_
           Tensor& y) {
   const int64_t batch = signal.dim(0), length = signal.dim(1), c_in = signal.dim(2);
   const int64_t frames = y.dim(1), bins = y.dim(2);
+  if (y.numel() == 0) return;  // batch 0: frame_length is bounded by no buffer ([0, 2^50, 1])
   const DType st = signal.dtype();
   std::vector<Complex> a(static_cast<size_t>(frame_length));
   for (int64_t b = 0; b < batch; ++b) {
@@ -165,6 +166,7 @@ void Window(WindowKind kind, bool periodic, Tensor& y) {
 void MelWeightMatrix(int64_t num_mel_bins, int64_t dft_length, int64_t sample_rate,
                      double lower_edge_hertz, double upper_edge_hertz, Tensor& y) {
   const int64_t num_bins = dft_length / 2 + 1;
+  if (y.numel() == 0) return;  // 0 mel bins: dft_length may be INT64_MAX (dft_length + 1)
   std::vector<double> out(static_cast<size_t>(num_bins * num_mel_bins), 0.0);
   auto hz_to_mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
   const double low_mel = hz_to_mel(lower_edge_hertz);

@@ -71,8 +71,9 @@ Status InferConvLike(InferContext& ctx, int x_index, int w_index, DType out) {
   }
   const int64_t group = ctx.node().attr_int("group", 1);
   if (group < 1) return ctx.node().Invalid("attribute 'group' is ", group, "; expected >= 1");
+  // Divide rather than multiply: a hostile group times dim 1 may overflow int64.
   if (w.has_shape && x.dims[1].known() && w.dims[1].known() &&
-      x.dims[1].value != w.dims[1].value * group) {
+      (x.dims[1].value % group != 0 || x.dims[1].value / group != w.dims[1].value)) {
     return ctx.node().Invalid("input ", w_index, " '", ctx.node().node().inputs[w_index],
                               "' has type ", w.ToString(),
                               "; expected dim 1 = ", x.dims[1].value / group, " (input ", x_index,
@@ -117,9 +118,17 @@ Status InferConvTranspose(InferContext& ctx) {
   }
   const size_t rank = x.dims.size() - 2;
   const int64_t group = ctx.node().attr_int("group", 1);
+  if (group < 1) return ctx.node().Invalid("attribute 'group' is ", group, "; expected >= 1");
   Dim channels;
-  if (w.has_shape && w.dims.size() >= 2 && w.dims[1].known())
-    channels = Dim::Known(w.dims[1].value * group);
+  int64_t m = 0;
+  if (w.has_shape && w.dims.size() >= 2 && w.dims[1].known()) {
+    if (!CheckedMul(w.dims[1].value, group, &m)) {
+      return ctx.node().Invalid("input 1 '", ctx.node().node().inputs[1], "' has type ",
+                                w.ToString(), " and group is ", group,
+                                ": M = dim 1 * group does not fit 64 bits");
+    }
+    channels = Dim::Known(m);
+  }
   std::vector<int64_t> in, kernel;
   if (StaticSpatial(x, &in) && KernelFromWeight(ctx, 1, &kernel)) {
     ONYX_ASSIGN_OR_RETURN(WindowGeometry g, ResolveConvTransposeWindow(ctx.node(), in, kernel));
@@ -210,13 +219,30 @@ Status InferMaxUnpool(InferContext& ctx) {
       return ctx.node().Invalid("attributes kernel_shape/strides/pads must have ", rank, "/", rank,
                                 "/", 2 * rank, " values");
     }
+    for (size_t d = 0; d < rank; ++d) {
+      if (kernel[d] < 1 || strides[d] < 1 || pads[d] < 0 || pads[rank + d] < 0)
+        return ctx.node().Invalid("attributes kernel_shape/strides/pads need kernel and stride ",
+                                  ">= 1 and pads >= 0; spatial dim ", d, " has ", kernel[d], "/",
+                                  strides[d], "/", pads[d], ",", pads[rank + d]);
+    }
     out.has_shape = true;
     out.dims = {x.dims[0], x.dims[1]};
     for (size_t d = 0; d < rank; ++d) {
       const Dim& i = x.dims[d + 2];
-      out.dims.push_back(
-          i.known() ? Dim::Known((i.value - 1) * strides[d] - pads[d] - pads[rank + d] + kernel[d])
-                    : Dim());
+      if (!i.known()) {
+        out.dims.push_back(Dim());
+        continue;
+      }
+      // (in - 1) * stride - pads + kernel; every term is hostile, so each step is checked.
+      int64_t v = 0;
+      if (__builtin_mul_overflow(i.value - 1, strides[d], &v) ||
+          __builtin_add_overflow(v, kernel[d], &v) || __builtin_add_overflow(v, -pads[d], &v) ||
+          __builtin_add_overflow(v, -pads[rank + d], &v) || v < 0) {
+        return ctx.node().Invalid("spatial dim ", d, " of size ", i.value, " with kernel ",
+                                  kernel[d], ", stride ", strides[d], " and pads ", pads[d], "+",
+                                  pads[rank + d], " gives no valid output size");
+      }
+      out.dims.push_back(Dim::Known(v));
     }
   }
   ctx.SetOutputType(0, out);
@@ -229,12 +255,16 @@ Status InferRoiAlign(InferContext& ctx) {
   ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, 2, {DType::kInt64}));
   const TypeInfo& x = ctx.input_type(0);
   const TypeInfo& rois = ctx.input_type(1);
+  const int64_t height = ctx.node().attr_int("output_height", 1);
+  const int64_t width = ctx.node().attr_int("output_width", 1);
+  if (height < 0 || width < 0)
+    return ctx.node().Invalid("attributes output_height/output_width are ", height, "/", width,
+                              "; expected sizes >= 0");
   TypeInfo out = TypeInfo::Tensor(x.elem);
   out.has_shape = true;
   out.dims = {rois.has_shape && !rois.dims.empty() ? rois.dims[0] : Dim(),
-              x.has_shape && x.dims.size() > 1 ? x.dims[1] : Dim(),
-              Dim::Known(ctx.node().attr_int("output_height", 1)),
-              Dim::Known(ctx.node().attr_int("output_width", 1))};
+              x.has_shape && x.dims.size() > 1 ? x.dims[1] : Dim(), Dim::Known(height),
+              Dim::Known(width)};
   ctx.SetOutputType(0, out);
   return Status::Ok();
 }
@@ -248,7 +278,12 @@ Status InferMaxRoiPool(InferContext& ctx) {
   out.has_shape = true;
   out.dims = {rois.has_shape && !rois.dims.empty() ? rois.dims[0] : Dim(),
               x.has_shape && x.dims.size() > 1 ? x.dims[1] : Dim()};
-  for (int64_t v : ctx.node().attr_ints("pooled_shape")) out.dims.push_back(Dim::Known(v));
+  for (int64_t v : ctx.node().attr_ints("pooled_shape")) {
+    if (v < 0)
+      return ctx.node().Invalid("attribute 'pooled_shape' has the size ", v,
+                                "; expected sizes >= 0");
+    out.dims.push_back(Dim::Known(v));
+  }
   ctx.SetOutputType(0, out);
   return Status::Ok();
 }

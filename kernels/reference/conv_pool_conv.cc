@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/element_types.h"
@@ -54,7 +55,9 @@ StatusOr<ConvShapes> ResolveConv(const NodeView& node, const Tensor& x, const Te
   s.out_channels = w.dim(0);
   s.group = node.attr_int("group", 1);
   if (s.group < 1) return node.Invalid("attribute 'group' is ", s.group, "; expected >= 1");
-  if (w.dim(1) * s.group != s.in_channels || s.out_channels % s.group != 0) {
+  // Divide rather than multiply: a hostile group times dim 1 may overflow int64.
+  if (s.in_channels % s.group != 0 || w.dim(1) != s.in_channels / s.group ||
+      s.out_channels % s.group != 0) {
     return node.Invalid("input ", w_index, " '", in_names[w_index], "' has shape ",
                         ShapeToString(w.shape()), "; with group ", s.group,
                         " expected dim 1 = ", s.in_channels / s.group, " (input ", x_index, " has ",
@@ -287,9 +290,17 @@ Status CheckBias(const NodeView& node, const Tensor& b, int index, int64_t chann
 
 // Reads a zero point / scale that is a scalar or a 1-D tensor of `channels` values; returns one
 // value per channel.
+// Zero points must be integers (a float tensor of NaN or 1e30 would make the int32 conversion
+// undefined); scales may be any float.
 template <typename V>
 StatusOr<std::vector<V>> PerChannel(const NodeView& node, const Tensor& t, int index,
                                     int64_t channels) {
+  if constexpr (std::is_integral_v<V>) {
+    if (t.dtype() != DType::kUInt8 && t.dtype() != DType::kInt8 && t.dtype() != DType::kInt32) {
+      return node.Invalid("input ", index, " '", node.node().inputs[index], "' has type ",
+                          DTypeName(t.dtype()), "; expected a uint8, int8 or int32 zero point");
+    }
+  }
   if (t.numel() == 1)
     return std::vector<V>(static_cast<size_t>(channels), static_cast<V>(ElementAsDouble(t, 0)));
   if (t.rank() == 1 && t.dim(0) == channels) {
@@ -473,7 +484,12 @@ Status ConvTransposeKernel(KernelContext& ctx) {
   }
   ONYX_ASSIGN_OR_RETURN(WindowGeometry g,
                         ResolveConvTransposeWindow(node, SpatialDims(x.shape()), kernel));
-  const int64_t out_c = w.dim(1) * group;
+  // group only divides C, and C may be 0: the product may not fit.
+  int64_t out_c = 0;
+  if (!CheckedMul(w.dim(1), group, &out_c)) {
+    return node.Invalid("input 1 '", names[1], "' has shape ", ShapeToString(w.shape()),
+                        " and group is ", group, ": M = dim 1 * group does not fit 64 bits");
+  }
   const Tensor* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
   if (b) {
     ONYX_RETURN_IF_ERROR(CheckSameType(node, x, 0, *b, 2));
@@ -526,6 +542,12 @@ Status QLinearConvKernel(KernelContext& ctx) {
       return node.Invalid("input ", i, " '", node.node().inputs[i], "' has shape ",
                           ShapeToString(ctx.input(i).shape()), "; expected a scalar");
     }
+  }
+  // x_zero_point has X's type (a float one could hold NaN, whose int conversion is undefined).
+  if (ctx.input(2).dtype() != x.dtype()) {
+    return node.Invalid("input 2 '", node.node().inputs[2], "' has type ",
+                        DTypeName(ctx.input(2).dtype()), "; expected ", DTypeName(x.dtype()),
+                        " like input 0");
   }
   const double x_scale = ElementAsDouble(ctx.input(1), 0);
   const int32_t x_zero = static_cast<int32_t>(ElementAsDouble(ctx.input(2), 0));

@@ -393,11 +393,24 @@ Status MaxUnpoolKernel(KernelContext& ctx) {
     return node.Invalid("attributes 'strides'/'pads' must have ", rank, "/", 2 * rank, " values");
   }
   // The unpooled shape: the input MaxPool would have pooled, (in - 1) * stride + kernel - pads.
+  // Hostile strides/pads/kernel may overflow: every step is checked.
   Shape unpooled{x.dim(0), x.dim(1)};
-  for (size_t d = 0; d < rank; ++d)
-    unpooled.push_back((x.dim(d + 2) - 1) * strides[d] - pads[d] - pads[rank + d] + kernel[d]);
-  for (int64_t d : unpooled) {
-    if (d < 0) return node.Invalid("unpooled shape ", ShapeToString(unpooled), " is negative");
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t v = 0;
+    if (strides[d] < 1 || pads[d] < 0 || pads[rank + d] < 0 ||
+        __builtin_mul_overflow(x.dim(d + 2) - 1, strides[d], &v) ||
+        __builtin_add_overflow(v, kernel[d], &v) || __builtin_add_overflow(v, -pads[d], &v) ||
+        __builtin_add_overflow(v, -pads[rank + d], &v) || v < 0) {
+      return node.Invalid("spatial dim ", d, " of size ", x.dim(d + 2), " with kernel ", kernel[d],
+                          ", stride ", strides[d], " and pads ", pads[d], "+", pads[rank + d],
+                          " gives no valid unpooled size");
+    }
+    unpooled.push_back(v);
+  }
+  int64_t unpooled_n = 0;
+  if (!CheckedElementCount(unpooled, &unpooled_n)) {
+    return node.Invalid("unpooled shape ", ShapeToString(unpooled),
+                        " has more elements than 64 bits can count");
   }
   Shape out_shape = unpooled;
   if (ctx.num_inputs() > 2 && ctx.has_input(2)) {
@@ -414,38 +427,35 @@ Status MaxUnpoolKernel(KernelContext& ctx) {
   }
   // Indices are flat positions in the unpooled tensor, as MaxPool reports them (plane offset
   // included). An explicit output_shape only pads the result at the end of each dim: the
-  // unpooled tensor sits at its origin (the ONNX reference implementation's rule).
+  // unpooled tensor sits at its origin (the ONNX reference implementation's rule). Each value is
+  // written straight to its place in Y: no scratch of the unpooled size, which hostile
+  // attributes can make far larger than Y.
   const size_t elem = DTypeSize(x.dtype());
-  const int64_t unpooled_n = ShapeElementCount(unpooled);
-  std::vector<char> scattered(static_cast<size_t>(unpooled_n) * elem, 0);
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), out_shape));
+  std::memset(y.raw_data(), 0, y.nbytes());
+  if (x.numel() == 0) return Status::Ok();
+  if (unpooled_n == 0) {
+    return node.Fail("input 1 '", node.node().inputs[1], "' holds indices but the unpooled shape ",
+                     ShapeToString(unpooled), " is empty");
+  }
+  const std::vector<int64_t> out_strides = ContiguousStrides(out_shape);
+  const std::vector<int64_t> un_strides = ContiguousStrides(unpooled);  // fits: unpooled_n > 0
   const int64_t* idx = ind.data<int64_t>();
   for (int64_t i = 0; i < x.numel(); ++i) {
     if (idx[i] < 0 || idx[i] >= unpooled_n) {
       return node.Fail("input 1 '", node.node().inputs[1], "' holds index ", idx[i],
                        " outside the unpooled shape ", ShapeToString(unpooled));
     }
-    std::memcpy(scattered.data() + idx[i] * elem, static_cast<const char*>(x.raw_data()) + i * elem,
-                elem);
-  }
-  Tensor y = ctx.Output(0, x.dtype(), out_shape);
-  std::memset(y.raw_data(), 0, y.nbytes());
-  if (out_shape == unpooled) {
-    std::memcpy(y.raw_data(), scattered.data(), scattered.size());
-    return Status::Ok();
-  }
-  const std::vector<int64_t> out_strides = ContiguousStrides(out_shape);
-  const std::vector<int64_t> un_strides = ContiguousStrides(unpooled);
-  for (int64_t i = 0; i < unpooled_n; ++i) {
     int64_t target = 0;
     bool inside = true;
     for (size_t d = 0; d < unpooled.size(); ++d) {
-      const int64_t c = (i / un_strides[d]) % unpooled[d];
+      const int64_t c = (idx[i] / un_strides[d]) % unpooled[d];
       if (c >= out_shape[d]) inside = false;
       target += c * out_strides[d];
     }
     if (inside) {
-      std::memcpy(static_cast<char*>(y.raw_data()) + target * elem, scattered.data() + i * elem,
-                  elem);
+      std::memcpy(static_cast<char*>(y.raw_data()) + target * elem,
+                  static_cast<const char*>(x.raw_data()) + i * elem, elem);
     }
   }
   return Status::Ok();

@@ -62,6 +62,20 @@ Status InitWindow(const NodeView& node, const std::vector<int64_t>& in,
   }
   ONYX_RETURN_IF_ERROR(ReadInts(node, "strides", rank, 1, 1, &g.strides));
   ONYX_RETURN_IF_ERROR(ReadInts(node, "dilations", rank, 1, 1, &g.dilations));
+  // Hostile attributes: the dilated extent (kernel - 1) * dilation + 1 and the product of the
+  // kernel sizes (im2col rows) must fit int64 before any geometry is computed from them.
+  int64_t taps = 0;
+  if (!CheckedElementCount(kernel, &taps)) {
+    return node.Invalid("kernel_shape ", IntsToString(kernel),
+                        " has more taps than 64 bits can count");
+  }
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t span = 0;
+    if (!CheckedMul(kernel[d] - 1, g.dilations[d], &span) || !CheckedAdd(span, 1, &span)) {
+      return node.Invalid("window of ", kernel[d], " taps with dilation ", g.dilations[d],
+                          " spans more than 64 bits can count");
+    }
+  }
   return Status::Ok();
 }
 
@@ -95,7 +109,14 @@ StatusOr<WindowGeometry> ResolveWindow(const NodeView& node, const std::vector<i
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       // ONNX: output = ceil(input / stride); the odd pad goes at the end for SAME_UPPER.
       g.out[d] = CeilDiv(in[d], s);
-      const int64_t total = std::max<int64_t>(0, (g.out[d] - 1) * s + span - in[d]);
+      // (out - 1) * s <= in, and span fits (InitWindow); their sum may not.
+      int64_t reach = 0;
+      if (__builtin_add_overflow((g.out[d] - 1) * s, span, &reach)) {
+        return node.Invalid("window of ", kernel[d], " taps with dilation ", g.dilations[d],
+                            " on spatial dim ", d, " of size ", in[d],
+                            " needs more padding than 64 bits can count");
+      }
+      const int64_t total = std::max<int64_t>(0, reach - in[d]);
       const int64_t small = total / 2;
       g.pad_begin[d] = auto_pad == "SAME_UPPER" ? small : total - small;
       g.pad_end[d] = total - g.pad_begin[d];
@@ -108,7 +129,15 @@ StatusOr<WindowGeometry> ResolveWindow(const NodeView& node, const std::vector<i
       return node.Invalid("attribute 'auto_pad' is '", auto_pad,
                           "'; expected NOTSET, SAME_UPPER, SAME_LOWER or VALID");
     }
-    const int64_t room = in[d] + g.pad_begin[d] + g.pad_end[d] - span;
+    int64_t padded = 0;
+    // padded + stride must fit too: CeilDiv(room, s) and (out - 1) * s below reach room + s - 1.
+    int64_t unused = 0;
+    if (!CheckedAdd(in[d], g.pad_begin[d], &padded) || !CheckedAdd(padded, g.pad_end[d], &padded) ||
+        !CheckedAdd(padded, s, &unused)) {
+      return node.Invalid("spatial dim ", d, " of size ", in[d], " with pads ", g.pad_begin[d], "+",
+                          g.pad_end[d], " is larger than 64 bits can count");
+    }
+    const int64_t room = padded - span;
     if (room < 0) {
       return node.Invalid("window of ", kernel[d], " taps with dilation ", g.dilations[d],
                           " spans ", span, " but spatial dim ", d, " of the input is only ", in[d],
@@ -140,6 +169,12 @@ StatusOr<WindowGeometry> ResolveConvTransposeWindow(const NodeView& node,
     return node.Invalid("attribute 'output_shape' is ", IntsToString(output_shape), "; expected ",
                         rank, " spatial sizes");
   }
+  for (int64_t v : output_shape) {
+    if (v < 0) {
+      return node.Invalid("attribute 'output_shape' is ", IntsToString(output_shape),
+                          "; expected sizes >= 0");
+    }
+  }
   const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
   const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
   if (!same && auto_pad != "NOTSET" && auto_pad != "VALID" && !auto_pad.empty()) {
@@ -150,13 +185,28 @@ StatusOr<WindowGeometry> ResolveConvTransposeWindow(const NodeView& node,
   g.pad_end.assign(rank, 0);
   g.out.assign(rank, 0);
   for (size_t d = 0; d < rank; ++d) {
-    const int64_t span = (kernel[d] - 1) * g.dilations[d] + 1;
-    const int64_t full = g.strides[d] * (in[d] - 1) + output_padding[d] + span;
+    const int64_t span = (kernel[d] - 1) * g.dilations[d] + 1;  // fits: InitWindow
+    // Every term may be a hostile attribute: each step is checked (signed: in may be 0, so the
+    // CheckedMul/CheckedAdd of onyx/tensor.h, which refuse negatives, do not fit).
+    int64_t full = 0, same_out = 0;
+    if (__builtin_mul_overflow(g.strides[d], in[d] - 1, &full) ||
+        __builtin_add_overflow(full, output_padding[d], &full) ||
+        __builtin_add_overflow(full, span, &full) ||
+        (same && __builtin_mul_overflow(in[d], g.strides[d], &same_out))) {
+      return node.Invalid("output spatial dim ", d, " (input ", in[d], ", stride ", g.strides[d],
+                          ", output_padding ", output_padding[d], ", window span ", span,
+                          ") is larger than 64 bits can count");
+    }
     if (!output_shape.empty() || same) {
       // ONNX: total_padding = stride * (in - 1) + output_padding + span - output_shape; the odd
       // pad goes at the beginning unless auto_pad is SAME_UPPER.
-      g.out[d] = !output_shape.empty() ? output_shape[d] : in[d] * g.strides[d];
-      const int64_t total = full - g.out[d];
+      g.out[d] = !output_shape.empty() ? output_shape[d] : same_out;
+      int64_t total = 0;
+      // out >= 0, so -out fits; FloorDiv below negates total, so keep it far from INT64_MIN.
+      if (__builtin_add_overflow(full, -g.out[d], &total) || total < -(INT64_MAX / 2)) {
+        return node.Invalid("output spatial dim ", d, " of ", g.out[d], " needs a padding of ",
+                            full, " - ", g.out[d], ", more than 64 bits can count");
+      }
       const int64_t half = FloorDiv(total, 2);
       g.pad_begin[d] = auto_pad == "SAME_UPPER" ? half : total - half;
       g.pad_end[d] = total - g.pad_begin[d];
@@ -165,7 +215,12 @@ StatusOr<WindowGeometry> ResolveConvTransposeWindow(const NodeView& node,
         g.pad_begin[d] = pads[d];
         g.pad_end[d] = pads[rank + d];
       }
-      g.out[d] = full - g.pad_begin[d] - g.pad_end[d];
+      // pads >= 0 (ReadInts), so their negations fit.
+      if (__builtin_add_overflow(full, -g.pad_begin[d], &g.out[d]) ||
+          __builtin_add_overflow(g.out[d], -g.pad_end[d], &g.out[d])) {
+        return node.Invalid("output spatial dim ", d, " with pads ", g.pad_begin[d], "+",
+                            g.pad_end[d], " is smaller than 64 bits can count");
+      }
     }
     if (g.out[d] < 0) {
       return node.Invalid("output spatial dim ", d, " would be ", g.out[d], " (input ", in[d],

@@ -157,6 +157,11 @@ StatusOr<std::vector<int32_t>> QuantizedProduct(const NodeView& node, const Tens
   auto zeros = [&](const Tensor* z, int index, int64_t count) -> StatusOr<std::vector<int32_t>> {
     std::vector<int32_t> v(static_cast<size_t>(count), 0);
     if (!z) return v;
+    // A float zero point could hold NaN or 1e30, whose int32 conversion is undefined.
+    if (z->dtype() != DType::kUInt8 && z->dtype() != DType::kInt8 && z->dtype() != DType::kInt32) {
+      return node.Invalid("input ", index, " '", node.node().inputs[index], "' has type ",
+                          DTypeName(z->dtype()), "; expected a uint8, int8 or int32 zero point");
+    }
     if (z->numel() == 1) {
       std::fill(v.begin(), v.end(), static_cast<int32_t>(ElementAsDouble(*z, 0)));
     } else if (z->rank() == 1 && z->dim(0) == count) {

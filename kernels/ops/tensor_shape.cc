@@ -45,12 +45,17 @@ std::vector<Dim> KnownDims(const std::vector<int64_t>& v) {
   return d;
 }
 
+// Longest static shape input whose length becomes an output rank; beyond it the rank is left
+// unknown, so that a declared [2^40] shape input does not build a type with 2^40 dims.
+constexpr int64_t kMaxStaticRank = 1024;
+
 // The number of entries of a 1-D input whose shape is static, else -1 (for ranks of outputs whose
 // shape input is not constant).
 int64_t StaticLength(InferContext& ctx, int i) {
   if (!ctx.has_input(i)) return -1;
   const TypeInfo& t = ctx.input_type(i);
-  if (t.rank() == 1 && t.dims[0].known()) return t.dims[0].value;
+  if (t.rank() == 1 && t.dims[0].known() && t.dims[0].value <= kMaxStaticRank)
+    return t.dims[0].value;
   if (t.rank() == 0) return 1;
   return -1;
 }
@@ -515,7 +520,9 @@ Status InferConcat(InferContext& ctx) {
       const Dim& td = t.dims[d];
       if (d == axis) {
         if (td.known()) {
-          axis_sum += td.value;
+          if (!CheckedAdd(axis_sum, td.value, &axis_sum))
+            return ctx.node().Error(ErrorCode::kLimit, "the inputs' dims on axis ", axis,
+                                    " add up to more than 64 bits can count");
         } else {
           axis_known = false;
         }
@@ -557,7 +564,10 @@ Status ConcatKernel(KernelContext& ctx) {
                        ShapeToString(t.shape()), ", which does not match input 0 ",
                        DTypeName(first.dtype()), ShapeToString(first.shape()), " outside axis ",
                        axis);
-    shape[axis] += t.dim(axis);
+    // Empty inputs can have any length on the axis: [2^62, 0] twice must not wrap around.
+    if (!CheckedAdd(shape[axis], t.dim(axis), &shape[axis]))
+      return node.Error(ErrorCode::kLimit, "the inputs' dims on axis ", axis,
+                        " add up to more than 64 bits can count");
   }
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, first.dtype(), shape));
   ref::Concat(inputs, axis, y);
@@ -575,7 +585,10 @@ StatusOr<std::vector<int64_t>> SplitSizes(const NodeView& node, int64_t dim, int
     int64_t sum = 0;
     for (int64_t s : *split) {
       if (s < 0) return node.Invalid("'split' has a negative entry ", s);
-      sum += s;
+      // Huge entries must not wrap around to the axis length.
+      if (!CheckedAdd(sum, s, &sum))
+        return node.Invalid("'split' entries ", ShapeToString(*split),
+                            " sum to more than 64 bits can count");
     }
     if (sum != dim)
       return node.Invalid("'split' entries sum to ", sum, " but the axis has length ", dim);
@@ -585,8 +598,9 @@ StatusOr<std::vector<int64_t>> SplitSizes(const NodeView& node, int64_t dim, int
   if (dim % n == 0) return std::vector<int64_t>(n, dim / n);
   // Opset 18 (num_outputs): ceil(dim / n) per output, the last one gets what is left.
   if (node.opset() >= 18) {
-    const int64_t chunk = (dim + n - 1) / n;
-    const int64_t last = dim - chunk * (n - 1);
+    const int64_t chunk = dim / n + 1;  // ceil: dim % n != 0 here; dim + n - 1 could overflow
+    int64_t used = 0;
+    const int64_t last = CheckedMul(chunk, n - 1, &used) ? dim - used : -1;
     if (last >= 0) {
       std::vector<int64_t> sizes(n, chunk);
       sizes.back() = last;
@@ -869,7 +883,13 @@ StatusOr<int64_t> PaddedDim(const NodeView& node, int64_t axis, int64_t dim, int
   if (mode != ref::PadMode::kConstant && left == 0 && (b > 0 || e > 0))
     return node.Invalid("cannot pad the empty axis ", axis, " in mode '",
                         node.attr_string("mode", "constant"), "'");
-  return left + std::max<int64_t>(0, b) + std::max<int64_t>(0, e);
+  // A declared (or empty) axis near 2^63 plus pads must not wrap around.
+  int64_t out = 0;
+  if (!CheckedAdd(left, std::max<int64_t>(0, b), &out) ||
+      !CheckedAdd(out, std::max<int64_t>(0, e), &out))
+    return node.Error(ErrorCode::kLimit, "pads ", b, ", ", e, " make axis ", axis, " of size ", dim,
+                      " longer than 64 bits can count");
+  return out;
 }
 
 bool PadArgsAtPlanTime(InferContext& ctx, std::vector<int64_t>* pads, std::vector<int64_t>* axes) {
@@ -1305,10 +1325,11 @@ Status RangeKernel(KernelContext& ctx) {
 StatusOr<DType> EyeLikeType(const NodeView& node, DType input) {
   if (!node.has_attr("dtype")) return input;
   const int64_t v = node.attr_int("dtype", 0);
-  const DType t = static_cast<DType>(v);
-  if (!IsKnownDType(static_cast<int32_t>(v)) || t == DType::kString)
+  // Range first: 2^32 + 1 must not truncate to a known type.
+  if (v < INT32_MIN || v > INT32_MAX || !IsKnownDType(static_cast<int32_t>(v)) ||
+      static_cast<DType>(v) == DType::kString)
     return node.NotSupported("attribute 'dtype' ", v, " is not a supported output type");
-  return t;
+  return static_cast<DType>(v);
 }
 
 Status InferEyeLike(InferContext& ctx) {
@@ -1381,18 +1402,28 @@ StatusOr<std::vector<int64_t>> DepthSpaceDims(const NodeView& node, const std::v
   ONYX_ASSIGN_OR_RETURN(int64_t b, Blocksize(node));
   if (in.size() != 4) return node.Invalid("input 0 must be 4-D [N, C, H, W], got rank ", in.size());
   std::vector<int64_t> out = in;
-  auto scale = [](int64_t d, int64_t m) { return d < 0 ? -1 : d * m; };
+  // A blocksize of 2^32 (b * b) or a large dim times b must not wrap around.
+  int64_t b2 = 0;
+  if (!CheckedMul(b, b, &b2))
+    return node.Invalid("attribute 'blocksize' ", b, " squared is more than 64 bits can count");
+  auto scale = [&](int64_t d, int64_t m, const char* what) -> StatusOr<int64_t> {
+    int64_t r = -1;
+    if (d >= 0 && !CheckedMul(d, m, &r))
+      return node.Error(ErrorCode::kLimit, "input 0 ", what, " ", d, " times ", m,
+                        " is more than 64 bits can count");
+    return r;
+  };
   auto divide = [&](int64_t d, int64_t m, const char* what) -> StatusOr<int64_t> {
     if (d < 0) return int64_t{-1};
     if (d % m != 0) return node.Invalid("input 0 ", what, " ", d, " is not a multiple of ", m);
     return d / m;
   };
   if (to_space) {
-    ONYX_ASSIGN_OR_RETURN(out[1], divide(in[1], b * b, "channels"));
-    out[2] = scale(in[2], b);
-    out[3] = scale(in[3], b);
+    ONYX_ASSIGN_OR_RETURN(out[1], divide(in[1], b2, "channels"));
+    ONYX_ASSIGN_OR_RETURN(out[2], scale(in[2], b, "height"));
+    ONYX_ASSIGN_OR_RETURN(out[3], scale(in[3], b, "width"));
   } else {
-    out[1] = scale(in[1], b * b);
+    ONYX_ASSIGN_OR_RETURN(out[1], scale(in[1], b2, "channels"));
     ONYX_ASSIGN_OR_RETURN(out[2], divide(in[2], b, "height"));
     ONYX_ASSIGN_OR_RETURN(out[3], divide(in[3], b, "width"));
   }
@@ -1569,6 +1600,7 @@ Status InferCol2Im(InferContext& ctx) {
     dims[1] = Dim::Known(in.dims[1].value / block_size);
   }
   for (int64_t s : image) dims.push_back(Dim::Known(s));
+  ONYX_RETURN_IF_ERROR(CheckElementCount(ctx.node(), dims));
   ctx.SetOutputType(0, RankedType(in.elem, std::move(dims)));
   return Status::Ok();
 }
@@ -1592,8 +1624,13 @@ Status Col2ImKernel(KernelContext& ctx) {
   for (size_t d = 0; d < nd; ++d) {
     if (!CheckedMul(block_size, block[d], &block_size) || block_size == 0)
       return node.Fail("'block_shape' ", ShapeToString(block), " is out of range");
-    const int64_t extent = p.dilations[d] * (block[d] - 1) + 1;
-    const int64_t span = image[d] + p.pads[d] + p.pads[nd + d] - extent;
+    // Dilations, blocks, images and pads are any positive int64: every step is checked.
+    int64_t extent = 0, span = 0;
+    if (!CheckedMul(p.dilations[d], block[d] - 1, &extent) || !CheckedAdd(extent, 1, &extent) ||
+        !CheckedAdd(image[d], p.pads[d], &span) || !CheckedAdd(span, p.pads[nd + d], &span))
+      return node.Fail("image_shape ", ShapeToString(image), ", block_shape ", ShapeToString(block),
+                       ", dilations and pads of dim ", d, " are more than 64 bits can count");
+    span -= extent;
     if (span < 0)
       return node.Fail("block dim ", d, " (extent ", extent, ") does not fit the padded image");
     if (!CheckedMul(columns, span / p.strides[d] + 1, &columns))

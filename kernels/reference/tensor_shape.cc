@@ -141,6 +141,8 @@ namespace {
 // y = x viewed as the row-major shape `view` (same element count), transposed by `perm`.
 void TransposeView(const Tensor& x, const Shape& view, const std::vector<int64_t>& perm,
                    Tensor& y) {
+  // The strides of an empty view such as [0, 2^40, 2^40] overflow; there is nothing to copy.
+  if (y.numel() == 0) return;
   const std::vector<int64_t> view_strides = ContiguousStrides(view);
   Shape shape(perm.size());
   std::vector<int64_t> strides(perm.size());
@@ -158,6 +160,8 @@ void Transpose(const Tensor& x, const std::vector<int64_t>& perm, Tensor& y) {
 }
 
 void Concat(const std::vector<const Tensor*>& inputs, int64_t axis, Tensor& y) {
+  // An empty y may have dims whose product overflows ([2^40, 2^40, 0]); nothing to write.
+  if (y.numel() == 0) return;
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= y.dim(d);
   for (int64_t d = axis + 1; d < y.rank(); ++d) inner *= y.dim(d);
@@ -176,17 +180,22 @@ void Concat(const std::vector<const Tensor*>& inputs, int64_t axis, Tensor& y) {
 
 void Slice(const Tensor& x, const std::vector<int64_t>& starts, const std::vector<int64_t>& steps,
            Tensor& y) {
+  // A non-empty y means a non-empty x, whose strides do not overflow.
+  if (y.numel() == 0) return;
   const std::vector<int64_t> in_strides = ContiguousStrides(x.shape());
   std::vector<int64_t> strides(in_strides.size());
   int64_t offset = 0;
   for (size_t a = 0; a < in_strides.size(); ++a) {
     offset += starts[a] * in_strides[a];
-    strides[a] = steps[a] * in_strides[a];
+    // The step of an axis read once is never used and may be 2^62 (step * stride overflows);
+    // otherwise |step| < dim and the product stays within x.
+    strides[a] = y.dim(a) > 1 ? steps[a] * in_strides[a] : 0;
   }
   StridedCopy(x.dtype(), x.raw_data(), offset, strides, y.shape(), y.raw_data());
 }
 
 void Tile(const Tensor& x, Tensor& y) {
+  if (y.numel() == 0) return;  // an empty x may have strides that overflow
   // y viewed as [r0, d0, r1, d1, ...] (row-major identical) reads x with stride 0 on every r.
   const std::vector<int64_t> in_strides = ContiguousStrides(x.shape());
   Shape shape;
@@ -201,6 +210,7 @@ void Tile(const Tensor& x, Tensor& y) {
 }
 
 void Expand(const Tensor& x, Tensor& y) {
+  if (y.numel() == 0) return;  // an empty x may have strides that overflow
   StridedCopy(x.dtype(), x.raw_data(), 0, BroadcastStrides(x.shape(), y.shape()), y.shape(),
               y.raw_data());
 }
@@ -236,6 +246,12 @@ void Pad(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<i
   const int64_t rank = x.rank();
   const int64_t total = y.numel();
   if (total == 0) return;
+  if (x.numel() == 0) {
+    // Only constant padding makes something of nothing; x's strides may overflow
+    // ([0, 2^62, 2^62] cropped to [1, 1, 1]) and no element of x is read.
+    if (value != nullptr) FillElements(y.dtype(), value, y.raw_data(), total);
+    return;
+  }
   // Per axis: the source index of every output position (-1: constant).
   std::vector<std::vector<int64_t>> maps(rank);
   for (int64_t a = 0; a < rank; ++a) {
@@ -313,9 +329,12 @@ void EyeLike(int64_t k, Tensor& y) {
       StoreFromDouble(y.dtype(), &one, 0, 1.0);
       E* dst = y.data<E>();
       std::fill(dst, dst + rows * cols, zero);
-      for (int64_t i = 0; i < rows; ++i) {
-        const int64_t j = i + k;
-        if (j >= 0 && j < cols) dst[i * cols + j] = one;
+      // k is any int64: i + k overflows unless k is within the matrix.
+      if (k > -rows && k < cols) {
+        for (int64_t i = 0; i < rows; ++i) {
+          const int64_t j = i + k;
+          if (j >= 0 && j < cols) dst[i * cols + j] = one;
+        }
       }
     }
   });
@@ -351,7 +370,11 @@ void Range(const Tensor& start, const Tensor& delta, Tensor& y) {
     VisitInteger(y.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* dst = y.data<T>();
-      for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<T>(s + i * d);
+      // Every value lies in [start, limit), but i * d alone may not fit int64 (start -2^63,
+      // delta 2^24): wrapping unsigned arithmetic gives the exact value.
+      for (int64_t i = 0; i < n; ++i)
+        dst[i] = static_cast<T>(static_cast<int64_t>(
+            static_cast<uint64_t>(s) + static_cast<uint64_t>(i) * static_cast<uint64_t>(d)));
     });
     return;
   }
@@ -362,6 +385,8 @@ void Range(const Tensor& start, const Tensor& delta, Tensor& y) {
 }
 
 void Col2Im(const Tensor& x, const Col2ImParams& p, Tensor& y) {
+  // With N or C 0 the image product is unbounded (and the scratch below would be that big).
+  if (y.numel() == 0) return;
   const size_t nd = p.image.size();
   const int64_t batch = y.dim(0), channels = y.dim(1);
   int64_t block_size = 1, image_size = 1;

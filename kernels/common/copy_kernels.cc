@@ -97,10 +97,12 @@ class ConcatKernel : public FastKernel {
       if (t.dtype() != first.dtype() || t.rank() != rank) return Fallback(ctx);
       for (int64_t d = 0; d < rank; ++d)
         if (d != axis && t.dim(d) != first.dim(d)) return Fallback(ctx);
-      shape[axis] += t.dim(axis);
+      // Empty inputs may be any length on the axis: a sum past int64 is the reference's error.
+      if (!CheckedAdd(shape[axis], t.dim(axis), &shape[axis])) return Fallback(ctx);
     }
     auto y = NewOutput(ctx, 0, first.dtype(), shape);
     if (!y.ok()) return y.status();
+    if (y->numel() == 0) return Status::Ok();  // the products below may overflow then
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
     for (int64_t d = axis + 1; d < rank; ++d) inner *= shape[d];
@@ -135,8 +137,7 @@ bool SplitSizes(const NodeView& node, int64_t dim, int n, const std::vector<int6
     if (static_cast<int>(split->size()) != n) return false;
     int64_t sum = 0;
     for (int64_t s : *split) {
-      if (s < 0) return false;
-      sum += s;
+      if (!CheckedAdd(sum, s, &sum)) return false;  // negative, or past int64: the reference says
     }
     if (sum != dim) return false;
     *sizes = *split;
@@ -148,8 +149,10 @@ bool SplitSizes(const NodeView& node, int64_t dim, int n, const std::vector<int6
     return true;
   }
   if (node.opset() < 18) return false;
-  const int64_t chunk = (dim + n - 1) / n;
-  const int64_t last = dim - chunk * (n - 1);
+  const int64_t chunk = dim / n + 1;  // ceil(dim / n), as dim % n != 0, without dim + n overflow
+  int64_t full = 0;
+  if (!CheckedMul(chunk, n - 1, &full)) return false;
+  const int64_t last = dim - full;
   if (last < 0) return false;
   sizes->assign(n, chunk);
   sizes->back() = last;

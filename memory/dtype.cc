@@ -62,18 +62,23 @@ struct MiniFloat {
   int exp_bits;
   int man_bits;
   int bias;
-  bool has_inf;         // IEEE-style inf/NaN at the top exponent (E5M2)
-  bool nan_is_0x80;     // FNUZ formats: 0x80 is the only NaN, no negative zero
-  bool nan_is_all_ones; // E4M3FN: S.1111.111 is NaN, no inf
+  bool has_inf;          // IEEE-style inf/NaN at the top exponent (E5M2)
+  bool nan_is_0x80;      // FNUZ formats: 0x80 is the only NaN, no negative zero
+  bool nan_is_all_ones;  // E4M3FN: S.1111.111 is NaN, no inf
 };
 
 MiniFloat FormatOf(DType t) {
   switch (t) {
-    case DType::kFloat8E4M3FN: return {4, 3, 7, false, false, true};
-    case DType::kFloat8E4M3FNUZ: return {4, 3, 8, false, true, false};
-    case DType::kFloat8E5M2: return {5, 2, 15, true, false, false};
-    case DType::kFloat8E5M2FNUZ: return {5, 2, 16, false, true, false};
-    default: return {2, 1, 1, false, false, false};  // float4e2m1: no inf, no NaN
+    case DType::kFloat8E4M3FN:
+      return {4, 3, 7, false, false, true};
+    case DType::kFloat8E4M3FNUZ:
+      return {4, 3, 8, false, true, false};
+    case DType::kFloat8E5M2:
+      return {5, 2, 15, true, false, false};
+    case DType::kFloat8E5M2FNUZ:
+      return {5, 2, 16, false, true, false};
+    default:
+      return {2, 1, 1, false, false, false};  // float4e2m1: no inf, no NaN
   }
 }
 
@@ -93,7 +98,8 @@ float DecodeMini(const MiniFloat& f, uint8_t v) {
   if (e == 0) {
     mag = std::ldexp(static_cast<float>(m), 1 - f.bias - f.man_bits);
   } else {
-    mag = std::ldexp(static_cast<float>(m + (1u << f.man_bits)), static_cast<int>(e) - f.bias - f.man_bits);
+    mag = std::ldexp(static_cast<float>(m + (1u << f.man_bits)),
+                     static_cast<int>(e) - f.bias - f.man_bits);
   }
   return sign ? -mag : mag;
 }
@@ -127,11 +133,16 @@ const MiniTable& TableFor(DType t) {
   static const MiniTable e5m2fnuz = build(DType::kFloat8E5M2FNUZ);
   static const MiniTable e2m1 = build(DType::kFloat4E2M1);
   switch (t) {
-    case DType::kFloat8E4M3FN: return e4m3fn;
-    case DType::kFloat8E4M3FNUZ: return e4m3fnuz;
-    case DType::kFloat8E5M2: return e5m2;
-    case DType::kFloat8E5M2FNUZ: return e5m2fnuz;
-    default: return e2m1;
+    case DType::kFloat8E4M3FN:
+      return e4m3fn;
+    case DType::kFloat8E4M3FNUZ:
+      return e4m3fnuz;
+    case DType::kFloat8E5M2:
+      return e5m2;
+    case DType::kFloat8E5M2FNUZ:
+      return e5m2fnuz;
+    default:
+      return e2m1;
   }
 }
 
@@ -179,7 +190,8 @@ uint8_t EncodeMini(DType t, float x, bool saturate) {
     const float prev = p[p.size() - 2].first;
     const float half_ulp = (tab.max_finite - prev) / 2;
     if (a < tab.max_finite + half_ulp || saturate) return with_sign(p.back().second);
-    if (a == tab.max_finite + half_ulp && (p.back().second & 1) == 0) return with_sign(p.back().second);
+    if (a == tab.max_finite + half_ulp && (p.back().second & 1) == 0)
+      return with_sign(p.back().second);
     return overflowed();
   }
   auto it = std::lower_bound(p.begin(), p.end(), std::make_pair(a, uint8_t{0}));
@@ -214,7 +226,9 @@ DType DTypeFromName(const std::string& name) {
   return DType::kUndefined;
 }
 
-bool IsKnownDType(int32_t v) { return v >= 1 && v <= kMaxDType; }
+bool IsKnownDType(int32_t v) {
+  return v >= 1 && v <= kMaxDType;
+}
 
 bool IsFloatingPoint(DType t) {
   switch (t) {
@@ -227,8 +241,10 @@ bool IsFloatingPoint(DType t) {
     case DType::kFloat8E5M2:
     case DType::kFloat8E5M2FNUZ:
     case DType::kFloat4E2M1:
-    case DType::kFloat8E8M0: return true;
-    default: return false;
+    case DType::kFloat8E8M0:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -239,8 +255,10 @@ bool IsSignedInteger(DType t) {
     case DType::kInt32:
     case DType::kInt64:
     case DType::kInt4:
-    case DType::kInt2: return true;
-    default: return false;
+    case DType::kInt2:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -251,8 +269,10 @@ bool IsUnsignedInteger(DType t) {
     case DType::kUInt32:
     case DType::kUInt64:
     case DType::kUInt4:
-    case DType::kUInt2: return true;
-    default: return false;
+    case DType::kUInt2:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -286,7 +306,7 @@ uint16_t FloatToHalf(float f) {
     // Subnormal half (or zero): scale so the integer part is the half mantissa, round half even.
     const float a = BitsFloat(abs);
     const float scaled = a * 16777216.0f;  // 2^24
-    float r = std::nearbyint(scaled);       // default rounding mode: nearest even
+    float r = std::nearbyint(scaled);      // default rounding mode: nearest even
     return static_cast<uint16_t>(sign | static_cast<uint16_t>(r));
   }
   // Normal: rebias exponent, round mantissa from 23 to 10 bits, nearest even.
@@ -298,7 +318,9 @@ uint16_t FloatToHalf(float f) {
   return static_cast<uint16_t>(sign | h);
 }
 
-float BFloat16ToFloat(uint16_t b) { return BitsFloat(static_cast<uint32_t>(b) << 16); }
+float BFloat16ToFloat(uint16_t b) {
+  return BitsFloat(static_cast<uint32_t>(b) << 16);
+}
 
 uint16_t FloatToBFloat16(float f) {
   uint32_t u = FloatBits(f);
@@ -331,35 +353,54 @@ uint8_t FloatToFloat8(DType t, float f, bool saturate) {
   return EncodeMini(t, f, saturate);
 }
 
-float Float4E2M1ToFloat(uint8_t v) { return DecodeMini(FormatOf(DType::kFloat4E2M1), v & 0xF); }
-uint8_t FloatToFloat4E2M1(float f) { return EncodeMini(DType::kFloat4E2M1, f, true); }
+float Float4E2M1ToFloat(uint8_t v) {
+  return DecodeMini(FormatOf(DType::kFloat4E2M1), v & 0xF);
+}
+uint8_t FloatToFloat4E2M1(float f) {
+  return EncodeMini(DType::kFloat4E2M1, f, true);
+}
 
 double LoadAsDouble(DType t, const void* data, int64_t i) {
   switch (t) {
-    case DType::kFloat: return static_cast<const float*>(data)[i];
-    case DType::kDouble: return static_cast<const double*>(data)[i];
-    case DType::kFloat16: return HalfToFloat(static_cast<const uint16_t*>(data)[i]);
-    case DType::kBFloat16: return BFloat16ToFloat(static_cast<const uint16_t*>(data)[i]);
+    case DType::kFloat:
+      return static_cast<const float*>(data)[i];
+    case DType::kDouble:
+      return static_cast<const double*>(data)[i];
+    case DType::kFloat16:
+      return HalfToFloat(static_cast<const uint16_t*>(data)[i]);
+    case DType::kBFloat16:
+      return BFloat16ToFloat(static_cast<const uint16_t*>(data)[i]);
     case DType::kInt8:
     case DType::kInt4:
-    case DType::kInt2: return static_cast<const int8_t*>(data)[i];
-    case DType::kInt16: return static_cast<const int16_t*>(data)[i];
-    case DType::kInt32: return static_cast<const int32_t*>(data)[i];
-    case DType::kInt64: return static_cast<double>(static_cast<const int64_t*>(data)[i]);
+    case DType::kInt2:
+      return static_cast<const int8_t*>(data)[i];
+    case DType::kInt16:
+      return static_cast<const int16_t*>(data)[i];
+    case DType::kInt32:
+      return static_cast<const int32_t*>(data)[i];
+    case DType::kInt64:
+      return static_cast<double>(static_cast<const int64_t*>(data)[i]);
     case DType::kUInt8:
     case DType::kUInt4:
     case DType::kUInt2:
-    case DType::kBool: return static_cast<const uint8_t*>(data)[i];
-    case DType::kUInt16: return static_cast<const uint16_t*>(data)[i];
-    case DType::kUInt32: return static_cast<const uint32_t*>(data)[i];
-    case DType::kUInt64: return static_cast<double>(static_cast<const uint64_t*>(data)[i]);
+    case DType::kBool:
+      return static_cast<const uint8_t*>(data)[i];
+    case DType::kUInt16:
+      return static_cast<const uint16_t*>(data)[i];
+    case DType::kUInt32:
+      return static_cast<const uint32_t*>(data)[i];
+    case DType::kUInt64:
+      return static_cast<double>(static_cast<const uint64_t*>(data)[i]);
     case DType::kFloat8E4M3FN:
     case DType::kFloat8E4M3FNUZ:
     case DType::kFloat8E5M2:
     case DType::kFloat8E5M2FNUZ:
-    case DType::kFloat8E8M0: return Float8ToFloat(t, static_cast<const uint8_t*>(data)[i]);
-    case DType::kFloat4E2M1: return Float4E2M1ToFloat(static_cast<const uint8_t*>(data)[i]);
-    default: return 0;
+    case DType::kFloat8E8M0:
+      return Float8ToFloat(t, static_cast<const uint8_t*>(data)[i]);
+    case DType::kFloat4E2M1:
+      return Float4E2M1ToFloat(static_cast<const uint8_t*>(data)[i]);
+    default:
+      return 0;
   }
 }
 
@@ -376,33 +417,64 @@ T ClampCast(double v) {
 }  // namespace
 
 void StoreFromDouble(DType t, void* data, int64_t i, double v) {
+  // NaN passes std::clamp unchanged and does not convert to an integer: the sub-byte cases
+  // below store 0 for it, as ClampCast does for the other integer types.
+  const double clampable = std::isnan(v) ? 0.0 : v;
   switch (t) {
-    case DType::kFloat: static_cast<float*>(data)[i] = static_cast<float>(v); break;
-    case DType::kDouble: static_cast<double*>(data)[i] = v; break;
-    case DType::kFloat16: static_cast<uint16_t*>(data)[i] = FloatToHalf(static_cast<float>(v)); break;
+    case DType::kFloat:
+      static_cast<float*>(data)[i] = static_cast<float>(v);
+      break;
+    case DType::kDouble:
+      static_cast<double*>(data)[i] = v;
+      break;
+    case DType::kFloat16:
+      static_cast<uint16_t*>(data)[i] = FloatToHalf(static_cast<float>(v));
+      break;
     case DType::kBFloat16:
       static_cast<uint16_t*>(data)[i] = FloatToBFloat16(static_cast<float>(v));
       break;
-    case DType::kInt8: static_cast<int8_t*>(data)[i] = ClampCast<int8_t>(v); break;
-    case DType::kInt16: static_cast<int16_t*>(data)[i] = ClampCast<int16_t>(v); break;
-    case DType::kInt32: static_cast<int32_t*>(data)[i] = ClampCast<int32_t>(v); break;
-    case DType::kInt64: static_cast<int64_t*>(data)[i] = ClampCast<int64_t>(v); break;
-    case DType::kUInt8: static_cast<uint8_t*>(data)[i] = ClampCast<uint8_t>(v); break;
-    case DType::kUInt16: static_cast<uint16_t*>(data)[i] = ClampCast<uint16_t>(v); break;
-    case DType::kUInt32: static_cast<uint32_t*>(data)[i] = ClampCast<uint32_t>(v); break;
-    case DType::kUInt64: static_cast<uint64_t*>(data)[i] = ClampCast<uint64_t>(v); break;
-    case DType::kBool: static_cast<uint8_t*>(data)[i] = v != 0; break;
+    case DType::kInt8:
+      static_cast<int8_t*>(data)[i] = ClampCast<int8_t>(v);
+      break;
+    case DType::kInt16:
+      static_cast<int16_t*>(data)[i] = ClampCast<int16_t>(v);
+      break;
+    case DType::kInt32:
+      static_cast<int32_t*>(data)[i] = ClampCast<int32_t>(v);
+      break;
+    case DType::kInt64:
+      static_cast<int64_t*>(data)[i] = ClampCast<int64_t>(v);
+      break;
+    case DType::kUInt8:
+      static_cast<uint8_t*>(data)[i] = ClampCast<uint8_t>(v);
+      break;
+    case DType::kUInt16:
+      static_cast<uint16_t*>(data)[i] = ClampCast<uint16_t>(v);
+      break;
+    case DType::kUInt32:
+      static_cast<uint32_t*>(data)[i] = ClampCast<uint32_t>(v);
+      break;
+    case DType::kUInt64:
+      static_cast<uint64_t*>(data)[i] = ClampCast<uint64_t>(v);
+      break;
+    case DType::kBool:
+      static_cast<uint8_t*>(data)[i] = v != 0;
+      break;
     case DType::kInt4:
-      static_cast<int8_t*>(data)[i] = static_cast<int8_t>(std::clamp(std::nearbyint(v), -8.0, 7.0));
+      static_cast<int8_t*>(data)[i] =
+          static_cast<int8_t>(std::clamp(std::nearbyint(clampable), -8.0, 7.0));
       break;
     case DType::kUInt4:
-      static_cast<uint8_t*>(data)[i] = static_cast<uint8_t>(std::clamp(std::nearbyint(v), 0.0, 15.0));
+      static_cast<uint8_t*>(data)[i] =
+          static_cast<uint8_t>(std::clamp(std::nearbyint(clampable), 0.0, 15.0));
       break;
     case DType::kInt2:
-      static_cast<int8_t*>(data)[i] = static_cast<int8_t>(std::clamp(std::nearbyint(v), -2.0, 1.0));
+      static_cast<int8_t*>(data)[i] =
+          static_cast<int8_t>(std::clamp(std::nearbyint(clampable), -2.0, 1.0));
       break;
     case DType::kUInt2:
-      static_cast<uint8_t*>(data)[i] = static_cast<uint8_t>(std::clamp(std::nearbyint(v), 0.0, 3.0));
+      static_cast<uint8_t*>(data)[i] =
+          static_cast<uint8_t>(std::clamp(std::nearbyint(clampable), 0.0, 3.0));
       break;
     case DType::kFloat8E4M3FN:
     case DType::kFloat8E4M3FNUZ:
@@ -414,7 +486,8 @@ void StoreFromDouble(DType t, void* data, int64_t i, double v) {
     case DType::kFloat4E2M1:
       static_cast<uint8_t*>(data)[i] = FloatToFloat4E2M1(static_cast<float>(v));
       break;
-    default: break;
+    default:
+      break;
   }
 }
 

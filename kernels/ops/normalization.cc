@@ -12,6 +12,7 @@
 
 #include "kernels/op_helpers.h"
 #include "kernels/op_registry.h"
+#include "memory/aligned_alloc.h"
 
 namespace onyx::kernels {
 namespace {
@@ -53,10 +54,11 @@ Status ExpectNumel(const NodeView& node, const Tensor& t, int input, int64_t exp
                       "; expected ", expected, " elements (", what, ")");
 }
 
+// The product of dims [begin, end): part of a tensor's shape, so it fits int64 unless the tensor
+// is empty ([0, 2^40, 2^40]); then it saturates, and callers write nothing for empty inputs.
 int64_t Product(const Shape& s, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t i = begin; i < end && i < s.size(); ++i) p *= s[i];
-  return p;
+  return ShapeElementCount(
+      Shape(s.begin() + std::min(begin, s.size()), s.begin() + std::min(end, s.size())));
 }
 
 // Plan-time check of a parameter input's element count, when both it and `expected` are known.
@@ -162,7 +164,7 @@ Status BatchNormKernel(KernelContext& ctx) {
   const int64_t inner = Product(x.shape(), 2, x.shape().size());
   const int64_t opset = node.opset();
   const bool per_activation = opset < 9 && node.attr_int("spatial", 1) == 0;
-  const int64_t params = per_activation ? channels * inner : channels;
+  const int64_t params = per_activation ? ShapeElementCount({channels, inner}) : channels;
   const char* what = per_activation ? "C x D1 x ... for spatial=0" : "one per channel";
   for (int i = 1; i <= 4; ++i)
     ONYX_RETURN_IF_ERROR(ExpectNumel(node, ctx.input(i), i, params, what));
@@ -309,6 +311,10 @@ Status GroupNormKernel(KernelContext& ctx) {
   const std::vector<double> scale = TensorToDoubles(ctx.input(1));
   const std::vector<double> bias = TensorToDoubles(ctx.input(2));
   const int64_t per = channels / groups;
+  if (x.numel() == 0) {  // nothing to normalise, and batch x channels alone may be huge
+    ctx.Output(0, x.dtype(), x.shape());
+    return Status::Ok();
+  }
   std::vector<double> mean(static_cast<size_t>(batch * groups)),
       var(static_cast<size_t>(batch * groups));
   std::vector<double> a(static_cast<size_t>(batch * channels)),
@@ -362,6 +368,17 @@ Status LayerNormKernel(KernelContext& ctx) {
   ONYX_ASSIGN_OR_RETURN(const int64_t axis,
                         NormalizeAxis(node, node.attr_int("axis", -1), x.rank()));
   const Shape norm_shape(x.shape().begin() + axis, x.shape().end());
+  Shape stat_shape = x.shape();
+  for (int64_t d = axis; d < x.rank(); ++d) stat_shape[d] = 1;
+  // Statistics and parameters are sized by parts of x's shape, which an empty x ([2^40, 0]) does
+  // not bound: check the outputs before anything is allocated.
+  for (int k = 1; k < ctx.num_outputs(); ++k)
+    ONYX_RETURN_IF_ERROR(
+        CheckOutputSize(node, k, DType::kDouble, stat_shape, memory::TensorByteCeiling()));
+  if (x.numel() == 0 && ctx.num_outputs() <= 1) {
+    ctx.Output(0, x.dtype(), x.shape());
+    return Status::Ok();
+  }
   const int64_t rows = Product(x.shape(), 0, axis);
   const int64_t cols = ShapeElementCount(norm_shape);
   ONYX_ASSIGN_OR_RETURN(std::vector<double> scale, ExpandParam(node, ctx.input(1), 1, norm_shape));
@@ -377,8 +394,6 @@ Status LayerNormKernel(KernelContext& ctx) {
     ref::LayerNorm(x.data<T>(), y.data<T>(), rows, cols, scale, bias, epsilon, mean.data(),
                    inv_std.data());
   }));
-  Shape stat_shape = x.shape();
-  for (int64_t d = axis; d < x.rank(); ++d) stat_shape[d] = 1;
   const DType stash = StashType(node);
   if (ctx.num_outputs() > 1) WriteDoubles(ctx, 1, stash, stat_shape, mean);
   if (ctx.num_outputs() > 2) WriteDoubles(ctx, 2, stash, stat_shape, inv_std);
@@ -404,6 +419,17 @@ Status RmsNormKernel(KernelContext& ctx) {
   ONYX_ASSIGN_OR_RETURN(const int64_t axis,
                         NormalizeAxis(node, node.attr_int("axis", -1), x.rank()));
   const Shape norm_shape(x.shape().begin() + axis, x.shape().end());
+  Shape stat_shape = x.shape();
+  for (int64_t d = axis; d < x.rank(); ++d) stat_shape[d] = 1;
+  // Statistics and parameters are sized by parts of x's shape, which an empty x ([2^40, 0]) does
+  // not bound: check the outputs before anything is allocated.
+  for (int k = 1; k < ctx.num_outputs(); ++k)
+    ONYX_RETURN_IF_ERROR(
+        CheckOutputSize(node, k, DType::kDouble, stat_shape, memory::TensorByteCeiling()));
+  if (x.numel() == 0 && ctx.num_outputs() <= 1) {
+    ctx.Output(0, ctx.input(1).dtype(), x.shape());
+    return Status::Ok();
+  }
   const int64_t rows = Product(x.shape(), 0, axis);
   const int64_t cols = ShapeElementCount(norm_shape);
   ONYX_ASSIGN_OR_RETURN(std::vector<double> scale, ExpandParam(node, ctx.input(1), 1, norm_shape));

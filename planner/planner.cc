@@ -185,6 +185,16 @@ class PlanBuilder {
         if (out_decl != output_types.end()) decl = out_decl->second;
         plan_->slots[id].type = MergeDeclared(out_types[k], decl);
         plan_->slots[id].storage = Storage::kHeap;
+        // One check for every shape function: a negative known dim is never a shape, whatever
+        // hostile attribute or constant produced it. (Declared value_info is not checked here:
+        // some exporters write -1 for an unknown dim.)
+        const TypeInfo& inferred = out_types[k];
+        if (inferred.is_tensor() && inferred.has_shape)
+          for (const Dim& d : inferred.dims)
+            if (d.known() && d.value < 0)
+              return kernels::NodeView(node).Invalid("output ", k, " '", node.outputs[k],
+                                                     "' would have shape ", inferred.ToString(),
+                                                     ", with a negative dim");
         const TypeInfo& t = plan_->slots[id].type;
         if (t.is_tensor() && t.shape_is_static())
           ONYX_RETURN_IF_ERROR(

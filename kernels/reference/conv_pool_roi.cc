@@ -136,8 +136,11 @@ Status RoiAlign(KernelContext& ctx, bool half_pixel_default) {
       const double grid_w_d = sampling_ratio > 0 ? sampling_ratio : std::ceil(roi_w / out_w);
       // The adaptive grid grows with the box: a box of 1e19 pixels (or NaN) would not convert
       // to an integer, or would sample for ever (found by fuzz_run).
+      // (A malformed half_pixel box has a negative grid, which samples nothing.)
+      const double bins = static_cast<double>(out_h) * static_cast<double>(out_w);
       if (!(std::isfinite(start_h) && std::isfinite(start_w) &&
-            grid_h_d * grid_w_d * static_cast<double>(out_h * out_w) <= kMaxRoiSamples)) {
+            std::fabs(grid_h_d) <= kMaxRoiSamples && std::fabs(grid_w_d) <= kMaxRoiSamples &&
+            std::fabs(grid_h_d * grid_w_d) * bins <= kMaxRoiSamples)) {
         bad_roi.store(r, std::memory_order_relaxed);
         return;
       }

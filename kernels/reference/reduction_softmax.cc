@@ -130,11 +130,24 @@ void SoftmaxAxis(SoftmaxKind kind, const T* src, T* dst, int64_t outer, int64_t 
   });
 }
 
+// The accumulator of a scan: double for floating types; for integers an unsigned type at least
+// as wide as int, whose wrap-around is defined (a signed int32 product that overflows is not:
+// found by fuzz_run) and gives T's two's-complement result once converted back.
+template <typename T, bool = std::is_integral_v<T>>
+struct ScanAccumulator {
+  using type = double;
+};
+template <typename T>
+struct ScanAccumulator<T, true> {
+  using type =
+      std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+};
+
 template <typename T>
 void Cumulative(const T* src, T* dst, int64_t outer, int64_t n, int64_t inner, bool exclusive,
                 bool reverse, bool product) {
-  // Integers accumulate in their own type (wrap-around), floating types in double.
-  using S = std::conditional_t<std::is_integral_v<T>, T, double>;
+  // Integers wrap around in their own width, floating types accumulate in double.
+  using S = typename ScanAccumulator<T>::type;
   std::vector<S> acc(static_cast<size_t>(inner));
   for (int64_t o = 0; o < outer; ++o) {
     const T* s = src + o * n * inner;

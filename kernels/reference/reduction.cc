@@ -15,11 +15,33 @@ template <typename T>
 constexpr bool kIsInt = std::is_integral_v<T>;  // bool included
 
 // Accumulator of sums and products: 64-bit integers for integers (wrap-around like ONNX Runtime),
-// double for floating types.
+// double for floating types. Unsigned even for signed types: a signed int64 sum that overflows is
+// undefined (an element converts to its two's-complement value modulo 2^64, and back).
 template <typename T>
-using SumAcc =
-    std::conditional_t<kIsInt<T>, std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>,
-                       double>;
+using SumAcc = std::conditional_t<kIsInt<T>, uint64_t, double>;
+
+// An integer accumulator as the signed or unsigned number it stands for (for Mean).
+template <typename T>
+double AccValue(SumAcc<T> acc) {
+  if constexpr (kIsInt<T> && std::is_signed_v<T>)
+    return static_cast<double>(static_cast<int64_t>(acc));
+  else
+    return static_cast<double>(acc);
+}
+
+// |v| in the accumulator type; for signed integers computed unsigned, so |INT64_MIN| is defined.
+template <typename T>
+SumAcc<T> AbsAcc(T v) {
+  if constexpr (kIsInt<T> && std::is_signed_v<T>) {
+    const auto u = static_cast<uint64_t>(static_cast<int64_t>(v));
+    return v < 0 ? uint64_t{0} - u : u;
+  } else if constexpr (kIsInt<T>) {
+    return static_cast<uint64_t>(v);
+  } else {
+    const double d = static_cast<double>(v);
+    return d < 0 ? -d : d;
+  }
+}
 // Comparison type of Max/Min: the integer itself, or double for floating types.
 template <typename T>
 using CmpType = std::conditional_t<kIsInt<T>, T, double>;
@@ -42,15 +64,6 @@ T CastFromDouble(double v) {
   }
 }
 
-template <typename S>
-S Abs(S v) {
-  if constexpr (std::is_unsigned_v<S>) {
-    return v;
-  } else {
-    return v < 0 ? -v : v;
-  }
-}
-
 // Reduces n elements read through get(j).
 template <typename T, typename Get>
 T ReduceOne(ReduceOp op, int64_t n, Get get) {
@@ -65,7 +78,7 @@ T ReduceOne(ReduceOp op, int64_t n, Get get) {
     case ReduceOp::kMean: {
       S acc = 0;
       for (int64_t j = 0; j < n; ++j) acc += static_cast<S>(get(j));
-      return CastFromDouble<T>(static_cast<double>(acc) / static_cast<double>(n));
+      return CastFromDouble<T>(AccValue<T>(acc) / static_cast<double>(n));
     }
     case ReduceOp::kProd: {
       S acc = 1;
@@ -74,7 +87,7 @@ T ReduceOne(ReduceOp op, int64_t n, Get get) {
     }
     case ReduceOp::kL1: {
       S acc = 0;
-      for (int64_t j = 0; j < n; ++j) acc += Abs(static_cast<S>(get(j)));
+      for (int64_t j = 0; j < n; ++j) acc += AbsAcc<T>(get(j));
       return static_cast<T>(acc);
     }
     case ReduceOp::kSumSquare: {

@@ -113,6 +113,18 @@ Status RoiAlign(KernelContext& ctx, bool half_pixel_default) {
     }
   }
   Tensor y = ctx.Output(0, x.dtype(), {num_rois, channels, out_h, out_w});
+  if (height == 0 || width == 0) {
+    // An empty feature map: every sample lies outside it and contributes zero. (Sampling would
+    // clamp to row -1 of a map with no rows: found by fuzz_run.)
+    const bool ok = VisitFloat(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      std::fill(y.data<T>(), y.data<T>() + y.numel(), T(0));
+    });
+    if (!ok)
+      return node.NotSupported("input 0 '", node.node().inputs[0], "' has type ",
+                               DTypeName(x.dtype()));
+    return Status::Ok();
+  }
   std::atomic<int64_t> bad_roi{-1};  // a box whose sampling grid is not computable
   const bool ok = VisitFloat(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -147,9 +159,12 @@ Status RoiAlign(KernelContext& ctx, bool half_pixel_default) {
       const int64_t grid_h = static_cast<int64_t>(grid_h_d);
       const int64_t grid_w = static_cast<int64_t>(grid_w_d);
       const double count = static_cast<double>(std::max<int64_t>(grid_h * grid_w, 1));
+      // Two negative grid sizes (a malformed half_pixel box) multiply to a positive count of
+      // samples that were never made (found by fuzz_run): such a box samples nothing.
+      const int64_t per_bin = grid_h > 0 && grid_w > 0 ? grid_h * grid_w : 0;
       // Sample positions and weights are shared by every channel.
       std::vector<Sample> samples;
-      samples.reserve(static_cast<size_t>(out_h * out_w * std::max<int64_t>(grid_h * grid_w, 0)));
+      samples.reserve(static_cast<size_t>(out_h * out_w * per_bin));
       for (int64_t ph = 0; ph < out_h; ++ph)
         for (int64_t pw = 0; pw < out_w; ++pw)
           for (int64_t iy = 0; iy < grid_h; ++iy) {
@@ -159,7 +174,6 @@ Status RoiAlign(KernelContext& ctx, bool half_pixel_default) {
               samples.push_back(BilinearSample(yy, xx, height, width));
             }
           }
-      const int64_t per_bin = std::max<int64_t>(grid_h * grid_w, 0);
       for (int64_t c = 0; c < channels; ++c) {
         const T* plane = src + (bidx[r] * channels + c) * height * width;
         T* out = dst + (r * channels + c) * out_h * out_w;

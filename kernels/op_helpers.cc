@@ -273,9 +273,6 @@ Status CheckOutputSize(const NodeView& node, int i, DType dtype, const Shape& sh
 }
 
 StatusOr<Tensor> NewOutput(KernelContext& ctx, int i, DType dtype, const Shape& shape) {
-  for (int64_t d : shape)
-    if (d < 0)
-      return ctx.node().Fail("output ", i, " would have a negative dim ", ShapeToString(shape));
   ONYX_RETURN_IF_ERROR(CheckOutputSize(ctx.node(), i, dtype, shape, memory::TensorByteCeiling()));
   return ctx.Output(i, dtype, shape);
 }

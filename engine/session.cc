@@ -14,6 +14,7 @@
 
 #include "engine/executor.h"
 #include "engine/model_loader.h"
+#include "kernels/op_helpers.h"
 #include "kernels/op_registry.h"
 #include "memory/aligned_alloc.h"
 #include "planner/planner.h"
@@ -120,17 +121,9 @@ struct Session::Impl {
         }
         // A caller-made tensor may carry any dims: [2^62, 4] must not reach a kernel as a
         // count that wrapped around.
-        int64_t count = 0;
-        uint64_t bytes = 0;
-        if (!CheckedElementCount(x.shape(), &count) || !CheckedByteSize(x.dtype(), count, &bytes))
-          return LimitExceeded(Prefix(), who, " has shape ", ShapeToString(x.shape()),
-                               ", whose size does not fit 64 bits");
-        if (bytes > limits.max_tensor_bytes)
-          return LimitExceeded(Prefix(), who, " of type ", DTypeName(x.dtype()), " and shape ",
-                               ShapeToString(x.shape()), " has ", bytes,
-                               " bytes, more than the limit of ", limits.max_tensor_bytes,
-                               " bytes (raise it with SessionOptions::limits.max_tensor_bytes or "
-                               "ONYX_MAX_TENSOR_BYTES)");
+        ONYX_RETURN_IF_ERROR(
+            kernels::CheckTensorBytes(who, x.dtype(), x.shape(), limits.max_tensor_bytes)
+                .WithContext(Prefix()));
         if (x.numel() > 0 && x.dtype() != DType::kString && x.raw_data() == nullptr)
           return InvalidArgument(Prefix(), who, " has no data");
         return Status::Ok();

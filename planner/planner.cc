@@ -31,17 +31,7 @@ bool ArenaEligible(const TypeInfo& t) {
 // Checked right after inference, before folding or any kernel could allocate it.
 Status CheckKnownSize(const TypeInfo& t, uint64_t max_bytes, const std::string& who) {
   if (!t.is_tensor() || !t.shape_is_static()) return Status::Ok();
-  const Shape shape = t.static_shape();
-  int64_t n = 0;
-  uint64_t bytes = 0;
-  if (!CheckedElementCount(shape, &n) || !CheckedByteSize(t.elem, n, &bytes))
-    return LimitExceeded(who, " of type ", t.ToString(), " has more bytes than 64 bits can count");
-  if (max_bytes != 0 && bytes > max_bytes)
-    return LimitExceeded(who, " of type ", t.ToString(), " needs ", bytes,
-                         " bytes, more than the limit of ", max_bytes,
-                         " bytes (raise it with SessionOptions::limits.max_tensor_bytes or "
-                         "ONYX_MAX_TENSOR_BYTES)");
-  return Status::Ok();
+  return kernels::CheckTensorBytes(who, t.elem, t.static_shape(), max_bytes);
 }
 
 std::string UnsupportedMessage(const ir::Node& n) {

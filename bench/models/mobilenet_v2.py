@@ -2,8 +2,17 @@
 exporter writes it: bias-free convolutions each followed by its own BatchNormalization node
 (not folded), ReLU6 as Clip(0, 6), depthwise 3x3 convolutions (group = channels), residual Adds,
 GlobalAveragePool, Flatten and a Gemm classifier. Opset 13.
+
+build(rng) is the fixed 1x3x224x224 model of make_bench_models.py. build(rng, dynamic=True) is the
+same graph with a symbolic image size, input [1, 3, "height", "width"], for the dynamic-shape
+benchmarks (bench/shape_sweep.py); it is written, with the weights make_bench_models.py uses, by
+
+    .venv/bin/python bench/models/mobilenet_v2.py --dynamic [--out DIR]   # DIR/mobilenet_v2_dynamic.onnx
 """
+import argparse
 import math
+import os
+import zlib
 
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
@@ -49,7 +58,7 @@ class _Builder:
         return out
 
 
-def build(rng):
+def build(rng, dynamic=False):
     b = _Builder(rng)
     b.init("relu6.min", np.array(0.0, np.float32))
     b.init("relu6.max", np.array(6.0, np.float32))
@@ -79,7 +88,32 @@ def build(rng):
                                     ["logits"], name="classifier/Gemm", transB=1))
     graph = helper.make_graph(
         b.nodes, "mobilenet_v2",
-        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 224, 224])],
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT,
+                                       [1, 3, "height", "width"] if dynamic else [1, 3, 224, 224])],
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 1000])], b.inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=7,
                              producer_name="onyx-bench")
+
+
+DYNAMIC_NAME = "mobilenet_v2_dynamic"
+
+
+def write_dynamic(out_dir):
+    """Writes out_dir/mobilenet_v2_dynamic.onnx (seeded like make_bench_models.py's
+    mobilenet_v2, so the weights are the same) and returns its path."""
+    import onnx
+
+    model = build(np.random.default_rng(zlib.crc32(b"mobilenet_v2")), dynamic=True)
+    onnx.checker.check_model(model)
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, DYNAMIC_NAME + ".onnx")
+    onnx.save(model, path)
+    return path
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description="Writes the MobileNetV2 with symbolic height and width.")
+    ap.add_argument("--dynamic", action="store_true", required=True,
+                    help="the variant with input [1, 3, height, width] (the only one written here)")
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "out"))
+    print(write_dynamic(ap.parse_args().out))

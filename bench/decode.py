@@ -35,7 +35,9 @@ the in-process timing loops obey the same cap.
 Issue 14's figures: `--steps 64` (default) for latency and tokens at 1 and 2 threads, and
 `--steps 400` (or `--mem-steps 400 --steps 64`) for the memory growth. With the defaults the run
 takes about a minute with ORT-speed engines (a slow onyx on new shapes adds its cold time).
-onyx is taken from $ONYX_BUILD_DIR/python (default build/python) when that exists.
+onyx is taken from $ONYX_BUILD_DIR/python (default build/python) when that exists, copied to a
+temporary folder at the start (--no-snapshot: used in place) so a rebuild during the run does
+not touch it.
 """
 import argparse
 import datetime
@@ -56,6 +58,40 @@ import compare  # noqa: E402  (make_session, machine_info: the settings of the f
 
 ENGINES = ("onyx", "ort")
 NAMED = ("gpt2_past_ts", "gpt2_past_dynamo")
+
+
+def onyx_build():
+    """Where the onyx module comes from and when it was built (the build tree changes under a
+    benchmark while someone works on it)."""
+    import glob
+
+    import onyx
+
+    sos = glob.glob(os.path.join(os.path.dirname(onyx.__file__), "_onyx*.so"))
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(os.path.getmtime(sos[0]))) if sos else "?"
+    where = os.path.dirname(onyx.__file__)
+    return f"{os.path.relpath(where, ROOT) if where.startswith(ROOT) else where} (built {when})"
+
+
+def snapshot_onyx():
+    """Copies the onyx module of $ONYX_BUILD_DIR (default build) to a temporary folder and points
+    $ONYX_BUILD_DIR there, for this process and its subprocesses: a rebuild of the shared build
+    tree during a run then neither mixes two builds in one report nor pulls the extension
+    module from under a running process."""
+    import shutil
+    import tempfile
+
+    build = os.environ.get("ONYX_BUILD_DIR", os.path.join(ROOT, "build"))
+    src = os.path.join(build, "python", "onyx")
+    if not os.path.isdir(src):
+        return
+    dst = tempfile.mkdtemp(prefix="onyx-bench-")
+    shutil.copytree(src, os.path.join(dst, "python", "onyx"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    os.environ["ONYX_BUILD_DIR"] = dst
+    import atexit
+
+    atexit.register(shutil.rmtree, dst, ignore_errors=True)
 
 
 def rss_mb(field="VmRSS"):
@@ -329,12 +365,16 @@ def main():
                     help="stop a loop once the process's resident set passes this (default 6144; 0: no cap)")
     ap.add_argument("--gap-ms", type=float, default=50.0, help="pause after each loop (default 50)")
     ap.add_argument("--json", default="", help="write the results to this file")
+    ap.add_argument("--no-snapshot", action="store_true",
+                    help="load onyx from the build tree itself, not from a copy made at the start")
     args = ap.parse_args()
     threads_list = [int(t) for t in args.threads.split(",") if t]
     if args.steps < 2 or args.loops < 0 or args.cold < 1 or not threads_list or min(threads_list) < 1:
         ap.error("--steps >= 2, --loops >= 0, --cold >= 1, --threads positive")
     args.mem_steps = args.mem_steps or args.steps
     path = resolve_model(args.model)
+    if not args.no_snapshot:
+        snapshot_onyx()
     compare._use_build_module()
     prompt = prompt_ids(args.prompt)
     load_start = os.getloadavg()
@@ -357,7 +397,7 @@ def main():
                 n = min(len(ref), len(m["tokens"]))
                 if m["tokens"][:n] != ref[:n]:
                     print(f"  TOKEN MISMATCH in the memory loop, onyx t={m['threads']}")
-    print(f"model: {os.path.relpath(path, ROOT) if path.startswith(ROOT) else path}")
+    print(f"model: {os.path.relpath(path, ROOT) if path.startswith(ROOT) else path}; onyx: {onyx_build()}")
     print_tables(rows, mem, args)
     load_end = os.getloadavg()
     print(f"load average {load_start[0]:.1f} at start, {load_end[0]:.1f} at end; "
@@ -369,6 +409,7 @@ def main():
                                 + sys.argv[1:]),
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "model": path, "settings": vars(args), "machine": compare.machine_info(),
+            "onyx_build": onyx_build(),
             "load_average": {"start": load_start, "end": load_end},
             "timing": rows, "memory": mem,
         }

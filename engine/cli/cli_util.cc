@@ -2,8 +2,10 @@
 #include "engine/cli/cli_util.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <set>
 #include <sstream>
@@ -120,6 +122,232 @@ StatusOr<NamedValues> GenerateInputs(const Session& s, const std::string& kind,
     feeds.push_back({in.name, Value(x)});
   }
   return feeds;
+}
+
+namespace {
+
+// Largest dim a sweep may ask for; the session's own size ceilings still apply.
+constexpr int64_t kMaxSweepDim = 1000000000;
+
+StatusOr<int64_t> ParseSweepInt(const std::string& spec, const std::string& what,
+                                const std::string& token) {
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(token.c_str(), &end, 10);
+  if (token.empty() || *end != '\0' || errno == ERANGE || v < -kMaxSweepDim || v > kMaxSweepDim)
+    return InvalidArgument("--shapes '", spec, "': ", what, " '", token, "' is not an integer");
+  return static_cast<int64_t>(v);
+}
+
+StatusOr<int64_t> ParseSweepDim(const std::string& spec, const std::string& what,
+                                const std::string& token) {
+  ONYX_ASSIGN_OR_RETURN(int64_t v, ParseSweepInt(spec, what, token));
+  if (v < 0) return InvalidArgument("--shapes '", spec, "': ", what, " ", v, " is negative");
+  return v;
+}
+
+std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t p = s.find(sep, start);
+    parts.push_back(s.substr(start, p == std::string::npos ? std::string::npos : p - start));
+    if (p == std::string::npos) return parts;
+    start = p + 1;
+  }
+}
+
+std::string DimsLabel(const Shape& shape) {
+  std::string out;
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? "x" : "") + std::to_string(shape[i]);
+  return out.empty() ? "scalar" : out;
+}
+
+// One factor of the sweep: the values of a symbolic dim, or whole shapes of one input.
+struct SweepAxis {
+  std::string name;
+  bool is_input = false;
+  std::vector<int64_t> values;  // symbolic dim
+  std::vector<Shape> shapes;    // input
+  size_t size() const { return is_input ? shapes.size() : values.size(); }
+};
+
+}  // namespace
+
+StatusOr<std::vector<ShapePoint>> ExpandShapeSweep(const Session& s,
+                                                   const std::vector<std::string>& specs,
+                                                   const std::map<std::string, Shape>& fixed,
+                                                   bool zip, size_t max_points) {
+  // Which required inputs declare each named symbolic dim.
+  const auto required = s.required_inputs();
+  std::map<std::string, std::set<std::string>> symbol_inputs;
+  std::map<std::string, const IoInfo*> inputs;
+  for (const IoInfo& in : s.inputs()) {
+    if (std::find(required.begin(), required.end(), in.name) == required.end()) continue;
+    inputs[in.name] = &in;
+    if (!in.type.is_tensor() || !in.type.has_shape) continue;
+    for (const Dim& d : in.type.dims)
+      if (!d.known() && !d.symbol.empty()) symbol_inputs[d.symbol].insert(in.name);
+  }
+  auto known_names = [&] {
+    std::string out;
+    for (const auto& [sym, unused] : symbol_inputs) out += (out.empty() ? "" : ", ") + sym;
+    std::string ins;
+    for (const auto& [name, unused] : inputs) ins += (ins.empty() ? "" : ", ") + name;
+    return StrCat("symbolic dims: ", out.empty() ? "none" : out,
+                  "; inputs: ", ins.empty() ? "none" : ins);
+  };
+
+  std::vector<SweepAxis> axes;
+  // input -> (set whole by an input spec, the spec): several dim specs may share an input.
+  std::map<std::string, std::pair<bool, std::string>> owner;
+  size_t total = 1;
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      return InvalidArgument("--shapes expects NAME=LO:HI[:STEP], NAME=V1,V2,... or ",
+                             "INPUT=1x3x96x96,...; got '", spec, "'");
+    SweepAxis axis;
+    axis.name = spec.substr(0, eq);
+    const std::string body = spec.substr(eq + 1);
+    const bool is_symbol = symbol_inputs.count(axis.name) > 0;
+    const bool is_input = inputs.count(axis.name) > 0;
+    if (!is_symbol && !is_input)
+      return InvalidArgument("--shapes '", spec, "': '", axis.name,
+                             "' is neither a symbolic dim of the model's inputs nor an input (",
+                             known_names(), ")");
+    // A name that is both: a value written as dims (1x3x...) means the input.
+    axis.is_input = is_input && (!is_symbol || body.find('x') != std::string::npos);
+    for (const SweepAxis& other : axes)
+      if (other.name == axis.name && other.is_input == axis.is_input)
+        return InvalidArgument("--shapes gives '", axis.name, "' twice");
+    if (axis.is_input) {
+      if (body.find(':') != std::string::npos)
+        return InvalidArgument("--shapes '", spec, "': input '", axis.name,
+                               "' takes a list of shapes like 1x3x96x96,1x3x128x128, not a range");
+      for (const std::string& item : Split(body, ',')) {
+        auto shape = ParseShape(item);
+        if (item.empty() || !shape.ok())
+          return InvalidArgument("--shapes '", spec, "': '", item,
+                                 "' is not a shape like 1x3x96x96");
+        axis.shapes.push_back(*shape);
+      }
+    } else if (body.find(':') != std::string::npos) {
+      const auto parts = Split(body, ':');
+      if (parts.size() != 2 && parts.size() != 3)
+        return InvalidArgument("--shapes '", spec, "': a range is LO:HI or LO:HI:STEP");
+      ONYX_ASSIGN_OR_RETURN(int64_t lo, ParseSweepDim(spec, "LO", parts[0]));
+      ONYX_ASSIGN_OR_RETURN(int64_t hi, ParseSweepDim(spec, "HI", parts[1]));
+      int64_t step = 1;
+      if (parts.size() == 3) {
+        ONYX_ASSIGN_OR_RETURN(step, ParseSweepInt(spec, "STEP", parts[2]));
+      }
+      if (step <= 0) return InvalidArgument("--shapes '", spec, "': STEP must be > 0, got ", step);
+      if (lo > hi) return InvalidArgument("--shapes '", spec, "': LO ", lo, " > HI ", hi);
+      const int64_t count = (hi - lo) / step + 1;
+      if (static_cast<uint64_t>(count) > max_points)
+        return InvalidArgument("--shapes '", spec, "' gives ", count, " shapes; at most ",
+                               max_points);
+      for (int64_t v = lo; v <= hi; v += step) axis.values.push_back(v);
+    } else {
+      for (const std::string& item : Split(body, ',')) {
+        ONYX_ASSIGN_OR_RETURN(int64_t v, ParseSweepDim(spec, "value", item));
+        axis.values.push_back(v);
+      }
+    }
+    if (zip) {
+      if (!axes.empty() && axis.size() != total)
+        return InvalidArgument("--zip: --shapes '", spec, "' gives ", axis.size(),
+                               " values but the first --shapes gives ", total);
+      total = axis.size();
+    } else {
+      if (axis.size() > max_points / total)
+        return InvalidArgument("--shapes gives more than ", max_points,
+                               " shapes in all (the product of every --shapes)");
+      total *= axis.size();
+    }
+    // Each input's shape comes from one place: --shape, an input spec, or dim specs.
+    const std::set<std::string> touched =
+        axis.is_input ? std::set<std::string>{axis.name} : symbol_inputs[axis.name];
+    for (const std::string& in : touched) {
+      if (fixed.count(in))
+        return InvalidArgument("--shapes '", spec, "' sets the shape of input '", in,
+                               "', which --shape also gives");
+      auto it = owner.find(in);
+      if (it != owner.end() && (axis.is_input || it->second.first))
+        return InvalidArgument("--shapes '", spec, "' and --shapes '", it->second.second,
+                               "' both set the shape of input '", in, "'");
+      owner[in] = {axis.is_input, spec};
+    }
+    axes.push_back(std::move(axis));
+  }
+
+  std::vector<ShapePoint> points;
+  points.reserve(total);
+  std::vector<size_t> idx(axes.size(), 0);
+  for (size_t p = 0; p < total; ++p) {
+    ShapePoint pt;
+    pt.shapes = fixed;
+    // Declared dims first (symbolic ones 1), then the swept ones.
+    for (const auto& [in, unused] : owner) {
+      Shape shape;
+      for (const Dim& d : inputs[in]->type.dims) shape.push_back(d.known() ? d.value : 1);
+      pt.shapes[in] = shape;
+    }
+    for (size_t a = 0; a < axes.size(); ++a) {
+      const SweepAxis& axis = axes[a];
+      pt.label += pt.label.empty() ? "" : " ";
+      if (axis.is_input) {
+        pt.shapes[axis.name] = axis.shapes[idx[a]];
+        pt.label += axis.name + "=" + DimsLabel(axis.shapes[idx[a]]);
+        continue;
+      }
+      const int64_t v = axis.values[idx[a]];
+      pt.label += axis.name + "=" + std::to_string(v);
+      for (const std::string& in : symbol_inputs[axis.name]) {
+        const auto& dims = inputs[in]->type.dims;
+        for (size_t i = 0; i < dims.size(); ++i)
+          if (!dims[i].known() && dims[i].symbol == axis.name) pt.shapes[in][i] = v;
+      }
+    }
+    points.push_back(std::move(pt));
+    if (zip) {
+      for (size_t& i : idx) ++i;
+      continue;
+    }
+    // Next index, last axis fastest.
+    for (size_t a = axes.size(); a-- > 0;) {
+      if (++idx[a] < axes[a].size()) break;
+      idx[a] = 0;
+    }
+  }
+  return points;
+}
+
+void SetIndexSafeIntegers(NamedValues* feeds) {
+  for (auto& [name, v] : *feeds) {
+    if (!v.is_tensor()) continue;
+    Tensor& t = v.tensor();
+    if (!IsInteger(t.dtype()) && t.dtype() != DType::kBool) continue;
+    std::string lower = name;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const double fill = lower.find("mask") != std::string::npos ? 1.0 : 0.0;
+    for (int64_t i = 0; i < t.numel(); ++i) StoreFromDouble(t.dtype(), t.raw_data(), i, fill);
+  }
+}
+
+int64_t ProcStatusBytes(const std::string& field) {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.compare(0, field.size() + 1, field + ":") != 0) continue;
+    std::istringstream is(line.substr(field.size() + 1));
+    int64_t kb = -1;
+    std::string unit;
+    if (is >> kb >> unit && unit == "kB") return kb * 1024;
+    return -1;
+  }
+  return -1;
 }
 
 namespace {

@@ -34,6 +34,33 @@ StatusOr<NamedValues> GenerateInputs(const Session& s, const std::string& kind,
                                      const std::map<std::string, Shape>& shapes, uint64_t seed,
                                      const std::set<std::string>& given = {});
 
+// Integer and bool inputs become 1 where the name contains "mask" (attention masks: attend to
+// everything) and 0 elsewhere, a valid index for any embedding table (token ids, token types,
+// positions); random small integers can exceed a vocabulary of 2 such as BERT's token types.
+void SetIndexSafeIntegers(NamedValues* feeds);
+
+// One point of `onyx bench --shapes`: the shape of every generated input that the sweep sets, and
+// a label such as "batch=2 seq=16" (or "x=1x3x96x96").
+struct ShapePoint {
+  std::string label;
+  std::map<std::string, Shape> shapes;
+};
+
+// Expands `--shapes` specs into their points, first spec outermost (a cartesian product when
+// several are given). A spec is NAME=LO:HI[:STEP] or NAME=V1,V2,... where NAME is a symbolic dim
+// (dim_param) of the required inputs, set in every input that declares it, or NAME=SHAPE,SHAPE,...
+// where NAME is an input (SHAPE like 1x3x96x96). Inputs in `fixed` (--shape) keep that shape and
+// may not contain a swept dim; other symbolic dims are 1. With `zip` the specs advance together
+// (same counts) instead, for dims tied to each other such as past_seq and total_seq = past_seq+1.
+// More than `max_points` is an error.
+StatusOr<std::vector<ShapePoint>> ExpandShapeSweep(const Session& s,
+                                                   const std::vector<std::string>& specs,
+                                                   const std::map<std::string, Shape>& fixed,
+                                                   bool zip, size_t max_points);
+
+// A "VmRSS"/"VmHWM"-style field of /proc/self/status in bytes; -1 where unavailable.
+int64_t ProcStatusBytes(const std::string& field);
+
 // Compares like numpy.testing.assert_allclose (|a-b| <= atol + rtol*|b|, NaN equal NaN); exact for
 // integers, bools and strings; dtypes and shapes must match. Returns a description of the first
 // difference, or Ok.

@@ -92,7 +92,35 @@ constexpr const char* kBenchHelp =
     "                      trace-event JSON (open in Perfetto or chrome://tracing) and print\n"
     "                      time, share and calls per operator type\n"
     "  --json              print {median_ms, p90_ms, min_ms, session_create_ms, runs, threads}\n"
-    "                      (with --profile also \"profile\": [{op, total_ms, share, calls}])\n";
+    "                      (with --profile also \"profile\": [{op, total_ms, share, calls}])\n"
+    "\n"
+    "shape sweep (inputs whose shape changes from call to call):\n"
+    "  --shapes DIM=LO:HI[:STEP]  run at DIM = LO, LO+STEP, ... <= HI, where DIM is a symbolic\n"
+    "                      dim (dim_param such as seq or batch) of the inputs; it is set in every\n"
+    "                      input that declares it. STEP defaults to 1\n"
+    "  --shapes DIM=V1,V2,...     the same for a list of values\n"
+    "  --shapes INPUT=1x3x96x96,1x3x128x128  whole shapes of one input, in order\n"
+    "                      Repeat --shapes to sweep the product (first one outermost, e.g.\n"
+    "                      --shapes batch=1,4 --shapes seq=8:256:8); at most 100000 shapes.\n"
+    "  --zip               advance every --shapes together instead (equal counts), for tied\n"
+    "                      dims: --zip --shapes past_seq=0:31 --shapes total_seq=1:32\n"
+    "                      Other symbolic dims are 1 unless --shape gives that input. For each\n"
+    "                      shape, in order: the first call (a shape not seen before) is timed\n"
+    "                      alone, then --runs R (default 5) calls give the steady median;\n"
+    "                      --warmup is not used, so the very first call also pays one-time\n"
+    "                      start-up (threads, kernel code). Prints per shape the first-call\n"
+    "                      ms, the median ms and the first-call cost (first - median); the\n"
+    "                      median and max cost; the first pass (sum of first calls) and the\n"
+    "                      steady pass (sum of medians); resident memory (VmRSS) after the\n"
+    "                      first call at the first shape and after the sweep, and its peak\n"
+    "                      (VmHWM).\n"
+    "                      Inputs: floats random in [0,1); integers and bools 0 (a valid index\n"
+    "                      for any embedding: ids, token types, positions), 1 for inputs whose\n"
+    "                      name contains \"mask\".\n"
+    "                      --json prints {shapes: [{shape, inputs, first_ms, median_ms,\n"
+    "                      first_call_cost_ms}], first_call_cost_median_ms,\n"
+    "                      first_call_cost_max_ms, first_pass_ms, steady_pass_ms,\n"
+    "                      rss_first_shape_bytes, rss_after_sweep_bytes, rss_peak_bytes, ...}\n";
 
 constexpr const char* kConformanceHelp =
     "usage: onyx conformance --data DIR [--filter REGEX] [--json FILE] [--expected FILE]\n"
@@ -404,14 +432,152 @@ int BenchLevels(const Args& a, const std::vector<std::string>& levels) {
   return 0;
 }
 
+// Most shapes one `onyx bench --shapes` may sweep: a typo such as 1:100000000 fails at once
+// rather than running for hours.
+constexpr size_t kMaxSweepShapes = 100000;
+
+std::string MiB(int64_t bytes) {
+  if (bytes < 0) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+
+// `onyx bench --shapes`: one session fed a new shape per step, as a server with variable-length
+// requests sees it. The first call at each shape pays for planning that shape; it is timed alone.
+int BenchShapes(const Args& a) {
+  if (a.has("profile"))
+    return Fail("bench", InvalidArgument("--profile does not go with --shapes"));
+  auto opts = ParseSessionOptions(a);
+  if (!opts.ok()) return Fail("bench", opts.status());
+  auto fixed = ParseShapes(a);
+  if (!fixed.ok()) return Fail("bench", fixed.status());
+  auto runs = ParseInt("--runs", a.get("runs", "5"), 1);
+  auto pause_ms = ParseInt("--pause-ms", a.get("pause-ms", "0"), 0);
+  if (!runs.ok()) return Fail("bench", runs.status());
+  if (!pause_ms.ok()) return Fail("bench", pause_ms.status());
+  const auto c0 = std::chrono::steady_clock::now();
+  auto session = Session::Create(a.positional[0], *opts);
+  const auto c1 = std::chrono::steady_clock::now();
+  if (!session.ok()) return Fail("bench", session.status());
+  const double create_ms = std::chrono::duration<double, std::milli>(c1 - c0).count();
+  auto points = ExpandShapeSweep(*session, a.all("shapes"), *fixed, a.has("zip"), kMaxSweepShapes);
+  if (!points.ok()) return Fail("bench", points.status());
+
+  struct Row {
+    double first_ms, median_ms;
+    std::vector<std::pair<std::string, Shape>> shapes;  // of every generated input
+  };
+  std::vector<Row> rows;
+  rows.reserve(points->size());
+  int64_t rss_first = -1;
+  NamedValues outs;
+  auto timed_run = [&](const NamedValues& feeds, double* ms) {
+    if (*pause_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(*pause_ms));
+    const auto t0 = std::chrono::steady_clock::now();
+    Status st = session->Run(feeds, {}, &outs);
+    *ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return st;
+  };
+  for (size_t p = 0; p < points->size(); ++p) {
+    const ShapePoint& pt = (*points)[p];
+    auto feeds = GenerateInputs(*session, "random", pt.shapes, 42);
+    if (!feeds.ok()) return Fail("bench", feeds.status().WithContext("at " + pt.label + ": "));
+    SetIndexSafeIntegers(&*feeds);
+    Row row;
+    Status st = timed_run(*feeds, &row.first_ms);
+    if (!st.ok()) return Fail("bench", st.WithContext("at " + pt.label + ": "));
+    if (p == 0) rss_first = ProcStatusBytes("VmRSS");
+    std::vector<double> times(static_cast<size_t>(*runs));
+    for (double& t : times) {
+      st = timed_run(*feeds, &t);
+      if (!st.ok()) return Fail("bench", st.WithContext("at " + pt.label + ": "));
+    }
+    row.median_ms = Median(times);
+    for (const auto& [name, v] : *feeds)
+      if (v.is_tensor()) row.shapes.push_back({name, v.tensor().shape()});
+    rows.push_back(std::move(row));
+  }
+  outs.clear();
+  const int64_t rss_after = ProcStatusBytes("VmRSS"), rss_peak = ProcStatusBytes("VmHWM");
+  std::vector<double> costs;
+  double first_pass = 0, steady_pass = 0;
+  size_t worst = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    costs.push_back(rows[i].first_ms - rows[i].median_ms);
+    first_pass += rows[i].first_ms;
+    steady_pass += rows[i].median_ms;
+    if (costs[i] > costs[worst]) worst = i;
+  }
+  const double cost_median = Median(costs);
+  const int threads = session->intra_op_threads();
+  if (a.has("json")) {
+    std::printf(
+        "{\"model\": \"%s\", \"threads\": %d, \"runs\": %d, \"session_create_ms\": %.3f, "
+        "\"shapes\": [",
+        planner::JsonEscape(session->model_name()).c_str(), threads, *runs, create_ms);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      std::printf("%s\n  {\"shape\": \"%s\", \"inputs\": {", i ? "," : "",
+                  planner::JsonEscape((*points)[i].label).c_str());
+      bool first = true;
+      for (const auto& [name, v] : rows[i].shapes) {
+        std::printf("%s\"%s\": [", first ? "" : ", ", planner::JsonEscape(name).c_str());
+        for (size_t d = 0; d < v.size(); ++d)
+          std::printf("%s%lld", d ? ", " : "", static_cast<long long>(v[d]));
+        std::printf("]");
+        first = false;
+      }
+      std::printf("}, \"first_ms\": %.4f, \"median_ms\": %.4f, \"first_call_cost_ms\": %.4f}",
+                  rows[i].first_ms, rows[i].median_ms, costs[i]);
+    }
+    std::printf(
+        "],\n \"first_call_cost_median_ms\": %.4f, \"first_call_cost_max_ms\": %.4f, "
+        "\"first_call_cost_max_shape\": \"%s\", \"first_pass_ms\": %.3f, \"steady_pass_ms\": "
+        "%.3f, \"rss_first_shape_bytes\": %lld, \"rss_after_sweep_bytes\": %lld, "
+        "\"rss_peak_bytes\": %lld}\n",
+        cost_median, costs[worst], planner::JsonEscape((*points)[worst].label).c_str(), first_pass,
+        steady_pass, static_cast<long long>(rss_first), static_cast<long long>(rss_after),
+        static_cast<long long>(rss_peak));
+    return 0;
+  }
+  std::printf(
+      "%s: session create %.1f ms; %zu shapes, first call then %d run%s each, %d thread%s\n",
+      session->model_name().c_str(), create_ms, rows.size(), *runs, *runs == 1 ? "" : "s", threads,
+      threads == 1 ? "" : "s");
+  size_t width = 5;
+  for (const ShapePoint& pt : *points) width = std::max(width, pt.label.size());
+  std::printf("  %-*s %12s %12s %12s\n", static_cast<int>(width), "shape", "first ms", "median ms",
+              "cost ms");
+  for (size_t i = 0; i < rows.size(); ++i)
+    std::printf("  %-*s %12.3f %12.3f %12.3f\n", static_cast<int>(width),
+                (*points)[i].label.c_str(), rows[i].first_ms, rows[i].median_ms, costs[i]);
+  std::printf("first-call cost: median %.3f ms, max %.3f ms (%s)\n", cost_median, costs[worst],
+              (*points)[worst].label.c_str());
+  std::printf("first pass %.3f ms (sum of first calls); steady pass %.3f ms (sum of medians)\n",
+              first_pass, steady_pass);
+  std::printf("resident memory: %s after the first shape, %s after the sweep",
+              MiB(rss_first).c_str(), MiB(rss_after).c_str());
+  if (rss_first >= 0 && rss_after >= 0)
+    std::printf(" (%+.1f MiB)", static_cast<double>(rss_after - rss_first) / (1024.0 * 1024.0));
+  std::printf(", peak %s\n", MiB(rss_peak).c_str());
+  return 0;
+}
+
 int BenchMain(int argc, char** argv) {
-  auto a = ParseArgs(argc, argv, 2, {"json"},
+  auto a = ParseArgs(argc, argv, 2, {"json", "zip"},
                      {"threads", "warmup", "runs", "optimization", "shape", "kernels", "profile",
-                      "conv-algorithm", "pause-ms"});
+                      "conv-algorithm", "pause-ms", "shapes"});
   if (!a.ok()) return Fail("bench", a.status());
   if (a->positional.size() != 1)
     return Fail("bench", InvalidArgument("expected exactly one MODEL (see onyx bench --help)"));
   const std::string opt = a->get("optimization");
+  if (a->has("zip") && !a->has("shapes"))
+    return Fail("bench", InvalidArgument("--zip needs --shapes"));
+  if (a->has("shapes")) {
+    if (opt.find(',') != std::string::npos)
+      return Fail("bench", InvalidArgument("--shapes takes a single --optimization level"));
+    return BenchShapes(*a);
+  }
   if (opt.find(',') != std::string::npos) {
     if (a->has("profile"))
       return Fail("bench", InvalidArgument("--profile takes a single --optimization level"));

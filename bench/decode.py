@@ -343,7 +343,7 @@ def print_tables(rows, mem, args):
               f"{m['rss_first_step_mb']:8.0f} {m['rss_cold_loop_mb']:9.0f} "
               f"{f(m.get('rss_warm_loop_mb'), '9.0f')} {m['peak_rss_mb']:7.0f} | "
               f"{m['growth_mb']:+7.0f} | {note}")
-    print("(growth: after the cold loop minus after the first step)")
+    print("(growth: after the cold loop minus after the first step; MB = 2^20 bytes)")
 
 
 def main():

@@ -256,7 +256,8 @@ def print_sweep(rows, lengths, args, text):
 
 def print_distinct(mem, n, text):
     what = "batch x seq" if text else "height x width"
-    print(f"\n(b) {n} distinct shapes ({what}), each engine in its own process; resident set in MB")
+    print(f"\n(b) {n} distinct shapes ({what}), each engine in its own process; resident set in MB "
+          f"(2^20 bytes)")
     head = (f"{'engine':6} {'thr':>3} | {'session':>7} {'1 shape':>7} {'10':>7} {'100':>7} "
             f"{'all':>7} {'peak':>7} | {'all/1':>5} | {'time s':>7} | note")
     print(head)

@@ -104,12 +104,17 @@ using CreateFn = std::function<StatusOr<std::unique_ptr<Kernel>>(
     const NodeView& node, const std::vector<TypeInfo>& input_types)>;
 
 // What a kernel that prepares work at plan time (packed weights, oneDNN primitives) may know.
+class WeightCache;
+
 struct KernelCreateInfo {
   std::vector<const Tensor*> constants;  // per input: its value when constant in the plan
   int threads = 1;                       // the session's intra-op threads
   // Whether 3x3 convolutions may use Winograd's algorithm: about twice as fast, with rounding
   // errors a few times those of direct summation (SessionOptions::winograd).
   bool winograd = true;
+  // Where packed constant weights are shared across the session's shape specialisations
+  // (kernels/weight_cache.h); null: each kernel packs a private copy.
+  WeightCache* weights = nullptr;
 };
 using CreateWithInfoFn = std::function<StatusOr<std::unique_ptr<Kernel>>(
     const NodeView& node, const std::vector<TypeInfo>& input_types, const KernelCreateInfo& info)>;

@@ -4,6 +4,7 @@
 // machine its brdgmm_dw kernel measured 1.3-2x faster than this loop (loads, not FMAs, bound a
 // depthwise tap). Weights are repacked tap-major once at plan time when constant.
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "kernels/op_helpers.h"
 #include "kernels/reference/conv_pool.h"
 #include "kernels/reference/fused.h"
+#include "kernels/weight_cache.h"
 
 namespace onyx::kernels::common {
 namespace {
@@ -47,7 +49,7 @@ class DepthwiseConvKernel : public Kernel {
   }
 
   bool packed_input(size_t i) const override {
-    return (i == 1 && !weights_.empty()) || (i == 2 && bias_packed_);
+    return (i == 1 && weights_) || (i == 2 && bias_packed_);
   }
 
   Status Run(KernelContext& ctx) const override {
@@ -58,8 +60,8 @@ class DepthwiseConvKernel : public Kernel {
     const DepthwiseGeometry& g = args_.geometry;
     const int64_t c = g.channels, taps = g.kernel_h * g.kernel_w;
     std::vector<float> run_weights, run_bias;  // packed here when not constant
-    const float* w = weights_.data();
-    if (weights_.empty()) {
+    const float* w = weights_ ? weights_->data() : nullptr;
+    if (!weights_) {
       run_weights = PackWeights(ctx.input(1).data<float>(), c, taps);
       w = run_weights.data();
     }
@@ -142,8 +144,17 @@ class DepthwiseConvKernel : public Kernel {
     const auto constant = [&](size_t i) {
       return i < info.constants.size() ? info.constants[i] : nullptr;
     };
-    if (const Tensor* wc = constant(1))
-      weights_ = PackWeights(wc->data<float>(), c, dg.kernel_h * dg.kernel_w);
+    if (const Tensor* wc = constant(1)) {
+      const int64_t taps = dg.kernel_h * dg.kernel_w;
+      // Shared with the session's other shape specialisations (kernels/weight_cache.h).
+      const std::function<std::shared_ptr<const std::vector<float>>()> pack = [&] {
+        return std::make_shared<const std::vector<float>>(PackWeights(wc->data<float>(), c, taps));
+      };
+      const size_t bytes = static_cast<size_t>(taps * PaddedChannels(c)) * sizeof(float);
+      weights_ = info.weights ? info.weights->GetOrPack<std::vector<float>>(
+                                    *wc, StrCat("depthwise:", c, ":", taps), pack, bytes)
+                              : pack();
+    }
     if (!Present(types, 2)) {
       bias_ = PackBias(nullptr, c);
       bias_packed_ = true;
@@ -156,9 +167,9 @@ class DepthwiseConvKernel : public Kernel {
   }
 
   Shape x_shape_, w_shape_, y_shape_;
-  DepthwiseConvArgs args_;      // geometry and activation; the pointers are set per run
-  std::vector<float> weights_;  // packed constant W, or empty
-  std::vector<float> bias_;     // packed constant (or absent) B
+  DepthwiseConvArgs args_;  // geometry and activation; the pointers are set per run
+  std::shared_ptr<const std::vector<float>> weights_;  // packed constant W (shared), or null
+  std::vector<float> bias_;                            // packed constant (or absent) B
   bool bias_packed_ = false;
   bool has_unary_ = false;  // an activation applied over each finished row
   UnaryOp unary_ = UnaryOp::kRelu;

@@ -5,6 +5,7 @@
 // transformed weights are computed in double). Constant weights are transformed once at plan time.
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "kernels/op_helpers.h"
 #include "kernels/reference/conv_pool.h"
 #include "kernels/reference/fused.h"
+#include "kernels/weight_cache.h"
 
 namespace onyx::kernels::common {
 namespace {
@@ -181,7 +183,18 @@ class WinogradConvKernel : public Kernel {
       return i < info.constants.size() ? info.constants[i] : nullptr;
     };
     if (const Tensor* wc = constant(1)) {
-      weights_ = PackWeights(wc->data<float>());
+      // Shared with the session's other shape specialisations: the transform depends on W and
+      // the channel counts only.
+      const std::function<std::shared_ptr<const float>()> pack = [&] {
+        auto holder = std::make_shared<AlignedFloats>(PackWeights(wc->data<float>()));
+        return *holder ? std::shared_ptr<const float>(holder, holder->get()) : nullptr;
+      };
+      const size_t bytes =
+          static_cast<size_t>(WinogradPackedFloats(a.out_channels, a.channels)) * sizeof(float);
+      weights_ = info.weights ? info.weights->GetOrPack<float>(
+                                    *wc, StrCat("winograd2x2:", a.out_channels, ":", a.channels),
+                                    pack, bytes)
+                              : pack();
       if (!weights_) return node.Fail("out of memory for the transformed weights");
     }
     if (!Present(types, 2)) {
@@ -199,8 +212,8 @@ class WinogradConvKernel : public Kernel {
   Shape x_shape_, w_shape_, y_shape_;
   WinogradConvArgs args_;  // geometry, blocking and activation; the pointers are set per run
   int64_t tiles_ = 0, blocks_ = 1, groups_ = 1, item_work_ = 1;
-  AlignedFloats weights_;  // transformed constant W, or null
-  AlignedFloats bias_;     // padded constant (or absent) B
+  std::shared_ptr<const float> weights_;  // transformed constant W (shared), or null
+  AlignedFloats bias_;                    // padded constant (or absent) B
   bool bias_packed_ = false;
   bool has_unary_ = false;  // an activation applied over the finished output
   UnaryOp unary_ = UnaryOp::kRelu;

@@ -195,8 +195,8 @@ class ConvOnednn : public Kernel {
       scratch_md_ = pd.scratchpad_desc();
       prim_ = dnnl::convolution_forward(pd);
       if (const Tensor* wc = info.constants.size() > 1 ? info.constants[1] : nullptr) {
-        dnnl::stream stream(eng);
-        packed_weights_ = ReorderWeights(user_wei_md_, wei_md_, wc->raw_data(), stream);
+        packed_owner_ = PackConstantWeights(info.weights, *wc, user_wei_md_, wei_md_);
+        packed_weights_ = *packed_owner_;
       }
     } catch (const dnnl::error& e) {
       return node.NotSupported("oneDNN: ", e.what());
@@ -211,7 +211,8 @@ class ConvOnednn : public Kernel {
   Shape x_shape_, w_shape_, y_shape_;
   bool has_bias_ = false, has_residual_ = false;
   memory::desc src_md_, dst_md_, user_wei_md_, wei_md_, bias_md_, scratch_md_;
-  memory packed_weights_;  // null when the weights are not constant
+  memory packed_weights_;                       // null when the weights are not constant
+  std::shared_ptr<const memory> packed_owner_;  // keeps the shared packed weights
   enum MemoryArg { kSrc, kDst, kBlockedSrc, kBlockedDst, kScratch, kBias };
   MemoryKeys keys_;
   dnnl::convolution_forward prim_;

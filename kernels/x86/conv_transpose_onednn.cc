@@ -111,8 +111,8 @@ class ConvTransposeOnednn : public Kernel {
       k->scratch_md_ = pd.scratchpad_desc();
       k->prim_ = dnnl::deconvolution_forward(pd);
       if (const Tensor* wc = info.constants.size() > 1 ? info.constants[1] : nullptr) {
-        dnnl::stream stream(eng);
-        k->packed_weights_ = ReorderWeights(k->user_wei_md_, k->wei_md_, wc->raw_data(), stream);
+        k->packed_owner_ = PackConstantWeights(info.weights, *wc, k->user_wei_md_, k->wei_md_);
+        k->packed_weights_ = *k->packed_owner_;
       }
     } catch (const dnnl::error& e) {
       return node.NotSupported("oneDNN: ", e.what());
@@ -157,6 +157,7 @@ class ConvTransposeOnednn : public Kernel {
   enum MemoryArg { kSrc, kDst, kScratch, kBias };
   MemoryKeys keys_;
   memory packed_weights_;
+  std::shared_ptr<const memory> packed_owner_;  // keeps the shared packed weights
   dnnl::deconvolution_forward prim_;
 };
 

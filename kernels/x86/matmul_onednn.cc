@@ -223,7 +223,8 @@ class MatMulOnednn : public Kernel {
       prim_ = dnnl::matmul(pd);
       dnnl::stream stream(eng);
       if (const_b) {
-        packed_b_ = ReorderWeights(user_b_md_, wei_md_, const_b->raw_data(), stream);
+        packed_b_owner_ = PackConstantWeights(info.weights, *const_b, user_b_md_, wei_md_);
+        packed_b_ = *packed_b_owner_;
       }
       if (const_c && g_.beta != 1.f) {  // fold beta into a private copy of constant C
         scaled_c_ = memory(c_md_, eng);
@@ -245,6 +246,7 @@ class MatMulOnednn : public Kernel {
   enum MemoryArg { kSrc, kDst, kWeights, kScratch, kC, kZ };
   MemoryKeys keys_;
   memory packed_b_, scaled_c_;
+  std::shared_ptr<const memory> packed_b_owner_;  // keeps the shared packed B
   dnnl::matmul prim_;
 };
 

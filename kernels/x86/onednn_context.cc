@@ -134,6 +134,22 @@ dnnl::memory ReorderWeights(const dnnl::memory::desc& user, const dnnl::memory::
   return dst;
 }
 
+std::shared_ptr<const dnnl::memory> PackConstantWeights(WeightCache* cache, const Tensor& source,
+                                                        const dnnl::memory::desc& user,
+                                                        const dnnl::memory::desc& packed) {
+  const auto pack = [&]() -> std::shared_ptr<const dnnl::memory> {
+    dnnl::stream stream(CpuEngine());
+    return std::make_shared<const dnnl::memory>(
+        ReorderWeights(user, packed, source.raw_data(), stream));
+  };
+  if (!cache) return pack();
+  // Both descriptors are plain structs, zero-filled by oneDNN before it sets them: their bytes
+  // name the layout exactly.
+  std::string layout(reinterpret_cast<const char*>(&user.data), sizeof(user.data));
+  layout.append(reinterpret_cast<const char*>(&packed.data), sizeof(packed.data));
+  return cache->GetOrPack<dnnl::memory>(source, layout, pack, packed.get_size());
+}
+
 KernelImpl OnednnImpl(const std::string& name,
                       std::function<Status(const NodeView&, const std::vector<TypeInfo>&)> supports,
                       CreateWithInfoFn create) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <dnnl.hpp>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "kernels/node_view.h"
 #include "kernels/op_helpers.h"  // IsFloatStatic, Present for the kernels' supports
 #include "kernels/op_registry.h"
+#include "kernels/weight_cache.h"
 #include "onyx/status.h"
 #include "onyx/tensor.h"
 
@@ -100,6 +102,13 @@ Status FromDnnlError(const NodeView& node, const dnnl::error& e);
 // plan time for constant weights, or per run (into a fresh buffer) when they are computed.
 dnnl::memory ReorderWeights(const dnnl::memory::desc& user, const dnnl::memory::desc& packed,
                             const void* data, dnnl::stream& stream);
+
+// Constant `source` reordered into `packed`, shared through `cache` with every other plan of the
+// session that packs the same weight the same way (null cache: a private copy). The kernel keeps
+// the returned pointer for as long as it uses the memory: that is what keeps the entry shared.
+std::shared_ptr<const dnnl::memory> PackConstantWeights(WeightCache* cache, const Tensor& source,
+                                                        const dnnl::memory::desc& user,
+                                                        const dnnl::memory::desc& packed);
 
 // A KernelImpl for a oneDNN kernel: the impls differ only in these three parts.
 KernelImpl OnednnImpl(const std::string& name,

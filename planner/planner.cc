@@ -139,6 +139,7 @@ class PlanBuilder {
 
     for (int ni : order) {
       const ir::Node& node = g_.nodes[ni];
+      if (UsePrecomputed(node)) continue;
       const kernels::OpDef* op = OpRegistry::Global().Find(node.domain, node.op_type, node.opset);
       if (!op) return Unsupported(UnsupportedMessage(node));
       std::vector<int> in_ids, implicit_ids;
@@ -204,7 +205,8 @@ class PlanBuilder {
     }
     for (const auto& o : g_.outputs) plan_->output_slots.push_back(resolve(o.name));
     if (opts_.infer_only) return std::move(plan_);
-    plan_->fused_nodes = fusion::RunFusionPass(*plan_, opts_.optimization, opts_.fusion_rule_seed);
+    plan_->fused_nodes = fusion::RunFusionPass(*plan_, opts_.optimization, opts_.fusion_rule_seed,
+                                               opts_.constant_pool);
     if (opts_.optimization == OptLevel::kAll && !opts_.reference_kernels)
       plan_->layout_transposes = PropagateChannelsLast(*plan_);
 
@@ -247,6 +249,18 @@ class PlanBuilder {
       plan_->released_constant_bytes += t.nbytes();
       v = Value(Tensor::Borrow(t.dtype(), t.shape(), nullptr));
     }
+  }
+
+  // A node the session folded once, whatever the input shapes: its outputs become constants
+  // sharing the session's buffers.
+  bool UsePrecomputed(const ir::Node& node) {
+    if (!opts_.precomputed || node.outputs.empty()) return false;
+    for (const auto& o : node.outputs)
+      if (!o.empty() && !opts_.precomputed->count(o)) return false;
+    for (const auto& o : node.outputs)
+      if (!o.empty()) SetConstant(Slot(o), opts_.precomputed->at(o));
+    ++plan_->folded_nodes;
+    return true;
   }
 
   bool TryFold(const ir::Node& node, const kernels::OpDef& op,
@@ -295,6 +309,7 @@ class PlanBuilder {
     PlanOptions o = opts_;
     o.infer_only = true;
     o.use_arena = false;
+    o.precomputed = nullptr;  // names of the enclosing graph's nodes
     ONYX_ASSIGN_OR_RETURN(auto sub, BuildPlan(sg, in_types, outer, o));
     std::vector<TypeInfo> out;
     for (int id : sub->output_slots) out.push_back(sub->slots[id].type);
@@ -324,6 +339,7 @@ class PlanBuilder {
           kernels::KernelCreateInfo info;
           info.threads = opts_.threads;
           info.winograd = opts_.winograd;
+          info.weights = opts_.weights;
           for (int id : st.inputs) {
             auto c = id >= 0 ? plan_->constants.find(id) : plan_->constants.end();
             info.constants.push_back(c != plan_->constants.end() && c->second.is_tensor()

@@ -8,7 +8,12 @@
 #include <vector>
 
 #include "onyx/limits.h"
+#include "planner/constant_pool.h"
 #include "planner/execution_plan.h"
+
+namespace onyx::kernels {
+class WeightCache;
+}
 
 namespace onyx::planner {
 
@@ -31,6 +36,13 @@ struct PlanOptions {
   // Ceilings checked at plan time: max_tensor_bytes on every value whose shape is known,
   // max_arena_bytes on the arena. 0 means no ceiling (Session passes its resolved limits).
   Limits limits;
+  // Sharing across a session's shape specialisations (DESIGN contract 3); each may be null.
+  kernels::WeightCache* weights = nullptr;  // packed weights, by source buffer and layout
+  ConstantPool* constant_pool = nullptr;    // constants the fusion pass derives from weights
+  // Values of node outputs that do not depend on the input shapes, folded once by the session's
+  // plan for the declared types: a node whose outputs are all here is neither inferred nor
+  // folded again, and its outputs keep one buffer across plans.
+  const std::map<std::string, Value>* precomputed = nullptr;
 };
 
 // `input_types`: types of the graph inputs the caller feeds (concrete shapes for a run plan,

@@ -15,7 +15,7 @@ std::string OpKey(const ir::Node& n) {
   return n.domain.empty() ? n.op_type : n.domain + ":" + n.op_type;
 }
 
-FusionGraph::FusionGraph(ExecutionPlan& plan) : plan_(plan) {
+FusionGraph::FusionGraph(ExecutionPlan& plan, ConstantPool* pool) : plan_(plan), pool_(pool) {
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     PlanStep& st = plan.steps[i];
     FusionNode n;
@@ -89,7 +89,7 @@ int FusionGraph::AddConstant(const std::string& base, Tensor t) {
   s.storage = Storage::kConstant;
   plan_.slots.push_back(s);
   plan_.slot_of[name] = id;
-  plan_.constants[id] = Value(std::move(t));
+  plan_.constants[id] = Value(pool_ ? pool_->Intern(name, std::move(t)) : std::move(t));
   return id;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/constant_pool.h"
 #include "planner/execution_plan.h"
 
 namespace onyx::planner::fusion {
@@ -29,7 +30,8 @@ std::string OpKey(const ir::Node& n);
 
 class FusionGraph {
  public:
-  explicit FusionGraph(ExecutionPlan& plan);
+  // `pool` (may be null): where AddConstant shares derived constants across plans.
+  FusionGraph(ExecutionPlan& plan, ConstantPool* pool = nullptr);
 
   ExecutionPlan& plan() { return plan_; }
   const ExecutionPlan& plan() const { return plan_; }
@@ -65,6 +67,7 @@ class FusionGraph {
 
  private:
   ExecutionPlan& plan_;
+  ConstantPool* pool_ = nullptr;
   std::vector<FusionNode> nodes_;
   int original_steps_ = 0;
   std::vector<int> producer_;

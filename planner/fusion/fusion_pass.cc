@@ -76,8 +76,10 @@ bool Contained(const Match& m, const FusionGraph& g) {
 
 class Pass {
  public:
-  Pass(ExecutionPlan& plan, std::vector<const Rule*> rules)
-      : g_(plan), rules_(std::move(rules)), first_new_slot_(static_cast<int>(plan.slots.size())) {
+  Pass(ExecutionPlan& plan, std::vector<const Rule*> rules, ConstantPool* pool)
+      : g_(plan, pool),
+        rules_(std::move(rules)),
+        first_new_slot_(static_cast<int>(plan.slots.size())) {
     for (const Rule* rp : rules_) {
       const Rule& r = *rp;
       for (const std::string& op : r.pattern.RootOps()) by_root_op_[op].push_back(&r);
@@ -270,7 +272,7 @@ class Pass {
 
 }  // namespace
 
-int RunFusionPass(ExecutionPlan& plan, OptLevel level, uint64_t rule_seed) {
+int RunFusionPass(ExecutionPlan& plan, OptLevel level, uint64_t rule_seed, ConstantPool* pool) {
   if (level == OptLevel::kNone) return 0;
   // Built once per process: rebuilding the patterns for each plan dominated planning a model
   // with thousands of small subgraphs. Rules are immutable (their functions are pure).
@@ -283,7 +285,7 @@ int RunFusionPass(ExecutionPlan& plan, OptLevel level, uint64_t rule_seed) {
     std::mt19937_64 gen(rule_seed);
     for (size_t i = rules.size(); i > 1; --i) std::swap(rules[i - 1], rules[gen() % i]);
   }
-  Pass pass(plan, std::move(rules));
+  Pass pass(plan, std::move(rules), pool);
   return pass.Run();
 }
 

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "planner/constant_pool.h"
 #include "planner/execution_plan.h"
 #include "planner/planner.h"
 
@@ -19,6 +20,8 @@ namespace onyx::planner::fusion {
 // Runs the rules of `level` (basic: exact removals; all: everything) on plan.steps, records each
 // rewrite in plan.fusions and returns how many steps were removed. `rule_seed` != 0 shuffles
 // the rule list first (for the order-independence test); the result must not change.
-int RunFusionPass(ExecutionPlan& plan, OptLevel level, uint64_t rule_seed = 0);
+// `pool` (may be null) keeps the constants rewrites derive once per session (ConstantPool).
+int RunFusionPass(ExecutionPlan& plan, OptLevel level, uint64_t rule_seed = 0,
+                  ConstantPool* pool = nullptr);
 
 }  // namespace onyx::planner::fusion

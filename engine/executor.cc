@@ -168,7 +168,7 @@ Status Executor::Run(const ExecutionPlan& plan, memory::ArenaPool* arenas,
   frame.values.resize(plan.slots.size());
   std::unique_ptr<memory::Arena> arena;
   if (arenas && plan.arena_bytes > 0) {
-    arena = arenas->Acquire();
+    arena = arenas->Acquire(plan.arena_bytes);
     frame.arena = arena->base();
   }
   for (size_t i = 0; i < plan.input_slots.size() && i < inputs.size(); ++i)

@@ -14,13 +14,17 @@
 
 #include "engine/executor.h"
 #include "engine/model_loader.h"
+#include "engine/shape_cache.h"
 #include "kernels/op_helpers.h"
 #include "kernels/op_registry.h"
+#include "kernels/weight_cache.h"
 #include "memory/aligned_alloc.h"
 #include "planner/planner.h"
 
 namespace onyx {
 
+using engine::CachedPlan;
+using engine::PlanPtr;
 using engine::SubgraphPlans;
 using planner::ExecutionPlan;
 
@@ -31,11 +35,6 @@ StatusOr<OptimizationLevel> ParseOptimizationLevel(const std::string& s) {
   return InvalidArgument("optimization level must be none, basic or all; got '", s, "'");
 }
 
-struct CachedPlan {
-  std::unique_ptr<ExecutionPlan> plan;
-  std::unique_ptr<memory::ArenaPool> arenas;
-};
-
 struct Session::Impl {
   ir::Model model;
   SessionOptions options;
@@ -44,12 +43,21 @@ struct Session::Impl {
   SubgraphPlans subplans;
   std::unique_ptr<tbb::task_arena> arena;
   int threads = 1;
-  mutable std::mutex mu;
-  mutable std::map<std::string, std::shared_ptr<CachedPlan>> plans;  // by input signature
+  // Shared by every shape specialisation (DESIGN contract 3): packed weights, constants the
+  // fusion pass derives, node outputs folded once whatever the shapes, and the run arenas.
+  mutable kernels::WeightCache weights;
+  mutable planner::ConstantPool constants;
+  std::map<std::string, Value> precomputed;
+  bool use_precomputed = false;
+  mutable memory::ArenaPool arenas;
+  // Plans by input signature, least recently used dropped first (declared after what their
+  // kernels share, so they go first).
+  std::unique_ptr<engine::ShapeCache> plans;
   // Set when the model can only ever have one plan: its weights were released after packing
   // and every run uses this plan (the feeds are checked against the static declared types).
-  std::shared_ptr<CachedPlan> only_plan;
+  PlanPtr only_plan;
   bool release_weights = false;
+  std::function<void(const std::string&)> before_build;  // testing::SetBeforePlanBuild
 
   planner::PlanOptions PlanOpts() const {
     planner::PlanOptions o;
@@ -59,6 +67,9 @@ struct Session::Impl {
     o.release_packed_constants = release_weights;
     o.threads = threads;
     o.limits = limits;
+    o.weights = &weights;
+    o.constant_pool = &constants;
+    if (use_precomputed) o.precomputed = &precomputed;
     return o;
   }
   std::string Prefix() const { return model.display_name + ": "; }
@@ -84,6 +95,7 @@ struct Session::Impl {
           for (const auto& in : sg->inputs) in_types[in.name] = in.type;
           planner::PlanOptions o = PlanOpts();
           o.use_arena = false;
+          o.precomputed = nullptr;  // names of the main graph's nodes
           auto p = planner::BuildPlan(*sg, in_types, node_outer, o);
           if (!p.ok())
             return p.status().WithContext(n.Describe() + ": attribute '" + a.name + "': ");
@@ -155,21 +167,50 @@ struct Session::Impl {
     return true;
   }
 
-  StatusOr<std::shared_ptr<CachedPlan>> PlanFor(
-      const std::map<std::string, TypeInfo>& types) const {
-    if (only_plan) return only_plan;
-    std::ostringstream sig;
-    for (const auto& [name, t] : types) sig << name << ':' << t.ToString() << ';';
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = plans.find(sig.str());
-    if (it != plans.end()) return it->second;
+  static std::string Signature(const std::map<std::string, TypeInfo>& types) {
+    std::string sig;
+    for (const auto& [name, t] : types) sig += name + ':' + t.ToString() + ';';
+    return sig;
+  }
+
+  StatusOr<PlanPtr> BuildCachedPlan(const std::map<std::string, TypeInfo>& types) const {
     auto p = planner::BuildPlan(*model.graph, types, {}, PlanOpts());
     if (!p.ok()) return p.status().WithContext(Prefix());
     auto cached = std::make_shared<CachedPlan>();
-    cached->arenas = std::make_unique<memory::ArenaPool>((*p)->arena_bytes);
     cached->plan = std::move(p).value();
-    plans[sig.str()] = cached;
-    return cached;
+    // What this plan alone holds: constants folded for its shapes. Weights, precomputed and
+    // pooled constants are shared (their buffers have other owners).
+    for (const auto& [id, v] : cached->plan->constants)
+      if (v.is_tensor() && v.tensor().owns_buffer_alone()) cached->bytes += v.tensor().nbytes();
+    return PlanPtr(std::move(cached));
+  }
+
+  // The plan for these input types: cached, or built now without stopping runs on other shapes.
+  StatusOr<PlanPtr> PlanFor(const std::map<std::string, TypeInfo>& types) const {
+    if (only_plan) return only_plan;
+    const std::string sig = Signature(types);
+    return plans->GetOrBuild(sig, [&]() -> StatusOr<PlanPtr> {
+      if (before_build) before_build(sig);
+      return BuildCachedPlan(types);
+    });
+  }
+
+  // Node outputs the declared-type plan folded: they hold for every feed, because a feed must
+  // match every dim the model declares. Not when a graph input has an initializer (IR < 4): a
+  // feed may replace it, and what was folded from it.
+  void CollectPrecomputed(const ExecutionPlan& declared) {
+    const ir::Graph& g = *model.graph;
+    for (const auto& in : g.inputs)
+      if (g.initializers.count(in.name)) return;
+    for (const auto& n : g.nodes)
+      for (const auto& o : n.outputs) {
+        if (o.empty()) continue;
+        auto slot = declared.slot_of.find(o);
+        if (slot == declared.slot_of.end()) continue;
+        auto c = declared.constants.find(slot->second);
+        if (c != declared.constants.end()) precomputed.emplace(o, c->second);
+      }
+    use_precomputed = true;
   }
 };
 
@@ -195,8 +236,12 @@ StatusOr<Session> Session::CreateFromModel(ir::Model model, SessionOptions optio
   // A model planned once keeps each weight a oneDNN kernel packed only in its packed layout:
   // the plan drops the original values and the graph its initializers.
   impl->release_weights = impl->PlannedOnce();
-  auto p = impl->PlanFor(declared);
+  impl->plans = std::make_unique<engine::ShapeCache>(impl->limits.max_shape_plans,
+                                                     impl->limits.max_shape_plan_bytes);
+  auto p = impl->BuildCachedPlan(declared);
   if (!p.ok()) return p.status();
+  impl->plans->Pin(Impl::Signature(declared), *p);
+  if (!impl->release_weights) impl->CollectPrecomputed(*(*p)->plan);
   std::map<std::string, TypeInfo> outer;
   for (const auto& slot : (*p)->plan->slots) outer[slot.name] = slot.type;
   s = impl->BuildSubplans(*impl->model.graph, outer);
@@ -309,7 +354,7 @@ Status Session::Run(const NamedValues& feeds, const RunOptions& options,
     // Tensors that kernels allocate on this thread obey max_tensor_bytes (memory/aligned_alloc.h).
     memory::TensorByteCeilingScope ceiling(im.limits.max_tensor_bytes);
     try {
-      s = ex.Run(*cached->plan, cached->arenas.get(), inputs, nullptr, &outs, options);
+      s = ex.Run(*cached->plan, &im.arenas, inputs, nullptr, &outs, options);
     } catch (const std::bad_alloc&) {
       s = RuntimeError("out of memory: the plan needs an arena of ", cached->plan->arena_bytes,
                        " bytes");
@@ -349,7 +394,24 @@ StatusOr<std::string> Session::DescribePlan(const std::map<std::string, Shape>& 
   for (const auto& [name, s] : shapes)
     if (!types.count(name)) return InvalidArgument("--shape names unknown input '", name, "'");
   ONYX_ASSIGN_OR_RETURN(auto cached, im.PlanFor(types));
-  return json ? cached->plan->ToJson() : cached->plan->Print();
+  // Weights: the model's initializers, and the packed copies kernels made of them, one of each
+  // whatever the number of shape plans (DESIGN contract 3).
+  size_t initializer_bytes = 0;
+  for (const auto& [name, t] : im.model.graph->initializers) initializer_bytes += t.nbytes();
+  const ShapePlanStats st = shape_plan_stats();
+  if (!json)
+    return cached->plan->Print() + StrCat("weights: ", initializer_bytes,
+                                          " bytes of initializers, ", st.packed_weight_bytes,
+                                          " packed, ", st.shared_constant_bytes,
+                                          " derived; shared by every shape plan\n");
+  std::string out = cached->plan->ToJson();
+  const size_t end = out.rfind('}');  // the object's closing brace: the fields go before it
+  out.insert(end, StrCat("  \"weight_bytes\": {\"initializers\": ", initializer_bytes,
+                         ", \"packed\": ", st.packed_weight_bytes,
+                         ", \"derived\": ", st.shared_constant_bytes, "}\n"));
+  const size_t last_field_end = out.rfind('\n', end - 1);
+  out.insert(last_field_end, ",");
+  return out;
 }
 
 int64_t Session::ir_version() const {
@@ -400,6 +462,31 @@ int Session::intra_op_threads() const {
 size_t Session::released_weight_bytes() const {
   return impl_->only_plan ? impl_->only_plan->plan->released_constant_bytes : 0;
 }
+
+ShapePlanStats Session::shape_plan_stats() const {
+  const Impl& im = *impl_;
+  ShapePlanStats s;
+  if (im.only_plan) {
+    s.plans = 1;
+  } else {
+    const engine::ShapeCacheStats c = im.plans->stats();
+    s.plans = c.entries;
+    s.plan_bytes = c.bytes;
+    s.builds = c.builds;
+    s.hits = c.hits;
+    s.evictions = c.evictions;
+  }
+  s.packed_weight_bytes = im.weights.bytes();
+  s.shared_constant_bytes = im.constants.bytes();
+  s.free_arena_bytes = im.arenas.free_bytes();
+  return s;
+}
+
+namespace testing {
+void SetBeforePlanBuild(const Session& session, std::function<void(const std::string&)> hook) {
+  session.impl_->before_build = std::move(hook);
+}
+}  // namespace testing
 
 bool Session::deterministic() const {
   return AllDeterministic(*impl_->model.graph);

@@ -1,6 +1,7 @@
 // TensorProto/SequenceProto/OptionalProto <-> onyx Tensor/Value.
 #include "engine/tensor_proto.h"
 
+#include <cctype>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -411,6 +412,16 @@ void TensorToProto(const Tensor& t, const std::string& name, onnx::TensorProto* 
   p->set_raw_data(std::string(static_cast<const char*>(t.raw_data()), t.nbytes()));
 }
 
+namespace {
+// Whether a dim_param is a name that ties dims together ("batch", "unk__3"), rather than a
+// placeholder for "unknown" ("?", "", "*").
+bool NamesADim(const std::string& p) {
+  for (char c : p)
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') return true;
+  return false;
+}
+}  // namespace
+
 TypeInfo TypeFromProto(const onnx::TypeProto& proto) {
   TypeInfo info;
   switch (proto.value_case()) {
@@ -426,10 +437,12 @@ TypeInfo TypeFromProto(const onnx::TypeProto& proto) {
       info.elem = IsKnownDType(elem) ? static_cast<DType>(elem) : DType::kUndefined;
       info.has_shape = has_shape;
       for (const auto& d : shape.dim()) {
+        // A negative dim_value (some exporters write -1) and a dim_param that names nothing
+        // ("?" from paddle2onnx, "") are each an unknown of their own, not one shared symbol.
         if (d.has_dim_value())
-          info.dims.push_back(Dim::Known(d.dim_value()));
+          info.dims.push_back(d.dim_value() >= 0 ? Dim::Known(d.dim_value()) : Dim());
         else
-          info.dims.push_back(Dim::Symbol(d.dim_param()));
+          info.dims.push_back(NamesADim(d.dim_param()) ? Dim::Symbol(d.dim_param()) : Dim());
       }
       break;
     }

@@ -27,18 +27,22 @@ class Arena {
   size_t size_ = 0;
 };
 
-// A pool of arenas of one size, so concurrent runs of one plan each get their own block and a
-// steady stream of runs allocates nothing.
+// The arenas of one session, shared by all its plans: a run takes the smallest free block that
+// holds its plan's arena, so concurrent runs each get their own and a steady stream of runs,
+// whatever their shapes, allocates nothing once the largest has been seen. A run that finds no
+// block big enough replaces the largest free one with a block an eighth bigger than it needs,
+// so a decode loop whose arena grows by a little each step reallocates only now and then.
 class ArenaPool {
  public:
-  explicit ArenaPool(size_t bytes) : bytes_(bytes) {}
-  std::unique_ptr<Arena> Acquire();
+  ArenaPool() = default;
+  std::unique_ptr<Arena> Acquire(size_t bytes);
   void Release(std::unique_ptr<Arena> arena);
-  size_t bytes() const { return bytes_; }
+  // Bytes of the blocks now free in the pool.
+  size_t free_bytes() const;
 
  private:
-  size_t bytes_;
-  std::mutex mu_;
+  static constexpr size_t kMaxFree = 16;  // blocks kept for concurrent runs
+  mutable std::mutex mu_;
   std::vector<std::unique_ptr<Arena>> free_;
 };
 

@@ -14,6 +14,8 @@ namespace {
 constexpr int64_t kDefaultMaxNodes = 1'000'000;
 constexpr int64_t kDefaultMaxNesting = 64;
 constexpr int64_t kDefaultMaxInitializers = 1'000'000;
+constexpr int64_t kDefaultMaxShapePlans = 32;
+constexpr uint64_t kDefaultMaxShapePlanBytes = uint64_t{256} << 20;
 constexpr uint64_t kFallbackMemoryBytes = uint64_t{16} << 30;  // when sysconf cannot tell
 
 uint64_t PhysicalMemoryBytes() {
@@ -69,6 +71,9 @@ Limits ResolveLimits(const Limits& requested) {
   Resolve<int64_t>(l.max_nodes, "ONYX_MAX_NODES", false, kDefaultMaxNodes);
   Resolve<int64_t>(l.max_nesting, "ONYX_MAX_NESTING", false, kDefaultMaxNesting);
   Resolve<int64_t>(l.max_initializers, "ONYX_MAX_INITIALIZERS", false, kDefaultMaxInitializers);
+  Resolve<int64_t>(l.max_shape_plans, "ONYX_MAX_SHAPE_PLANS", false, kDefaultMaxShapePlans);
+  Resolve<uint64_t>(l.max_shape_plan_bytes, "ONYX_MAX_SHAPE_PLAN_BYTES", true,
+                    kDefaultMaxShapePlanBytes);
   return l;
 }
 

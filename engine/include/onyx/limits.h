@@ -22,6 +22,12 @@ struct Limits {
   int64_t max_nesting = 0;
   // Initializers of a model, subgraphs included. ONYX_MAX_INITIALIZERS; default 1,000,000.
   int64_t max_initializers = 0;
+  // The cache of shape specialisations (one plan per distinct set of input shapes, sharing the
+  // session's packed weights; docs/dynamic_shapes.md): least recently used plans are dropped
+  // beyond this many plans, ONYX_MAX_SHAPE_PLANS, default 32; or beyond these bytes of
+  // shape-specific constants, ONYX_MAX_SHAPE_PLAN_BYTES, default 256 MiB.
+  int64_t max_shape_plans = 0;
+  uint64_t max_shape_plan_bytes = 0;
 };
 
 // `requested` with every 0 replaced by the environment variable, or else the default. An

@@ -83,6 +83,26 @@ struct IoInfo {
 
 using NamedValues = std::vector<std::pair<std::string, Value>>;
 
+// How a session's shape specialisations stand (docs/dynamic_shapes.md): one plan per distinct set
+// of input shapes, in a cache bounded by Limits::max_shape_plans and max_shape_plan_bytes.
+struct ShapePlanStats {
+  size_t plans = 0;       // plans cached now (the one for the declared shapes included)
+  size_t plan_bytes = 0;  // shape-specific constants they hold
+  size_t builds = 0;      // plans built for new input shapes since creation
+  size_t hits = 0;        // runs that found their plan cached, or being built by another run
+  size_t evictions = 0;   // plans dropped for the limits
+  size_t packed_weight_bytes = 0;    // weights in kernels' layouts: one copy for all plans
+  size_t shared_constant_bytes = 0;  // constants derived from weights: one copy for all plans
+  size_t free_arena_bytes = 0;       // run arenas kept for the next runs
+};
+
+class Session;
+namespace testing {
+// Tests only: `hook` runs on the thread that builds a plan for a new input-shape signature,
+// before it builds (tests/engine/shape_plan_test.cc uses it to hold a build open).
+void SetBeforePlanBuild(const Session& session, std::function<void(const std::string&)> hook);
+}  // namespace testing
+
 class Session {
  public:
   // Loads, validates and plans a model file. Throws onyx::Error with a message naming the model,
@@ -125,8 +145,10 @@ class Session {
   // Bytes of weights held only in kernels' packed layouts: a model whose inputs all have static
   // shapes is planned once, and its original weight values are released after packing.
   size_t released_weight_bytes() const;
+  ShapePlanStats shape_plan_stats() const;
 
   struct Impl;
+  friend void testing::SetBeforePlanBuild(const Session&, std::function<void(const std::string&)>);
 
  private:
   static StatusOr<Session> CreateFromModel(ir::Model model, SessionOptions options);

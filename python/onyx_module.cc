@@ -77,8 +77,21 @@ struct TerminateFlag {
 class PySession {
  public:
   PySession(const py::object& model, int intra_op_threads, const std::string& optimization,
-            bool reference_kernels, const std::string& conv_algorithm) {
+            bool reference_kernels, const std::string& conv_algorithm, int64_t max_shape_plans,
+            int64_t max_shape_plan_bytes) {
     SessionOptions o;
+    // Signed here so that a negative value gets this message rather than pybind11's overload
+    // mismatch; 0 leaves the choice to the environment variable or the default.
+    if (max_shape_plans < 0)
+      ThrowIfError(InvalidArgument(
+          "max_shape_plans must be >= 0 (0: ONYX_MAX_SHAPE_PLANS or the default), got ",
+          max_shape_plans));
+    if (max_shape_plan_bytes < 0)
+      ThrowIfError(InvalidArgument(
+          "max_shape_plan_bytes must be >= 0 (0: ONYX_MAX_SHAPE_PLAN_BYTES or the default), got ",
+          max_shape_plan_bytes));
+    o.limits.max_shape_plans = max_shape_plans;
+    o.limits.max_shape_plan_bytes = static_cast<uint64_t>(max_shape_plan_bytes);
     o.intra_op_threads = intra_op_threads;
     auto level = ParseOptimizationLevel(optimization);
     ThrowIfError(level.status());
@@ -102,6 +115,23 @@ class PySession {
   }
 
   const Session& session() const { return *session_; }
+
+  // Session::shape_plan_stats() plus the cache's limits as resolved at creation.
+  py::dict ShapePlanStatsDict() const {
+    const ShapePlanStats st = session_->shape_plan_stats();
+    py::dict d;
+    d["plans"] = st.plans;
+    d["plan_bytes"] = st.plan_bytes;
+    d["builds"] = st.builds;
+    d["hits"] = st.hits;
+    d["evictions"] = st.evictions;
+    d["packed_weight_bytes"] = st.packed_weight_bytes;
+    d["shared_constant_bytes"] = st.shared_constant_bytes;
+    d["free_arena_bytes"] = st.free_arena_bytes;
+    d["max_shape_plans"] = session_->limits().max_shape_plans;
+    d["max_shape_plan_bytes"] = session_->limits().max_shape_plan_bytes;
+    return d;
+  }
 
   py::list Inputs() const {
     py::list l;
@@ -194,10 +224,14 @@ PYBIND11_MODULE(_onyx, m) {
           [](TerminateFlag& f, bool v) { f.value.store(v); },
           "True stops the runs that use this flag between operators and loop iterations.");
   py::class_<PySession>(m, "Session", "A loaded and planned ONNX model (native).")
-      .def(py::init<const py::object&, int, const std::string&, bool, const std::string&>(),
+      .def(py::init<const py::object&, int, const std::string&, bool, const std::string&, int64_t,
+                    int64_t>(),
            py::arg("model"), py::arg("intra_op_threads") = 0, py::arg("optimization") = "all",
            py::arg("reference_kernels") = false, py::arg("conv_algorithm") = "auto",
-           "Loads `model` (a path, or serialized ModelProto bytes) and plans it.")
+           py::arg("max_shape_plans") = 0, py::arg("max_shape_plan_bytes") = 0,
+           "Loads `model` (a path, or serialized ModelProto bytes) and plans it. "
+           "`max_shape_plans` and `max_shape_plan_bytes` bound the cache of per-input-shape "
+           "plans (0: the environment variable or the default).")
       .def("inputs", &PySession::Inputs,
            "Every graph input as a dict: name, type, shape, onyx_type (initializer-backed ones "
            "included).")
@@ -215,6 +249,10 @@ PYBIND11_MODULE(_onyx, m) {
            py::arg("terminate") = nullptr, py::arg("timeout_ms") = 0,
            "Runs the model on {name: value} feeds; returns the requested outputs as a list. "
            "`terminate` (a TerminateFlag) and `timeout_ms` (0: none) stop it with onyx.Cancelled.")
+      .def("shape_plan_stats", &PySession::ShapePlanStatsDict,
+           "The cache of per-input-shape plans as a dict: plans, plan_bytes, builds, hits, "
+           "evictions, packed_weight_bytes, shared_constant_bytes, free_arena_bytes, and the "
+           "resolved limits max_shape_plans and max_shape_plan_bytes.")
       .def_property_readonly(
           "intra_op_threads", [](const PySession& s) { return s.session().intra_op_threads(); },
           "Threads the session runs kernels on.")

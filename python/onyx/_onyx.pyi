@@ -44,6 +44,8 @@ class Session:
         optimization: str = "all",
         reference_kernels: bool = False,
         conv_algorithm: str = "auto",
+        max_shape_plans: int = 0,
+        max_shape_plan_bytes: int = 0,
     ) -> None: ...
     def inputs(self) -> List[Dict[str, Any]]:
         """Every graph input: {'name', 'type', 'shape', 'onyx_type'} (initializer-backed included)."""
@@ -56,6 +58,9 @@ class Session:
         terminate: Optional[TerminateFlag] = None,
         timeout_ms: int = 0,
     ) -> List[Any]: ...
+    def shape_plan_stats(self) -> Dict[str, int]:
+        """plans, plan_bytes, builds, hits, evictions, packed_weight_bytes, shared_constant_bytes,
+        free_arena_bytes, max_shape_plans, max_shape_plan_bytes."""
     @property
     def intra_op_threads(self) -> int: ...
     @property

@@ -62,6 +62,14 @@ class SessionOptions:
         conv_algorithm: onyx only; ``"auto"`` (default) lets 3x3 convolutions use Winograd's
             algorithm where it is faster (x86; float32 rounding errors a few times those of
             direct summation), ``"direct"`` never does.
+        max_shape_plans: onyx only; how many per-input-shape plans the session keeps (least
+            recently used dropped first; the plan for the declared shapes is kept besides).
+            0 (default) means the ``ONYX_MAX_SHAPE_PLANS`` environment variable, or else onyx's
+            default. Each plan shares the session's packed weights.
+        max_shape_plan_bytes: onyx only; the same cache bounded by the bytes of shape-specific
+            constants its plans hold. 0 (default) means ``ONYX_MAX_SHAPE_PLAN_BYTES``, or else
+            onyx's default. :meth:`InferenceSession.get_shape_plan_stats` shows the values in
+            force.
 
     Accepted and ignored (onnxruntime tuning knobs that have no onyx counterpart):
         inter_op_num_threads, execution_mode, log_severity_level, log_verbosity_level,
@@ -74,6 +82,8 @@ class SessionOptions:
         "graph_optimization_level",
         "reference_kernels",
         "conv_algorithm",
+        "max_shape_plans",
+        "max_shape_plan_bytes",
         "inter_op_num_threads",
         "execution_mode",
         "log_severity_level",
@@ -90,6 +100,8 @@ class SessionOptions:
         self.graph_optimization_level: GraphOptimizationLevel = GraphOptimizationLevel.ORT_ENABLE_ALL
         self.reference_kernels: bool = False
         self.conv_algorithm: str = "auto"
+        self.max_shape_plans: int = 0
+        self.max_shape_plan_bytes: int = 0
         self.inter_op_num_threads: int = 0
         self.execution_mode: ExecutionMode = ExecutionMode.ORT_SEQUENTIAL
         self.log_severity_level: int = 2
@@ -112,8 +124,30 @@ class SessionOptions:
             f"SessionOptions(intra_op_num_threads={self.intra_op_num_threads}, "
             f"graph_optimization_level={self.graph_optimization_level!r}, "
             f"reference_kernels={self.reference_kernels}, "
-            f"conv_algorithm={self.conv_algorithm!r})"
+            f"conv_algorithm={self.conv_algorithm!r}, "
+            f"max_shape_plans={self.max_shape_plans!r}, "
+            f"max_shape_plan_bytes={self.max_shape_plan_bytes!r})"
         )
+
+
+def cache_limit(options: "SessionOptions", name: str) -> int:
+    """``options.<name>`` checked as a count or size for the shape-plan cache: an int >= 0."""
+    value = getattr(options, name, 0)
+    # bool is an int in Python, but True as a plan count is surely a mistake.
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(
+            f"SessionOptions.{name} must be an int >= 0 (0: environment variable or default), "
+            f"got {type(value).__name__} {value!r}"
+        )
+    number = value.__index__()
+    if number < 0 or number >= 2**63:
+        from onyx import InvalidArgument  # noqa: PLC0415 (avoids an import cycle)
+
+        raise InvalidArgument(
+            f"SessionOptions.{name} must be an int >= 0 (0: environment variable or default), "
+            f"got {number}"
+        )
+    return number
 
 
 class RunOptions:

@@ -6,7 +6,13 @@ import warnings
 from typing import Any, Mapping, Sequence
 
 from onyx import _onyx
-from onyx.options import GraphOptimizationLevel, RunOptions, SessionOptions, optimization_name
+from onyx.options import (
+    GraphOptimizationLevel,
+    RunOptions,
+    SessionOptions,
+    cache_limit,
+    optimization_name,
+)
 
 __all__ = ["InferenceSession", "NodeArg", "get_available_providers", "get_device"]
 
@@ -88,7 +94,8 @@ class InferenceSession:
         path_or_bytes: a model file path (str or os.PathLike), the serialized ModelProto bytes,
             or an ``onnx.ModelProto``. External weights resolve next to the file; a model given as
             bytes cannot use external data.
-        sess_options: a :class:`SessionOptions` (threads, optimization level).
+        sess_options: a :class:`SessionOptions` (threads, optimization level, the bounds of the
+            cache of per-input-shape plans).
         providers: accepted for onnxruntime compatibility; onyx runs on the CPU, and other names
             only raise a warning.
         provider_options: accepted and ignored.
@@ -144,6 +151,8 @@ class InferenceSession:
             optimization_name(optimization),
             bool(reference_kernels),
             str(conv_algorithm),
+            max_shape_plans=cache_limit(options, "max_shape_plans"),
+            max_shape_plan_bytes=cache_limit(options, "max_shape_plan_bytes"),
         )
         required = set(self._sess.required_inputs())
         inputs = self._sess.inputs()
@@ -187,6 +196,28 @@ class InferenceSession:
     def deterministic(self) -> bool:
         """False when the model uses a random operator (Bernoulli, RandomNormal, ...)."""
         return self._sess.deterministic
+
+    def get_shape_plan_stats(self) -> dict[str, int]:
+        """onyx only (onnxruntime has no counterpart): the cache of per-input-shape plans.
+
+        A session plans once per distinct set of input shapes and keeps those plans in a least
+        recently used cache bounded by ``SessionOptions.max_shape_plans`` and
+        ``max_shape_plan_bytes``; every plan shares the session's packed weights. Returns a dict
+        of ints:
+
+        - ``plans``: plans cached now (the one for the declared shapes included);
+        - ``plan_bytes``: bytes of shape-specific constants they hold;
+        - ``builds``: plans built for new input shapes since the session was made;
+        - ``hits``: runs that found their plan cached (or being built by another thread);
+        - ``evictions``: plans dropped for the limits;
+        - ``packed_weight_bytes``: weights in kernels' packed layouts, one copy for all plans;
+        - ``shared_constant_bytes``: constants derived from weights, one copy for all plans;
+        - ``free_arena_bytes``: run arenas kept for the next runs;
+        - ``max_shape_plans``, ``max_shape_plan_bytes``: the limits in force (options, else the
+          environment variables ``ONYX_MAX_SHAPE_PLANS`` / ``ONYX_MAX_SHAPE_PLAN_BYTES``, else
+          the defaults).
+        """
+        return self._sess.shape_plan_stats()
 
     def run(
         self,

@@ -27,6 +27,13 @@ memory::desc MatrixDesc(const std::vector<int64_t>& dims, bool transposed) {
   return memory::desc(view, memory::data_type::f32, strides);
 }
 
+bool IsGemm(const NodeView& node) {
+  return node.op_type() == "Gemm";
+}
+bool IsFused(const NodeView& node) {
+  return node.op_type() == "FusedMatMul";
+}
+
 // How one call is laid out: the operand shapes as oneDNN sees them (same rank, batch dims
 // broadcast by 1s) and which inputs are added by post-ops.
 struct MatMulGeometry {
@@ -37,17 +44,65 @@ struct MatMulGeometry {
   int c_input = -1;        // Gemm's C or FusedMatMul's Bias: input index, -1 when absent
   std::vector<int64_t> c;  // its oneDNN dims (broadcast against y)
   int z_input = -1;        // FusedMatMul's residual
+  // Rows not known at plan time (a symbolic batch or sequence): A is read as [rows, K] and the
+  // primitive takes the row count at run time, so one primitive and one packed B serve every
+  // shape (y_shape is unused then).
+  bool dynamic_rows = false;
 };
 
-bool IsGemm(const NodeView& node) {
-  return node.op_type() == "Gemm";
-}
-bool IsFused(const NodeView& node) {
-  return node.op_type() == "FusedMatMul";
+// The dynamic-rows case: A float whose shape is not fully known, B a float [K, N] (or [N, K] with
+// transB) of static shape, no transposed A; addends only as a bias broadcast along rows (Gemm's C
+// of shape [N], [1, N] or a scalar; FusedMatMul's Bias). Everything else stays with the
+// static-shape primitive or the generic kernels.
+Status ResolveDynamicRows(const NodeView& node, const std::vector<TypeInfo>& types,
+                          MatMulGeometry* g) {
+  const TypeInfo& ta = types[0];
+  if (!ta.is_tensor() || ta.elem != DType::kFloat || !IsFloatStatic(types[1]))
+    return node.NotSupported("needs float32 A and B with static shapes");
+  if (ta.has_shape && ta.rank() < 2) return node.NotSupported("needs A of rank >= 2");
+  const Shape b = types[1].static_shape();
+  if (b.size() != 2) return node.NotSupported("dynamic A needs a 2-D B");
+  if (IsGemm(node) || IsFused(node)) {
+    g->trans_a = node.attr_int("transA", 0) != 0;
+    g->trans_b = node.attr_int("transB", 0) != 0;
+    g->alpha = node.attr_float("alpha", 1.f);
+  }
+  if (IsGemm(node)) {
+    if (node.opset() < 7) return node.NotSupported("Gemm before opset 7 (broadcast attribute)");
+    if (ta.has_shape && ta.rank() != 2) return node.NotSupported("Gemm needs 2-D A");
+    g->beta = node.attr_float("beta", 1.f);
+  }
+  if (g->trans_a) return node.NotSupported("dynamic A read transposed");
+  // K comes from B; A's last dim is checked against it at run time when it is not known now.
+  const int64_t k = g->trans_b ? b[1] : b[0], n = g->trans_b ? b[0] : b[1];
+  if (ta.has_shape && ta.dims.back().known() && ta.dims.back().value != k)
+    return node.NotSupported("inner dimensions differ");
+  if (k == 0 || n == 0) return node.NotSupported("empty inner or output dimension");
+  g->a = {DNNL_RUNTIME_DIM_VAL, k};
+  g->b = {b[0], b[1]};
+  g->y = {DNNL_RUNTIME_DIM_VAL, n};
+  g->dynamic_rows = true;
+  const int c_in = IsGemm(node) || IsFused(node) ? 2 : -1;
+  if (c_in >= 0 && Present(types, c_in)) {
+    if (!IsFloatStatic(types[c_in])) return node.NotSupported("C must be float32, static shape");
+    const Shape c = types[c_in].static_shape();
+    int64_t count = 1;
+    for (int64_t d : c) count *= d;
+    const bool row = c.empty() || (c.size() == 1 && (c[0] == n || c[0] == 1)) ||
+                     (c.size() == 2 && c[0] == 1 && (c[1] == n || c[1] == 1));
+    if (!row || (IsFused(node) && c != Shape{n}))
+      return node.NotSupported("dynamic A takes only a bias along the rows");
+    g->c_input = c_in;
+    g->c = {1, count == 1 ? 1 : n};
+  }
+  if (IsFused(node) && Present(types, 3)) return node.NotSupported("residual with dynamic A");
+  if (!ActivationSupported(node)) return node.NotSupported("activation has no oneDNN post-op");
+  return Status::Ok();
 }
 
 Status ResolveGeometry(const NodeView& node, const std::vector<TypeInfo>& types,
                        MatMulGeometry* g) {
+  if (types.size() >= 2 && !IsFloatStatic(types[0])) return ResolveDynamicRows(node, types, g);
   if (types.size() < 2 || !IsFloatStatic(types[0]) || !IsFloatStatic(types[1]))
     return node.NotSupported("needs float32 A and B with static shapes");
   Shape a = types[0].static_shape(), b = types[1].static_shape();
@@ -140,6 +195,7 @@ class MatMulOnednn : public Kernel {
   bool packed_input(size_t i) const override { return i == 1 && packed_b_; }
 
   Status Run(KernelContext& ctx) const override {
+    if (g_.dynamic_rows) return RunDynamicRows(ctx);
     SetOmpThreads(threads_);
     const NodeView& node = ctx.node();
     try {
@@ -181,12 +237,53 @@ class MatMulOnednn : public Kernel {
   }
 
  private:
+  // A of any row count: memory objects are made per call, for this call's rows (the per-thread
+  // ones are keyed by descriptor and would be rebuilt anyway).
+  Status RunDynamicRows(KernelContext& ctx) const {
+    SetOmpThreads(threads_);
+    const NodeView& node = ctx.node();
+    const Tensor& a = ctx.input(0);
+    const int64_t k = g_.a[1], n = g_.y[1];
+    if (a.rank() < 2 || (IsGemm(node) && a.rank() != 2))
+      return node.Invalid("input 0 (A) has shape ", ShapeToString(a.shape()), ", expected rank ",
+                          IsGemm(node) ? "2" : ">= 2");
+    if (a.dim(a.rank() - 1) != k)
+      return node.Invalid("input 0 (A) has shape ", ShapeToString(a.shape()), " but B needs ", k,
+                          " columns");
+    if (ctx.input(1).shape() != b_shape_) return node.Fail("input shapes changed after planning");
+    Shape y_shape = a.shape();
+    y_shape.back() = n;
+    Tensor y = ctx.Output(0, DType::kFloat, y_shape);
+    const int64_t rows = a.numel() / k;
+    if (rows == 0) return Status::Ok();
+    try {
+      dnnl::stream& stream = ThreadStream();
+      dnnl::engine& eng = CpuEngine();
+      const memory src(PlainDesc({rows, k}), eng, const_cast<void*>(a.raw_data()));
+      const memory dst(PlainDesc({rows, n}), eng, y.raw_data());
+      ExecArgs args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, packed_b_}, {DNNL_ARG_DST, dst}};
+      if (g_.c_input >= 0) {
+        memory c = scaled_c_;
+        if (!c) c = ThreadMemory(keys_[kC], c_md_, ctx.input(g_.c_input).raw_data());
+        args.Add(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, c);
+      }
+      if (scratch_md_.get_size() != 0)
+        args.Add(DNNL_ARG_SCRATCHPAD, ThreadScratchpad(scratch_md_, keys_[kScratch]));
+      Execute(prim_, stream, args);
+      stream.wait();
+    } catch (const dnnl::error& e) {
+      return FromDnnlError(node, e);
+    }
+    return Status::Ok();
+  }
+
   Status Init(const NodeView& node, const std::vector<TypeInfo>& types,
               const KernelCreateInfo& info) {
     threads_ = info.threads;
-    a_shape_ = types[0].static_shape();
+    if (!g_.dynamic_rows) a_shape_ = types[0].static_shape();
     b_shape_ = types[1].static_shape();
     const Tensor* const_b = info.constants.size() > 1 ? info.constants[1] : nullptr;
+    if (g_.dynamic_rows && !const_b) return node.NotSupported("dynamic A needs a constant B");
     const Tensor* const_c =
         g_.c_input >= 0 && info.constants.size() > static_cast<size_t>(g_.c_input)
             ? info.constants[g_.c_input]

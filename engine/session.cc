@@ -5,6 +5,7 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <mutex>
 #include <new>
@@ -57,6 +58,12 @@ struct Session::Impl {
   // and every run uses this plan (the feeds are checked against the static declared types).
   PlanPtr only_plan;
   bool release_weights = false;
+  // The plan for the declared input types, which runs any feed of the declared inputs: new
+  // shapes run on it until they have been seen specialize_after_runs times, while `generic_ok`
+  // (its weight-heavy steps all have fast kernels, and it has not failed where a shape plan ran).
+  PlanPtr generic;
+  std::set<std::string> generic_inputs;
+  mutable std::atomic<bool> generic_ok{false};
   std::function<void(const std::string&)> before_build;  // testing::SetBeforePlanBuild
 
   planner::PlanOptions PlanOpts() const {
@@ -185,14 +192,49 @@ struct Session::Impl {
     return PlanPtr(std::move(cached));
   }
 
-  // The plan for these input types: cached, or built now without stopping runs on other shapes.
-  StatusOr<PlanPtr> PlanFor(const std::map<std::string, TypeInfo>& types) const {
+  // The plan for these input types: cached, or built now without stopping runs on other shapes,
+  // or (`allow_generic`, *generic set) the shape-generic plan for a shape not seen often yet.
+  StatusOr<PlanPtr> PlanFor(const std::map<std::string, TypeInfo>& types, bool allow_generic,
+                            bool* generic_used = nullptr) const {
+    if (generic_used) *generic_used = false;
     if (only_plan) return only_plan;
     const std::string sig = Signature(types);
-    return plans->GetOrBuild(sig, [&]() -> StatusOr<PlanPtr> {
-      if (before_build) before_build(sig);
-      return BuildCachedPlan(types);
-    });
+    bool use_generic = allow_generic && generic_ok.load() && types.size() == generic_inputs.size();
+    for (auto it = types.begin(); use_generic && it != types.end(); ++it)
+      use_generic = generic_inputs.count(it->first) > 0;
+    const int after = use_generic ? static_cast<int>(limits.specialize_after_runs) : 1;
+    auto p = plans->GetOrBuild(
+        sig,
+        [&]() -> StatusOr<PlanPtr> {
+          if (before_build) before_build(sig);
+          return BuildCachedPlan(types);
+        },
+        after);
+    if (p.ok() && !*p) {
+      if (generic_used) *generic_used = true;
+      return generic;
+    }
+    return p;
+  }
+
+  // Whether the declared-type plan is worth running for new shapes: no step that reads a weight
+  // (a constant of 64 KiB or more) fell back to its operator's last, reference-level kernel
+  // while faster ones exist (convolutions with unknown spatial dims do; matrix products with
+  // unknown rows do not, oneDNN takes the row count at run time).
+  static bool GenericWorthRunning(const ExecutionPlan& plan) {
+    constexpr size_t kWeightBytes = 64 << 10;
+    for (const auto& st : plan.steps) {
+      if (!st.op || st.op->impls.size() < 2) continue;
+      const std::string& last = st.op->impls.back().name;
+      if (st.impl_name.compare(0, last.size(), last) != 0) continue;
+      for (int id : st.inputs) {
+        auto c = id >= 0 ? plan.constants.find(id) : plan.constants.end();
+        if (c != plan.constants.end() && c->second.is_tensor() &&
+            c->second.tensor().nbytes() >= kWeightBytes)
+          return false;
+      }
+    }
+    return true;
   }
 
   // Node outputs the declared-type plan folded: they hold for every feed, because a feed must
@@ -241,7 +283,13 @@ StatusOr<Session> Session::CreateFromModel(ir::Model model, SessionOptions optio
   auto p = impl->BuildCachedPlan(declared);
   if (!p.ok()) return p.status();
   impl->plans->Pin(Impl::Signature(declared), *p);
-  if (!impl->release_weights) impl->CollectPrecomputed(*(*p)->plan);
+  if (!impl->release_weights) {
+    impl->CollectPrecomputed(*(*p)->plan);
+    impl->generic = *p;
+    for (const auto& [name, t] : declared) impl->generic_inputs.insert(name);
+    impl->generic_ok =
+        impl->limits.specialize_after_runs > 1 && Impl::GenericWorthRunning(*(*p)->plan);
+  }
   std::map<std::string, TypeInfo> outer;
   for (const auto& slot : (*p)->plan->slots) outer[slot.name] = slot.type;
   s = impl->BuildSubplans(*impl->model.graph, outer);
@@ -340,7 +388,8 @@ Status Session::Run(const NamedValues& feeds, const RunOptions& options,
   }
   std::map<std::string, TypeInfo> types;
   for (const auto& [name, v] : by_name) types[name] = TypeOfValue(*v);
-  ONYX_ASSIGN_OR_RETURN(auto cached, im.PlanFor(types));
+  bool generic = false;
+  ONYX_ASSIGN_OR_RETURN(auto cached, im.PlanFor(types, true, &generic));
   std::vector<Value> inputs;
   for (const auto& in : g.inputs) {
     auto it = by_name.find(in.name);
@@ -348,18 +397,30 @@ Status Session::Run(const NamedValues& feeds, const RunOptions& options,
   }
   engine::Executor ex(&im.subplans, im.threads);
   std::vector<Value> outs;
-  Status s;
-  im.arena->execute([&] {
-    // The arena is allocated here; shapes a hostile model declares can make it impossible.
-    // Tensors that kernels allocate on this thread obey max_tensor_bytes (memory/aligned_alloc.h).
-    memory::TensorByteCeilingScope ceiling(im.limits.max_tensor_bytes);
-    try {
-      s = ex.Run(*cached->plan, &im.arenas, inputs, nullptr, &outs, options);
-    } catch (const std::bad_alloc&) {
-      s = RuntimeError("out of memory: the plan needs an arena of ", cached->plan->arena_bytes,
-                       " bytes");
-    }
-  });
+  const auto execute = [&](const ExecutionPlan& plan) {
+    Status s;
+    im.arena->execute([&] {
+      // The arena is allocated here; shapes a hostile model declares can make it impossible.
+      // Tensors kernels allocate on this thread obey max_tensor_bytes (memory/aligned_alloc.h).
+      memory::TensorByteCeilingScope ceiling(im.limits.max_tensor_bytes);
+      try {
+        s = ex.Run(plan, &im.arenas, inputs, nullptr, &outs, options);
+      } catch (const std::bad_alloc&) {
+        s = RuntimeError("out of memory: the plan needs an arena of ", plan.arena_bytes, " bytes");
+      }
+    });
+    return s;
+  };
+  Status s = execute(*cached->plan);
+  if (!s.ok() && generic && s.code() != ErrorCode::kCancelled && s.code() != ErrorCode::kLimit) {
+    // The shape-generic plan could not take these shapes (a kernel chosen for the declared types
+    // refused them): run a plan made for them. When that one succeeds, the generic plan was at
+    // fault and new shapes get plans of their own from now on.
+    ONYX_ASSIGN_OR_RETURN(cached, im.PlanFor(types, false));
+    outs.clear();
+    s = execute(*cached->plan);
+    if (s.ok()) im.generic_ok = false;
+  }
   if (!s.ok()) return s.WithContext(im.Prefix());
   outputs->clear();
   for (size_t i = 0; i < outs.size(); ++i)
@@ -393,7 +454,7 @@ StatusOr<std::string> Session::DescribePlan(const std::map<std::string, Shape>& 
   }
   for (const auto& [name, s] : shapes)
     if (!types.count(name)) return InvalidArgument("--shape names unknown input '", name, "'");
-  ONYX_ASSIGN_OR_RETURN(auto cached, im.PlanFor(types));
+  ONYX_ASSIGN_OR_RETURN(auto cached, im.PlanFor(types, false));
   // Weights: the model's initializers, and the packed copies kernels made of them, one of each
   // whatever the number of shape plans (DESIGN contract 3).
   size_t initializer_bytes = 0;
@@ -475,6 +536,7 @@ ShapePlanStats Session::shape_plan_stats() const {
     s.builds = c.builds;
     s.hits = c.hits;
     s.evictions = c.evictions;
+    s.generic_runs = c.generic_runs;
   }
   s.packed_weight_bytes = im.weights.bytes();
   s.shared_constant_bytes = im.constants.bytes();

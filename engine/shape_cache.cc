@@ -11,7 +11,11 @@ void ShapeCache::Pin(const std::string& signature, PlanPtr plan) {
 }
 
 StatusOr<PlanPtr> ShapeCache::GetOrBuild(const std::string& signature,
-                                         const std::function<StatusOr<PlanPtr>()>& build) {
+                                         const std::function<StatusOr<PlanPtr>()>& build,
+                                         int build_after) {
+  // Signatures seen fewer times than build_after are only counted; the table is cleared when it
+  // grows past this, so a stream of ever-new shapes cannot grow it without bound.
+  constexpr size_t kMaxCounted = 65536;
   std::promise<StatusOr<PlanPtr>> promise;
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -26,6 +30,15 @@ StatusOr<PlanPtr> ShapeCache::GetOrBuild(const std::string& signature,
       std::shared_future<StatusOr<PlanPtr>> pending = e.pending;
       lock.unlock();
       return pending.get();  // another thread builds this signature: wait for its result
+    }
+    if (build_after > 1) {
+      if (uses_.size() >= kMaxCounted) uses_.clear();
+      int& uses = uses_[signature];
+      if (++uses < build_after) {
+        ++counts_.generic_runs;
+        return PlanPtr();
+      }
+      uses_.erase(signature);
     }
     Entry& e = entries_[signature];
     e.pending = promise.get_future().share();

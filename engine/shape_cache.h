@@ -31,6 +31,7 @@ struct ShapeCacheStats {
   size_t builds = 0;     // plans built for a new signature
   size_t hits = 0;       // lookups served from the cache (waiting for a build in flight included)
   size_t evictions = 0;  // plans dropped for the limits
+  size_t generic_runs = 0;  // requests answered with "use the shape-generic plan"
 };
 
 class ShapeCache {
@@ -45,8 +46,13 @@ class ShapeCache {
   // The plan for `signature`: cached, or being built by another thread (then waits for it), or
   // built here by `build` without holding the lock. Failed builds are not cached; every thread
   // that waited for one gets its error.
+  //
+  // With `build_after` > 1 a signature gets its own plan only on its build_after-th request:
+  // before that the call returns a null plan (the caller runs its shape-generic plan) and
+  // counts a generic run.
   StatusOr<PlanPtr> GetOrBuild(const std::string& signature,
-                               const std::function<StatusOr<PlanPtr>()>& build);
+                               const std::function<StatusOr<PlanPtr>()>& build,
+                               int build_after = 1);
 
   ShapeCacheStats stats() const;
 
@@ -63,8 +69,9 @@ class ShapeCache {
   const uint64_t max_bytes_;
   mutable std::mutex mu_;
   std::map<std::string, Entry> entries_;
-  std::list<std::string> lru_;  // most recently used first; ready unpinned entries only
-  size_t bytes_ = 0;            // of the entries in lru_
+  std::list<std::string> lru_;       // most recently used first; ready unpinned entries only
+  std::map<std::string, int> uses_;  // requests of signatures not built yet (build_after > 1)
+  size_t bytes_ = 0;                 // of the entries in lru_
   ShapeCacheStats counts_;
 };
 

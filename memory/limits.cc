@@ -16,6 +16,7 @@ constexpr int64_t kDefaultMaxNesting = 64;
 constexpr int64_t kDefaultMaxInitializers = 1'000'000;
 constexpr int64_t kDefaultMaxShapePlans = 32;
 constexpr uint64_t kDefaultMaxShapePlanBytes = uint64_t{256} << 20;
+constexpr int64_t kDefaultSpecializeAfterRuns = 8;
 constexpr uint64_t kFallbackMemoryBytes = uint64_t{16} << 30;  // when sysconf cannot tell
 
 uint64_t PhysicalMemoryBytes() {
@@ -74,6 +75,8 @@ Limits ResolveLimits(const Limits& requested) {
   Resolve<int64_t>(l.max_shape_plans, "ONYX_MAX_SHAPE_PLANS", false, kDefaultMaxShapePlans);
   Resolve<uint64_t>(l.max_shape_plan_bytes, "ONYX_MAX_SHAPE_PLAN_BYTES", true,
                     kDefaultMaxShapePlanBytes);
+  Resolve<int64_t>(l.specialize_after_runs, "ONYX_SPECIALIZE_AFTER_RUNS", false,
+                   kDefaultSpecializeAfterRuns);
   return l;
 }
 

@@ -15,10 +15,12 @@
 #include <fstream>
 #include <iostream>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "engine/cli/cli_util.h"
 #include "engine/tensor_proto.h"
+#include "onnx/onnx-ml.pb.h"
 #include "planner/execution_plan.h"
 
 namespace onyx::cli {
@@ -65,9 +67,52 @@ struct Outcome {
   std::string message;
 };
 
+struct RunConfig {
+  bool symbolic_inputs = false;  // every input dim made a distinct dim_param before loading
+  bool verbose = false;          // report the plan kind and the impls that ran, per test
+};
+
+// Makes every dim of a (possibly nested) tensor type a distinct symbol, keeping the rank, so the
+// session plans for unknown shapes as it would for a model exported with dynamic axes.
+void MakeDimsSymbolic(onnx::TypeProto* t, const std::string& prefix) {
+  if (t->has_tensor_type() && t->tensor_type().has_shape()) {
+    auto* shape = t->mutable_tensor_type()->mutable_shape();
+    for (int j = 0; j < shape->dim_size(); ++j)
+      shape->mutable_dim(j)->set_dim_param(StrCat(prefix, "_", j));
+  } else if (t->has_sequence_type() && t->sequence_type().has_elem_type()) {
+    MakeDimsSymbolic(t->mutable_sequence_type()->mutable_elem_type(), prefix);
+  } else if (t->has_optional_type() && t->optional_type().has_elem_type()) {
+    MakeDimsSymbolic(t->mutable_optional_type()->mutable_elem_type(), prefix);
+  }
+}
+
+// The model file with every graph input's dims replaced by "d<input>_<dim>"; outputs and
+// value_info keep whatever they declare (static shapes there are legal with dynamic inputs).
+StatusOr<std::string> SymbolicInputsModel(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return InvalidArgument("cannot read '", path, "'");
+  std::ostringstream bytes;
+  bytes << f.rdbuf();
+  onnx::ModelProto m;
+  if (!m.ParseFromString(bytes.str()))
+    return InvalidArgument("'", path, "' is not a valid ModelProto");
+  for (int i = 0; i < m.graph().input_size(); ++i) {
+    auto* in = m.mutable_graph()->mutable_input(i);
+    if (in->has_type()) MakeDimsSymbolic(in->mutable_type(), StrCat("d", i));
+  }
+  std::string out;
+  if (!m.SerializeToString(&out)) return InvalidArgument("cannot re-serialize '", path, "'");
+  return out;
+}
+
 // Runs one test directory in this process.
-Outcome RunTest(const std::string& dir) {
-  auto session = Session::Create(dir + "/model.onnx", SessionOptions{1, OptimizationLevel::kAll});
+Outcome RunTest(const std::string& dir, const RunConfig& cfg) {
+  const SessionOptions options{1, OptimizationLevel::kAll};
+  const std::string path = dir + "/model.onnx";
+  auto bytes = cfg.symbolic_inputs ? SymbolicInputsModel(path) : StatusOr<std::string>("");
+  if (!bytes.ok()) return {"error", bytes.status().message()};
+  auto session = cfg.symbolic_inputs ? Session::CreateFromBytes(*bytes, options)
+                                     : Session::Create(path, options);
   if (!session.ok()) {
     const bool unsup = session.status().code() == ErrorCode::kUnsupported;
     return {unsup ? "unsupported" : "error", session.status().message()};
@@ -77,6 +122,22 @@ Outcome RunTest(const std::string& dir) {
   for (const auto& in : session->inputs())
     if (std::find(required.begin(), required.end(), in.name) != required.end()) ins.push_back(in);
   int sets = 0;
+  // --verbose: which plan each data set ran on (from the shape-plan counters) and the impls.
+  std::set<std::string> impls;
+  std::vector<std::string> plan_kinds;
+  RunOptions run_options;
+  if (cfg.verbose)
+    run_options.step_observer = [&impls](const StepEvent& e) {
+      impls.insert(StrCat(e.domain.empty() ? "" : StrCat(e.domain, ":"), e.op_type, "=", e.impl));
+    };
+  const auto describe = [&]() -> std::string {
+    if (!cfg.verbose) return "";
+    std::string d = " [plan:";
+    for (const auto& k : plan_kinds) d += " " + k;
+    d += "; impls:";
+    for (const auto& i : impls) d += " " + i;
+    return d + "]";
+  };
   for (const std::string& name : ListDir(dir)) {
     if (name.rfind("test_data_set_", 0) != 0) continue;
     const std::string set = dir + "/" + name;
@@ -95,14 +156,24 @@ Outcome RunTest(const std::string& dir) {
       feeds.push_back({ins[k].name, std::move(v).value()});
     }
     NamedValues outs;
-    Status s = session->Run(feeds, {}, &outs);
+    const ShapePlanStats before = session->shape_plan_stats();
+    Status s = session->Run(feeds, run_options, &outs);
+    if (cfg.verbose) {
+      // generic: the shape-generic plan ran; fallback: it failed and a specialised plan was
+      // built and run instead (Session::Run's retry); specialised: a plan for these shapes.
+      const ShapePlanStats after = session->shape_plan_stats();
+      const bool generic = after.generic_runs > before.generic_runs;
+      plan_kinds.push_back(!generic                       ? "specialised"
+                           : after.builds > before.builds ? "fallback"
+                                                          : "generic");
+    }
     if (!s.ok()) {
       const bool unsup = s.code() == ErrorCode::kUnsupported;
-      return {unsup ? "unsupported" : "error", s.message()};
+      return {unsup ? "unsupported" : "error", s.message() + describe()};
     }
     if (out_files.size() > outs.size())
       return {"fail", StrCat(name, ": model produced ", outs.size(), " outputs, expected ",
-                             out_files.size())};
+                             out_files.size(), describe())};
     // Random operators (RandomNormal, Bernoulli, ...) cannot reproduce numpy's generator: their
     // tests are checked for element type and shape only, as the ONNX spec promises no values.
     const bool exact = session->deterministic();
@@ -112,15 +183,16 @@ Outcome RunTest(const std::string& dir) {
       Status c = exact ? CompareValues(*e, outs[k].second, kRtol, kAtol)
                        : CompareTypesAndShapes(*e, outs[k].second);
       if (!c.ok())
-        return {"fail", StrCat(name, ": output ", k, " '", outs[k].first, "': ", c.message())};
+        return {"fail",
+                StrCat(name, ": output ", k, " '", outs[k].first, "': ", c.message(), describe())};
     }
   }
   if (sets == 0) return {"error", "no test_data_set_* directory"};
-  return {"pass", ""};
+  return {"pass", cfg.verbose ? describe().substr(1) : ""};
 }
 
 // Forks, runs the test in the child and reads its outcome back through a pipe.
-Outcome RunIsolated(const std::string& dir, int timeout_s) {
+Outcome RunIsolated(const std::string& dir, int timeout_s, const RunConfig& cfg) {
   int fds[2];
   if (pipe(fds) != 0) return {"error", "pipe() failed"};
   fflush(stdout);
@@ -129,7 +201,7 @@ Outcome RunIsolated(const std::string& dir, int timeout_s) {
   if (pid < 0) return {"error", "fork() failed"};
   if (pid == 0) {
     close(fds[0]);
-    Outcome o = RunTest(dir);
+    Outcome o = RunTest(dir, cfg);
     std::string msg = o.status + "\n" + o.message;
     size_t off = 0;
     while (off < msg.size()) {
@@ -223,6 +295,9 @@ int ConformanceMain(const Args& args) {
     }
   }
   const bool quiet = args.has("quiet");
+  RunConfig cfg;
+  cfg.symbolic_inputs = args.has("symbolic-inputs");
+  cfg.verbose = args.has("verbose");
   std::map<std::string, int> counts;
   std::vector<std::tuple<std::string, std::string, std::string>> results;
   int total = 0;
@@ -231,12 +306,12 @@ int ConformanceMain(const Args& args) {
     if (!IsFile(dir + "/model.onnx")) continue;
     if (use_filter && !std::regex_search(name, filter)) continue;
     ++total;
-    Outcome o = RunIsolated(dir, *timeout);
+    Outcome o = RunIsolated(dir, *timeout, cfg);
     ++counts[o.status];
     if (!quiet || o.status != "pass") {
       std::string msg = o.message;
       std::replace(msg.begin(), msg.end(), '\n', ' ');
-      if (msg.size() > 400) msg = msg.substr(0, 400) + "...";
+      if (msg.size() > 400 && !cfg.verbose) msg = msg.substr(0, 400) + "...";
       std::cout << o.status << " " << name << (msg.empty() ? "" : ": " + msg) << "\n";
     }
     results.emplace_back(name, o.status, o.message);

@@ -124,13 +124,24 @@ constexpr const char* kBenchHelp =
 
 constexpr const char* kConformanceHelp =
     "usage: onyx conformance --data DIR [--filter REGEX] [--json FILE] [--expected FILE]\n"
-    "                        [--timeout SEC] [--quiet]\n"
+    "                        [--timeout SEC] [--quiet] [--symbolic-inputs] [--verbose]\n"
     "\n"
     "Runs every ONNX backend node test under DIR (each directory with model.onnx and\n"
     "test_data_set_*/input_*.pb, output_*.pb), each in its own process, and reports pass / wrong\n"
     "result / unsupported / error / crash / timeout per test with a summary line. Outputs are\n"
     "compared with rtol 1e-3, atol 1e-7. --expected FILE lists regexes of tests that must pass;\n"
-    "the exit code is 1 when one of them does not.\n";
+    "the exit code is 1 when one of them does not.\n"
+    "\n"
+    "  --symbolic-inputs  before loading each model, make every dim of every graph input a\n"
+    "                     distinct symbol (\"d<input>_<dim>\", rank kept; outputs and value_info\n"
+    "                     unchanged), so the first runs go through the shape-generic plan\n"
+    "                     (docs/dynamic_shapes.md; ONYX_SPECIALIZE_AFTER_RUNS=1 forces\n"
+    "                     specialised plans instead). "
+    "tests/conformance/expected_pass_symbolic.txt\n"
+    "                     lists the tests that must pass this way.\n"
+    "  --verbose          append to each result the plan each data set ran on (generic,\n"
+    "                     fallback: the generic plan failed and a specialised one ran,\n"
+    "                     specialised) and the op=impl pairs that ran.\n";
 
 constexpr const char* kOpsHelp =
     "usage: onyx ops [--json]\n"
@@ -401,6 +412,7 @@ int BenchLevels(const Args& a, const std::vector<std::string>& levels) {
   }
   auto feeds = GenerateInputs(sessions[0], "random", *shapes, 42);
   if (!feeds.ok()) return Fail("bench", feeds.status());
+  SetIndexSafeIntegers(&*feeds);
   NamedValues outs;
   std::vector<std::vector<double>> times(levels.size());
   for (int i = 0; i < *warmup + *runs; ++i) {
@@ -603,6 +615,7 @@ int BenchMain(int argc, char** argv) {
   const double create_ms = std::chrono::duration<double, std::milli>(c1 - c0).count();
   auto feeds = GenerateInputs(*session, "random", *shapes, 42);
   if (!feeds.ok()) return Fail("bench", feeds.status());
+  SetIndexSafeIntegers(&*feeds);  // token ids and token types index embeddings of any size
   NamedValues outs;
   for (int i = 0; i < *warmup; ++i) {
     Status s = session->Run(*feeds, {}, &outs);
@@ -709,8 +722,8 @@ int main(int argc, char** argv) {
     if (cmd == "ops") return help ? (std::cout << kOpsHelp, 0) : OpsMain(argc, argv);
     if (cmd == "conformance") {
       if (help) return std::cout << kConformanceHelp, 0;
-      auto a =
-          ParseArgs(argc, argv, 2, {"quiet"}, {"data", "filter", "json", "expected", "timeout"});
+      auto a = ParseArgs(argc, argv, 2, {"quiet", "symbolic-inputs", "verbose"},
+                         {"data", "filter", "json", "expected", "timeout"});
       if (!a.ok()) return Fail("conformance", a.status());
       return ConformanceMain(*a);
     }

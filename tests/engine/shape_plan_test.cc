@@ -56,9 +56,12 @@ void RunAndCheck(const Session& s, const std::vector<float>& w, int64_t n, float
     }
 }
 
+// By default every new shape gets a plan of its own at once (the cache is what these tests
+// check); ShapeGenericPlanRunsNewShapesFirst sets its own policy.
 Session MakeSession(const ModelBuilder& b, Limits limits = {}) {
   SessionOptions o;
   o.intra_op_threads = 1;
+  if (limits.specialize_after_runs == 0) limits.specialize_after_runs = 1;
   o.limits = limits;
   return Session::FromBytes(b.Bytes(), o);
 }
@@ -152,6 +155,37 @@ TEST(ShapePlans, CacheIsBoundedAndWeightsArePackedOnce) {
   // An evicted shape is planned again and still right.
   RunAndCheck(s, w, 1, 0.7f);
   EXPECT_EQ(s.shape_plan_stats().builds, 13u);
+}
+
+TEST(ShapePlans, ShapeGenericPlanRunsNewShapesFirst) {
+  std::vector<float> w;
+  Limits limits;
+  limits.specialize_after_runs = 3;
+  Session s = MakeSession(DenseModel(&w), limits);
+  // New shapes run on the plan made for the declared [N, 16] at creation: nothing is built.
+  for (int64_t n = 1; n <= 6; ++n) RunAndCheck(s, w, n, 0.1f * n);
+  ShapePlanStats st = s.shape_plan_stats();
+  EXPECT_EQ(st.builds, 0u);
+  EXPECT_EQ(st.generic_runs, 6u);
+  // Its third run gives batch 4 a plan of its own, used from then on.
+  RunAndCheck(s, w, 4, 0.f);
+  EXPECT_EQ(s.shape_plan_stats().builds, 0u);
+  RunAndCheck(s, w, 4, 0.5f);
+  st = s.shape_plan_stats();
+  EXPECT_EQ(st.builds, 1u);
+  EXPECT_EQ(st.generic_runs, 7u);
+  RunAndCheck(s, w, 4, 0.9f);
+  EXPECT_EQ(s.shape_plan_stats().hits, 1u);
+}
+
+TEST(ShapePlans, GenericPlanTakesEmptyAndLargeBatches) {
+  // Batch 0 and a large batch both must come out right on whichever plan runs them.
+  std::vector<float> w;
+  Limits limits;
+  limits.specialize_after_runs = 100;
+  Session s = MakeSession(DenseModel(&w), limits);
+  RunAndCheck(s, w, 0, 0.f);
+  RunAndCheck(s, w, 300, 0.2f);
 }
 
 // Sets input `i`'s dims to these dim_params/dim_values ("" = no name, "#-1" = dim_value -1).

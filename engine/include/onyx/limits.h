@@ -28,6 +28,11 @@ struct Limits {
   // shape-specific constants, ONYX_MAX_SHAPE_PLAN_BYTES, default 256 MiB.
   int64_t max_shape_plans = 0;
   uint64_t max_shape_plan_bytes = 0;
+  // A model with symbolic input dims first runs new shapes on its shape-generic plan (planned
+  // once, for the declared types) when that plan's weight-heavy operators all have fast
+  // kernels; a shape gets a plan of its own (arena, shape-specific kernels) on this many-th run.
+  // ONYX_SPECIALIZE_AFTER_RUNS, default 8; 1 plans every new shape at once.
+  int64_t specialize_after_runs = 0;
 };
 
 // `requested` with every 0 replaced by the environment variable, or else the default. An

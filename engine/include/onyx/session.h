@@ -91,6 +91,8 @@ struct ShapePlanStats {
   size_t builds = 0;      // plans built for new input shapes since creation
   size_t hits = 0;        // runs that found their plan cached, or being built by another run
   size_t evictions = 0;   // plans dropped for the limits
+  size_t generic_runs =
+      0;  // runs of a new shape on the shape-generic plan (Limits::specialize_after_runs)
   size_t packed_weight_bytes = 0;    // weights in kernels' layouts: one copy for all plans
   size_t shared_constant_bytes = 0;  // constants derived from weights: one copy for all plans
   size_t free_arena_bytes = 0;       // run arenas kept for the next runs

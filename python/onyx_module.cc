@@ -78,7 +78,7 @@ class PySession {
  public:
   PySession(const py::object& model, int intra_op_threads, const std::string& optimization,
             bool reference_kernels, const std::string& conv_algorithm, int64_t max_shape_plans,
-            int64_t max_shape_plan_bytes) {
+            int64_t max_shape_plan_bytes, int64_t specialize_after_runs) {
     SessionOptions o;
     // Signed here so that a negative value gets this message rather than pybind11's overload
     // mismatch; 0 leaves the choice to the environment variable or the default.
@@ -90,6 +90,12 @@ class PySession {
       ThrowIfError(InvalidArgument(
           "max_shape_plan_bytes must be >= 0 (0: ONYX_MAX_SHAPE_PLAN_BYTES or the default), got ",
           max_shape_plan_bytes));
+    if (specialize_after_runs < 0)
+      ThrowIfError(InvalidArgument(
+          "specialize_after_runs must be >= 0 (0: ONYX_SPECIALIZE_AFTER_RUNS or the default), "
+          "got ",
+          specialize_after_runs));
+    o.limits.specialize_after_runs = specialize_after_runs;
     o.limits.max_shape_plans = max_shape_plans;
     o.limits.max_shape_plan_bytes = static_cast<uint64_t>(max_shape_plan_bytes);
     o.intra_op_threads = intra_op_threads;
@@ -125,11 +131,13 @@ class PySession {
     d["builds"] = st.builds;
     d["hits"] = st.hits;
     d["evictions"] = st.evictions;
+    d["generic_runs"] = st.generic_runs;
     d["packed_weight_bytes"] = st.packed_weight_bytes;
     d["shared_constant_bytes"] = st.shared_constant_bytes;
     d["free_arena_bytes"] = st.free_arena_bytes;
     d["max_shape_plans"] = session_->limits().max_shape_plans;
     d["max_shape_plan_bytes"] = session_->limits().max_shape_plan_bytes;
+    d["specialize_after_runs"] = session_->limits().specialize_after_runs;
     return d;
   }
 
@@ -225,10 +233,11 @@ PYBIND11_MODULE(_onyx, m) {
           "True stops the runs that use this flag between operators and loop iterations.");
   py::class_<PySession>(m, "Session", "A loaded and planned ONNX model (native).")
       .def(py::init<const py::object&, int, const std::string&, bool, const std::string&, int64_t,
-                    int64_t>(),
+                    int64_t, int64_t>(),
            py::arg("model"), py::arg("intra_op_threads") = 0, py::arg("optimization") = "all",
            py::arg("reference_kernels") = false, py::arg("conv_algorithm") = "auto",
            py::arg("max_shape_plans") = 0, py::arg("max_shape_plan_bytes") = 0,
+           py::arg("specialize_after_runs") = 0,
            "Loads `model` (a path, or serialized ModelProto bytes) and plans it. "
            "`max_shape_plans` and `max_shape_plan_bytes` bound the cache of per-input-shape "
            "plans (0: the environment variable or the default).")

@@ -46,6 +46,7 @@ class Session:
         conv_algorithm: str = "auto",
         max_shape_plans: int = 0,
         max_shape_plan_bytes: int = 0,
+        specialize_after_runs: int = 0,
     ) -> None: ...
     def inputs(self) -> List[Dict[str, Any]]:
         """Every graph input: {'name', 'type', 'shape', 'onyx_type'} (initializer-backed included)."""

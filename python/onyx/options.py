@@ -70,6 +70,10 @@ class SessionOptions:
             constants its plans hold. 0 (default) means ``ONYX_MAX_SHAPE_PLAN_BYTES``, or else
             onyx's default. :meth:`InferenceSession.get_shape_plan_stats` shows the values in
             force.
+        specialize_after_runs: onyx only; a model with symbolic input dims runs a new input shape
+            on its shape-generic plan (made once, for the declared shapes) and gives the shape a
+            plan of its own on this many-th run. 1 plans every new shape at once; 0 (default)
+            means ``ONYX_SPECIALIZE_AFTER_RUNS``, or else onyx's default (8).
 
     Accepted and ignored (onnxruntime tuning knobs that have no onyx counterpart):
         inter_op_num_threads, execution_mode, log_severity_level, log_verbosity_level,
@@ -84,6 +88,7 @@ class SessionOptions:
         "conv_algorithm",
         "max_shape_plans",
         "max_shape_plan_bytes",
+        "specialize_after_runs",
         "inter_op_num_threads",
         "execution_mode",
         "log_severity_level",
@@ -102,6 +107,7 @@ class SessionOptions:
         self.conv_algorithm: str = "auto"
         self.max_shape_plans: int = 0
         self.max_shape_plan_bytes: int = 0
+        self.specialize_after_runs: int = 0
         self.inter_op_num_threads: int = 0
         self.execution_mode: ExecutionMode = ExecutionMode.ORT_SEQUENTIAL
         self.log_severity_level: int = 2
@@ -126,7 +132,8 @@ class SessionOptions:
             f"reference_kernels={self.reference_kernels}, "
             f"conv_algorithm={self.conv_algorithm!r}, "
             f"max_shape_plans={self.max_shape_plans!r}, "
-            f"max_shape_plan_bytes={self.max_shape_plan_bytes!r})"
+            f"max_shape_plan_bytes={self.max_shape_plan_bytes!r}, "
+            f"specialize_after_runs={self.specialize_after_runs!r})"
         )
 
 

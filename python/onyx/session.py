@@ -153,6 +153,7 @@ class InferenceSession:
             str(conv_algorithm),
             max_shape_plans=cache_limit(options, "max_shape_plans"),
             max_shape_plan_bytes=cache_limit(options, "max_shape_plan_bytes"),
+            specialize_after_runs=cache_limit(options, "specialize_after_runs"),
         )
         required = set(self._sess.required_inputs())
         inputs = self._sess.inputs()

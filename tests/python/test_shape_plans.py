@@ -10,6 +10,7 @@ import onyx
 STAT_KEYS = {
     "plans", "plan_bytes", "builds", "hits", "evictions", "packed_weight_bytes",
     "shared_constant_bytes", "free_arena_bytes", "max_shape_plans", "max_shape_plan_bytes",
+    "generic_runs", "specialize_after_runs",
 }
 
 
@@ -56,7 +57,8 @@ def test_options_default_to_zero_and_show_in_repr():
 
 
 def test_lru_cache_of_three_plans(weights):
-    sess = session_with(matmul_relu_model(weights), max_shape_plans=3)
+    # specialize_after_runs=1: every new shape gets its own plan at once (no shape-generic runs).
+    sess = session_with(matmul_relu_model(weights), max_shape_plans=3, specialize_after_runs=1)
     rng = np.random.default_rng(1)
     for n in range(1, 9):
         run_and_check(sess, weights, n, rng)
@@ -94,7 +96,7 @@ def test_limits_from_environment(weights, monkeypatch):
 
 
 def test_weights_packed_once_for_all_shapes(weights):
-    sess = session_with(matmul_relu_model(weights))
+    sess = session_with(matmul_relu_model(weights), specialize_after_runs=1)
     rng = np.random.default_rng(2)
     run_and_check(sess, weights, 1, rng)
     one = sess.get_shape_plan_stats()["packed_weight_bytes"]
@@ -133,7 +135,20 @@ def test_shared_named_dim_must_agree():
     assert "ids" in message and "mask" in message and "seq" in message
 
 
-@pytest.mark.parametrize("name", ["max_shape_plans", "max_shape_plan_bytes"])
+def test_new_shapes_run_on_the_shape_generic_plan_first(weights):
+    sess = session_with(matmul_relu_model(weights), specialize_after_runs=2)
+    rng = np.random.default_rng(3)
+    for n in (1, 5, 9, 33):
+        run_and_check(sess, weights, n, rng)
+    stats = sess.get_shape_plan_stats()
+    assert (stats["builds"], stats["generic_runs"], stats["specialize_after_runs"]) == (0, 4, 2)
+    run_and_check(sess, weights, 5, rng)  # the second run of [5, 16] plans it
+    stats = sess.get_shape_plan_stats()
+    assert (stats["builds"], stats["generic_runs"]) == (1, 4)
+
+
+@pytest.mark.parametrize("name", ["max_shape_plans", "max_shape_plan_bytes",
+                                  "specialize_after_runs"])
 def test_bad_option_values(weights, name):
     model = matmul_relu_model(weights)
     with pytest.raises(ValueError, match=name) as e:

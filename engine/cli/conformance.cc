@@ -107,7 +107,9 @@ StatusOr<std::string> SymbolicInputsModel(const std::string& path) {
 
 // Runs one test directory in this process.
 Outcome RunTest(const std::string& dir, const RunConfig& cfg) {
-  const SessionOptions options{1, OptimizationLevel::kAll};
+  SessionOptions options;
+  options.intra_op_threads = 1;
+  options.optimization = OptimizationLevel::kAll;
   const std::string path = dir + "/model.onnx";
   auto bytes = cfg.symbolic_inputs ? SymbolicInputsModel(path) : StatusOr<std::string>("");
   if (!bytes.ok()) return {"error", bytes.status().message()};

@@ -5,6 +5,9 @@
 #include "kernels/x86/matmul_onednn.h"
 
 #include <algorithm>
+#include <list>
+#include <mutex>
+#include <utility>
 
 #include "kernels/x86/onednn_context.h"
 
@@ -347,15 +350,118 @@ class MatMulOnednn : public Kernel {
   dnnl::matmul prim_;
 };
 
+// Products of two computed operands whose shapes are not known at plan time (attention's
+// Q x K^T and P x V with a symbolic sequence length): a static-shape primitive per shape seen,
+// made at its first run and kept (a few per kernel, least recently used dropped), and the
+// operator's generic kernel for products too small to repay making a primitive.
+class MatMulOnednnPerShape : public Kernel {
+ public:
+  static StatusOr<std::unique_ptr<Kernel>> Create(const NodeView& node,
+                                                  const std::vector<TypeInfo>& types,
+                                                  const KernelCreateInfo& info) {
+    auto k = std::unique_ptr<MatMulOnednnPerShape>(new MatMulOnednnPerShape());
+    k->info_ = info;
+    k->info_.constants.clear();  // no constant operand: nothing to keep pointers to
+    const OpDef* op = OpRegistry::Global().Find(node.domain(), node.op_type(), node.opset());
+    if (!op || op->impls.size() < 2) return node.NotSupported("no generic kernel to fall back on");
+    const KernelImpl& generic = op->impls.back();
+    auto fallback = generic.create_with_info ? generic.create_with_info(node, types, info)
+                                             : generic.create(node, types);
+    if (!fallback.ok()) return fallback.status();
+    k->fallback_ = std::move(fallback).value();
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  std::string variant() const override { return "per_shape"; }
+
+  Status Run(KernelContext& ctx) const override {
+    std::vector<TypeInfo> types;
+    std::string key;
+    int64_t macs = 1;
+    for (int i = 0; i < ctx.num_inputs(); ++i) {
+      if (!ctx.has_input(i)) {
+        types.emplace_back();
+        key += "-;";
+        continue;
+      }
+      const Tensor& t = ctx.input(i);
+      if (t.dtype() != DType::kFloat) return fallback_->Run(ctx);
+      types.push_back(TypeInfo::TensorWithShape(t.dtype(), t.shape()));
+      key += ShapeToString(t.shape()) + ";";
+    }
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    if (a.rank() < 2 || b.rank() < 2) return fallback_->Run(ctx);
+    if (!CheckedMul(a.numel(), b.dim(b.rank() - 1), &macs)) macs = INT64_MAX;
+    if (macs < kMinMacs) return fallback_->Run(ctx);
+    std::shared_ptr<const Kernel> k;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto it = kernels_.begin(); it != kernels_.end(); ++it)
+        if (it->first == key) {
+          kernels_.splice(kernels_.begin(), kernels_, it);
+          k = kernels_.front().second;
+          break;
+        }
+    }
+    if (!k) {
+      // A shape the primitive cannot take (empty dims, broadcasts it refuses) runs the generic
+      // kernel from now on: the null entry remembers that.
+      MatMulGeometry g;
+      if (ResolveGeometry(ctx.node(), types, &g).ok()) {
+        auto made = MatMulOnednn::Create(ctx.node(), types, info_);
+        if (made.ok()) k = std::shared_ptr<const Kernel>(std::move(made).value());
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      kernels_.emplace_front(key, k ? k : nullptr);
+      if (kernels_.size() > kMaxShapes) kernels_.pop_back();
+    }
+    return k ? k->Run(ctx) : fallback_->Run(ctx);
+  }
+
+ private:
+  static constexpr int64_t kMinMacs = int64_t{1} << 18;  // about 20 us of work at 1 thread
+  static constexpr size_t kMaxShapes = 16;
+  KernelCreateInfo info_;
+  std::unique_ptr<Kernel> fallback_;
+  mutable std::mutex mu_;
+  mutable std::list<std::pair<std::string, std::shared_ptr<const Kernel>>> kernels_;
+};
+
+// MatMul whose operands are float tensors of rank >= 2 (or unknown rank) with shapes not fully
+// known: the per-shape kernel takes it. Gemm and FusedMatMul keep to the two static paths.
+bool PerShapeCandidate(const NodeView& node, const std::vector<TypeInfo>& types) {
+  if (node.op_type() != "MatMul" || types.size() != 2) return false;
+  for (const TypeInfo& t : types)
+    if (!t.is_tensor() || t.elem != DType::kFloat || (t.has_shape && t.rank() < 2)) return false;
+  return !IsFloatStatic(types[0]) || !IsFloatStatic(types[1]);
+}
+
+// Either product kernel, by what is known at plan time.
+StatusOr<std::unique_ptr<Kernel>> CreateMatMulOnednn(const NodeView& node,
+                                                     const std::vector<TypeInfo>& types,
+                                                     const KernelCreateInfo& info) {
+  MatMulGeometry g;
+  if (ResolveGeometry(node, types, &g).ok()) {
+    auto k = MatMulOnednn::Create(node, types, info);
+    // Unknown rows with a B that is not constant after all: per shape, like two computed ones.
+    if (k.ok() || k.status().code() != ErrorCode::kUnsupported || !PerShapeCandidate(node, types))
+      return k;
+  }
+  return MatMulOnednnPerShape::Create(node, types, info);
+}
+
 }  // namespace
 
 Status MatMulOnednnSupports(const NodeView& node, const std::vector<TypeInfo>& types) {
   MatMulGeometry g;
-  return ResolveGeometry(node, types, &g);
+  Status s = ResolveGeometry(node, types, &g);
+  if (!s.ok() && PerShapeCandidate(node, types)) return Status::Ok();
+  return s;
 }
 
 KernelImpl MatMulOnednnImpl(const std::string& name) {
-  return OnednnImpl(name, MatMulOnednnSupports, MatMulOnednn::Create);
+  return OnednnImpl(name, MatMulOnednnSupports, CreateMatMulOnednn);
 }
 
 }  // namespace onyx::kernels::x86

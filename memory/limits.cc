@@ -14,7 +14,7 @@ namespace {
 constexpr int64_t kDefaultMaxNodes = 1'000'000;
 constexpr int64_t kDefaultMaxNesting = 64;
 constexpr int64_t kDefaultMaxInitializers = 1'000'000;
-constexpr int64_t kDefaultMaxShapePlans = 32;
+constexpr int64_t kDefaultMaxShapePlans = 16;
 constexpr uint64_t kDefaultMaxShapePlanBytes = uint64_t{256} << 20;
 constexpr int64_t kDefaultSpecializeAfterRuns = 8;
 constexpr uint64_t kFallbackMemoryBytes = uint64_t{16} << 30;  // when sysconf cannot tell

@@ -12,8 +12,22 @@
 
 namespace onyx::kernels::x86 {
 
+namespace {
+// oneDNN keeps the last 1024 primitives it made (their JIT code) in a process-wide cache. onyx
+// keeps its own primitives in its plans and kernels, so the library's cache only has to bridge
+// identical primitives made close together (the layers of one model); with shapes that change
+// on every call a full cache held about 100 MB of code nobody used (issue 14). A smaller one,
+// unless ONEDNN_PRIMITIVE_CACHE_CAPACITY says otherwise.
+constexpr int kPrimitiveCacheCapacity = 64;
+}  // namespace
+
 dnnl::engine& CpuEngine() {
-  static dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  static dnnl::engine* engine = [] {
+    if (!std::getenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY") &&
+        !std::getenv("DNNL_PRIMITIVE_CACHE_CAPACITY"))
+      dnnl::set_primitive_cache_capacity(kPrimitiveCacheCapacity);
+    return new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
   return *engine;
 }
 

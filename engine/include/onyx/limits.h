@@ -24,7 +24,7 @@ struct Limits {
   int64_t max_initializers = 0;
   // The cache of shape specialisations (one plan per distinct set of input shapes, sharing the
   // session's packed weights; docs/dynamic_shapes.md): least recently used plans are dropped
-  // beyond this many plans, ONYX_MAX_SHAPE_PLANS, default 32; or beyond these bytes of
+  // beyond this many plans, ONYX_MAX_SHAPE_PLANS, default 16; or beyond these bytes of
   // shape-specific constants, ONYX_MAX_SHAPE_PLAN_BYTES, default 256 MiB.
   int64_t max_shape_plans = 0;
   uint64_t max_shape_plan_bytes = 0;

@@ -47,9 +47,8 @@ struct MatMulGeometry {
   int c_input = -1;        // Gemm's C or FusedMatMul's Bias: input index, -1 when absent
   std::vector<int64_t> c;  // its oneDNN dims (broadcast against y)
   int z_input = -1;        // FusedMatMul's residual
-  // Rows not known at plan time (a symbolic batch or sequence): A is read as [rows, K] and the
-  // primitive takes the row count at run time, so one primitive and one packed B serve every
-  // shape (y_shape is unused then).
+  // Rows not known at plan time (a symbolic batch or sequence): A is read as [rows, K], B is
+  // packed once and each row count gets its own primitive (y_shape is unused then).
   bool dynamic_rows = false;
 };
 
@@ -240,6 +239,34 @@ class MatMulOnednn : public Kernel {
   }
 
  private:
+  struct RowsPrimitive;
+  // The primitive for `rows` rows, made at the first call with that many (B's layout fixed).
+  StatusOr<std::shared_ptr<const RowsPrimitive>> ForRows(const NodeView& node, int64_t rows) const {
+    {
+      std::lock_guard<std::mutex> lock(rows_mu_);
+      for (auto it = by_rows_.begin(); it != by_rows_.end(); ++it)
+        if ((*it)->rows == rows) {
+          by_rows_.splice(by_rows_.begin(), by_rows_, it);
+          return by_rows_.front();
+        }
+    }
+    auto made = std::make_shared<RowsPrimitive>();
+    made->rows = rows;
+    try {
+      const int64_t k = g_.a[1], n = g_.y[1];
+      dnnl::matmul::desc desc(PlainDesc({rows, k}), wei_md_, PlainDesc({rows, n}));
+      dnnl::matmul::primitive_desc pd(desc, attr_, CpuEngine());
+      made->scratch_md = pd.scratchpad_desc();
+      made->prim = dnnl::matmul(pd);
+    } catch (const dnnl::error& e) {
+      return FromDnnlError(node, e);
+    }
+    std::lock_guard<std::mutex> lock(rows_mu_);
+    by_rows_.push_front(made);
+    if (by_rows_.size() > kMaxRowCounts) by_rows_.pop_back();
+    return std::shared_ptr<const RowsPrimitive>(made);
+  }
+
   // A of any row count: memory objects are made per call, for this call's rows (the per-thread
   // ones are keyed by descriptor and would be rebuilt anyway).
   Status RunDynamicRows(KernelContext& ctx) const {
@@ -259,6 +286,7 @@ class MatMulOnednn : public Kernel {
     Tensor y = ctx.Output(0, DType::kFloat, y_shape);
     const int64_t rows = a.numel() / k;
     if (rows == 0) return Status::Ok();
+    ONYX_ASSIGN_OR_RETURN(auto p, ForRows(node, rows));
     try {
       dnnl::stream& stream = ThreadStream();
       dnnl::engine& eng = CpuEngine();
@@ -270,9 +298,9 @@ class MatMulOnednn : public Kernel {
         if (!c) c = ThreadMemory(keys_[kC], c_md_, ctx.input(g_.c_input).raw_data());
         args.Add(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, c);
       }
-      if (scratch_md_.get_size() != 0)
-        args.Add(DNNL_ARG_SCRATCHPAD, ThreadScratchpad(scratch_md_, keys_[kScratch]));
-      Execute(prim_, stream, args);
+      if (p->scratch_md.get_size() != 0)
+        args.Add(DNNL_ARG_SCRATCHPAD, ThreadScratchpad(p->scratch_md, p->keys[kScratch]));
+      Execute(p->prim, stream, args);
       stream.wait();
     } catch (const dnnl::error& e) {
       return FromDnnlError(node, e);
@@ -296,13 +324,18 @@ class MatMulOnednn : public Kernel {
     try {
       dnnl::engine& eng = CpuEngine();
       const auto f32 = memory::data_type::f32;
-      src_md_ = MatrixDesc(g_.a, g_.trans_a);
+      // Unknown rows: the layout of B is the one oneDNN picks for a typical row count (its
+      // blocked layout does not change with the rows), and each row count gets a primitive
+      // for that layout at its first run (RunDynamicRows).
+      std::vector<int64_t> a_dims = g_.a, y_dims = g_.y;
+      if (g_.dynamic_rows) a_dims[0] = y_dims[0] = kTypicalRows;
+      src_md_ = MatrixDesc(a_dims, g_.trans_a);
       user_b_md_ = MatrixDesc(g_.b, g_.trans_b);
       std::vector<int64_t> b_logical = g_.b;
       if (g_.trans_b) std::swap(b_logical[b_logical.size() - 1], b_logical[b_logical.size() - 2]);
       const memory::desc wei_any =
           const_b ? memory::desc(ToDims(b_logical), f32, memory::format_tag::any) : user_b_md_;
-      dst_md_ = PlainDesc(g_.y);
+      dst_md_ = PlainDesc(y_dims);
       dnnl::post_ops ops;
       if (g_.c_input >= 0) {
         std::vector<int64_t> cd = g_.c;
@@ -318,6 +351,7 @@ class MatMulOnednn : public Kernel {
       SetOmpThreads(threads_);
       dnnl::matmul::desc desc(src_md_, wei_any, dst_md_);
       dnnl::matmul::primitive_desc pd(desc, attr, eng);
+      attr_ = attr;
       wei_md_ = pd.weights_desc();
       scratch_md_ = pd.scratchpad_desc();
       prim_ = dnnl::matmul(pd);
@@ -343,6 +377,18 @@ class MatMulOnednn : public Kernel {
   int threads_ = 1;
   Shape a_shape_, b_shape_;
   memory::desc src_md_, user_b_md_, wei_md_, dst_md_, c_md_, scratch_md_;
+  dnnl::primitive_attr attr_;  // post-ops and scales, for the per-row-count primitives
+  // Unknown rows: a primitive per row count seen, least recently used first out.
+  struct RowsPrimitive {
+    int64_t rows = 0;
+    dnnl::matmul prim;
+    memory::desc scratch_md;
+    MemoryKeys keys;  // its scratchpad's per-thread memory
+  };
+  static constexpr int64_t kTypicalRows = 64;
+  static constexpr size_t kMaxRowCounts = 32;
+  mutable std::mutex rows_mu_;
+  mutable std::list<std::shared_ptr<const RowsPrimitive>> by_rows_;
   enum MemoryArg { kSrc, kDst, kWeights, kScratch, kC, kZ };
   MemoryKeys keys_;
   memory packed_b_, scaled_c_;

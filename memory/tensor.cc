@@ -2,11 +2,13 @@
 #include "onyx/tensor.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <sstream>
 
 #include "memory/aligned_alloc.h"
+#include "memory/buffer_cache.h"
 #include "onyx/status.h"
 
 namespace onyx {
@@ -69,6 +71,8 @@ std::string ShapeToString(const Shape& shape) {
 
 namespace {
 
+constexpr uint64_t kSmallTensorBytes = 4096;
+
 Tensor AllocateBuffer(DType dtype, Shape shape, bool zero) {
   int64_t n = 0;
   uint64_t bytes = 0;
@@ -92,13 +96,26 @@ Tensor AllocateBuffer(DType dtype, Shape shape, bool zero) {
   // Beyond any machine's memory; without a ceiling (outside a session) this keeps the request
   // from reaching the allocator, where overcommit could let it through.
   if (bytes > (uint64_t{1} << 46)) throw std::bad_alloc();
-  void* p = memory::AlignedAlloc(bytes);
+  void* p = nullptr;
+  std::shared_ptr<void> holder;
+  if (bytes <= kSmallTensorBytes) {
+    // glibc serves small malloc() requests from per-thread caches and aligned_alloc() never: the
+    // shape vectors and scalars of a plan for symbolic shapes are allocated on every run.
+    void* raw = std::malloc(static_cast<size_t>(bytes) + memory::kAlignment);
+    if (raw == nullptr) throw std::bad_alloc();
+    const uintptr_t at = reinterpret_cast<uintptr_t>(raw);
+    p = reinterpret_cast<void*>((at + memory::kAlignment) & ~uintptr_t{memory::kAlignment - 1});
+    holder = std::shared_ptr<void>(raw, std::free);
+  } else {
+    holder = memory::CachedBuffer(bytes);
+    p = holder.get();
+  }
   if (zero) {
     std::memset(p, 0, bytes);
   } else if (memory::PoisonUninitialized()) {
     std::memset(p, 0xFF, bytes);  // NaN floats, -1 integers: a reader that expects zeros fails
   }
-  return Tensor::Wrap(dtype, std::move(shape), std::shared_ptr<void>(p, memory::AlignedFree), p);
+  return Tensor::Wrap(dtype, std::move(shape), std::move(holder), p);
 }
 
 }  // namespace

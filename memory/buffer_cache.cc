@@ -1,0 +1,72 @@
+// BufferCache: free lists by size class (eighths of a power of two), bounded by kMaxFreeBytes.
+#include "memory/buffer_cache.h"
+
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "memory/aligned_alloc.h"
+
+namespace onyx::memory {
+namespace {
+
+// The smallest class size >= bytes: classes are 8, 9, ..., 15 times a power of two, so a buffer
+// wastes at most an eighth of its size.
+size_t ClassSize(size_t bytes) {
+  size_t step = 1;
+  while ((step << 4) <= bytes) step <<= 1;  // bytes < 16 * step
+  return (bytes + step - 1) / step * step;
+}
+
+struct Cache {
+  std::mutex mu;
+  std::map<size_t, std::vector<void*>> free;  // class size -> free buffers
+  size_t free_bytes = 0;
+};
+
+Cache& TheCache() {
+  static Cache* cache = new Cache();  // never destroyed: tensors may die after static teardown
+  return *cache;
+}
+
+void Return(void* p, size_t size) {
+  Cache& c = TheCache();
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (c.free_bytes + size <= kMaxFreeBytes) {
+      c.free[size].push_back(p);
+      c.free_bytes += size;
+      return;
+    }
+  }
+  AlignedFree(p);
+}
+
+}  // namespace
+
+std::shared_ptr<void> CachedBuffer(size_t bytes) {
+  if (bytes < kMinCachedBytes || bytes > kMaxCachedBytes)
+    return std::shared_ptr<void>(AlignedAlloc(bytes), AlignedFree);
+  const size_t size = ClassSize(bytes);
+  void* p = nullptr;
+  {
+    Cache& c = TheCache();
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.free.find(size);
+    if (it != c.free.end() && !it->second.empty()) {
+      p = it->second.back();
+      it->second.pop_back();
+      c.free_bytes -= size;
+    }
+  }
+  if (!p) p = AlignedAlloc(size);
+  return std::shared_ptr<void>(p, [size](void* q) { Return(q, size); });
+}
+
+size_t CachedFreeBytes() {
+  Cache& c = TheCache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  return c.free_bytes;
+}
+
+}  // namespace onyx::memory

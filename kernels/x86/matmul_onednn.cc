@@ -52,6 +52,20 @@ struct MatMulGeometry {
   bool dynamic_rows = false;
 };
 
+// Gemm's and FusedMatMul's attributes: transA, transB, alpha, and Gemm's beta.
+Status ReadAttributes(const NodeView& node, MatMulGeometry* g) {
+  if (IsGemm(node) || IsFused(node)) {
+    g->trans_a = node.attr_int("transA", 0) != 0;
+    g->trans_b = node.attr_int("transB", 0) != 0;
+    g->alpha = node.attr_float("alpha", 1.f);
+  }
+  if (IsGemm(node)) {
+    if (node.opset() < 7) return node.NotSupported("Gemm before opset 7 (broadcast attribute)");
+    g->beta = node.attr_float("beta", 1.f);
+  }
+  return Status::Ok();
+}
+
 // The dynamic-rows case: A float whose shape is not fully known, B a float [K, N] (or [N, K] with
 // transB) of static shape, no transposed A; addends only as a bias broadcast along rows (Gemm's C
 // of shape [N], [1, N] or a scalar; FusedMatMul's Bias). Everything else stays with the
@@ -64,16 +78,8 @@ Status ResolveDynamicRows(const NodeView& node, const std::vector<TypeInfo>& typ
   if (ta.has_shape && ta.rank() < 2) return node.NotSupported("needs A of rank >= 2");
   const Shape b = types[1].static_shape();
   if (b.size() != 2) return node.NotSupported("dynamic A needs a 2-D B");
-  if (IsGemm(node) || IsFused(node)) {
-    g->trans_a = node.attr_int("transA", 0) != 0;
-    g->trans_b = node.attr_int("transB", 0) != 0;
-    g->alpha = node.attr_float("alpha", 1.f);
-  }
-  if (IsGemm(node)) {
-    if (node.opset() < 7) return node.NotSupported("Gemm before opset 7 (broadcast attribute)");
-    if (ta.has_shape && ta.rank() != 2) return node.NotSupported("Gemm needs 2-D A");
-    g->beta = node.attr_float("beta", 1.f);
-  }
+  ONYX_RETURN_IF_ERROR(ReadAttributes(node, g));
+  if (IsGemm(node) && ta.has_shape && ta.rank() != 2) return node.NotSupported("Gemm needs 2-D A");
   if (g->trans_a) return node.NotSupported("dynamic A read transposed");
   // K comes from B; A's last dim is checked against it at run time when it is not known now.
   const int64_t k = g->trans_b ? b[1] : b[0], n = g->trans_b ? b[0] : b[1];
@@ -109,16 +115,9 @@ Status ResolveGeometry(const NodeView& node, const std::vector<TypeInfo>& types,
     return node.NotSupported("needs float32 A and B with static shapes");
   Shape a = types[0].static_shape(), b = types[1].static_shape();
   if (a.size() < 2 || b.size() < 2) return node.NotSupported("needs A and B of rank >= 2");
-  if (IsGemm(node) || IsFused(node)) {
-    g->trans_a = node.attr_int("transA", 0) != 0;
-    g->trans_b = node.attr_int("transB", 0) != 0;
-    g->alpha = node.attr_float("alpha", 1.f);
-  }
-  if (IsGemm(node)) {
-    if (node.opset() < 7) return node.NotSupported("Gemm before opset 7 (broadcast attribute)");
-    if (a.size() != 2 || b.size() != 2) return node.NotSupported("Gemm needs 2-D A and B");
-    g->beta = node.attr_float("beta", 1.f);
-  }
+  ONYX_RETURN_IF_ERROR(ReadAttributes(node, g));
+  if (IsGemm(node) && (a.size() != 2 || b.size() != 2))
+    return node.NotSupported("Gemm needs 2-D A and B");
   const size_t rank = std::max(a.size(), b.size());
   if (rank > 6) return node.NotSupported("rank above 6");
   a.insert(a.begin(), rank - a.size(), 1);

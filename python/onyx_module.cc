@@ -260,8 +260,9 @@ PYBIND11_MODULE(_onyx, m) {
            "`terminate` (a TerminateFlag) and `timeout_ms` (0: none) stop it with onyx.Cancelled.")
       .def("shape_plan_stats", &PySession::ShapePlanStatsDict,
            "The cache of per-input-shape plans as a dict: plans, plan_bytes, builds, hits, "
-           "evictions, packed_weight_bytes, shared_constant_bytes, free_arena_bytes, and the "
-           "resolved limits max_shape_plans and max_shape_plan_bytes.")
+           "evictions, generic_runs, packed_weight_bytes, shared_constant_bytes, "
+           "free_arena_bytes, and the resolved max_shape_plans, max_shape_plan_bytes and "
+           "specialize_after_runs.")
       .def_property_readonly(
           "intra_op_threads", [](const PySession& s) { return s.session().intra_op_threads(); },
           "Threads the session runs kernels on.")

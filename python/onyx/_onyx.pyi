@@ -60,8 +60,9 @@ class Session:
         timeout_ms: int = 0,
     ) -> List[Any]: ...
     def shape_plan_stats(self) -> Dict[str, int]:
-        """plans, plan_bytes, builds, hits, evictions, packed_weight_bytes, shared_constant_bytes,
-        free_arena_bytes, max_shape_plans, max_shape_plan_bytes."""
+        """plans, plan_bytes, builds, hits, evictions, generic_runs, packed_weight_bytes,
+        shared_constant_bytes, free_arena_bytes, max_shape_plans, max_shape_plan_bytes,
+        specialize_after_runs."""
     @property
     def intra_op_threads(self) -> int: ...
     @property

@@ -211,12 +211,14 @@ class InferenceSession:
         - ``builds``: plans built for new input shapes since the session was made;
         - ``hits``: runs that found their plan cached (or being built by another thread);
         - ``evictions``: plans dropped for the limits;
+        - ``generic_runs``: runs of a shape not planned yet, on the shape-generic plan made at
+          creation (a shape gets its own plan on its ``specialize_after_runs``-th run);
         - ``packed_weight_bytes``: weights in kernels' packed layouts, one copy for all plans;
         - ``shared_constant_bytes``: constants derived from weights, one copy for all plans;
         - ``free_arena_bytes``: run arenas kept for the next runs;
-        - ``max_shape_plans``, ``max_shape_plan_bytes``: the limits in force (options, else the
-          environment variables ``ONYX_MAX_SHAPE_PLANS`` / ``ONYX_MAX_SHAPE_PLAN_BYTES``, else
-          the defaults).
+        - ``max_shape_plans``, ``max_shape_plan_bytes``, ``specialize_after_runs``: the settings
+          in force (options, else the environment variables ``ONYX_MAX_SHAPE_PLANS`` /
+          ``ONYX_MAX_SHAPE_PLAN_BYTES`` / ``ONYX_SPECIALIZE_AFTER_RUNS``, else the defaults).
         """
         return self._sess.shape_plan_stats()
 

@@ -33,6 +33,10 @@ dnnl::engine& CpuEngine() {
 
 void SetOmpThreads(int threads) {
   if (threads < 1) threads = 1;
+  // oneDNN splits a primitive's work for the team size it sees when the primitive is made and
+  // expects that team when it runs: a team capped below the request (OMP_THREAD_LIMIT) left the
+  // other threads' rows unwritten. Ask for no more than the runtime will give.
+  threads = std::min(threads, std::max(1, omp_get_thread_limit()));
   if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
 }
 

@@ -5,9 +5,11 @@
 // Expected values are computed here by hand-written loops, never by onyx.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -58,9 +60,13 @@ void RunAndCheck(const Session& s, const std::vector<float>& w, int64_t n, float
 
 // By default every new shape gets a plan of its own at once (the cache is what these tests
 // check); ShapeGenericPlanRunsNewShapesFirst sets its own policy.
+//
+// Intra-op threads: ONYX_TEST_INTRA_OP_THREADS, default 1 (scripts/test.sh runs the suite under
+// ThreadSanitizer with 8, so that every concurrent run gets a slot of the session's TBB arena).
 Session MakeSession(const ModelBuilder& b, Limits limits = {}) {
   SessionOptions o;
-  o.intra_op_threads = 1;
+  const char* threads = std::getenv("ONYX_TEST_INTRA_OP_THREADS");
+  o.intra_op_threads = threads ? std::max(1, std::atoi(threads)) : 1;
   if (limits.specialize_after_runs == 0) limits.specialize_after_runs = 1;
   o.limits = limits;
   return Session::FromBytes(b.Bytes(), o);

@@ -15,7 +15,7 @@ StatusOr<PlanPtr> ShapeCache::GetOrBuild(const std::string& signature,
                                          int build_after) {
   // Signatures seen fewer times than build_after are only counted; the table is cleared when it
   // grows past this, so a stream of ever-new shapes cannot grow it without bound.
-  constexpr size_t kMaxCounted = 65536;
+  constexpr size_t kMaxCounted = 4096;
   std::promise<StatusOr<PlanPtr>> promise;
   {
     std::unique_lock<std::mutex> lock(mu_);

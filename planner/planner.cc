@@ -9,6 +9,7 @@
 #include "kernels/op_helpers.h"
 #include "memory/aligned_alloc.h"
 #include "planner/arena_plan.h"
+#include "planner/common_subexpressions.h"
 #include "planner/constant_folding.h"
 #include "planner/fusion/fusion_pass.h"
 #include "planner/fusion/fusion_report.h"
@@ -205,8 +206,11 @@ class PlanBuilder {
     }
     for (const auto& o : g_.outputs) plan_->output_slots.push_back(resolve(o.name));
     if (opts_.infer_only) return std::move(plan_);
-    plan_->fused_nodes = fusion::RunFusionPass(*plan_, opts_.optimization, opts_.fusion_rule_seed,
-                                               opts_.constant_pool);
+    const int merged =
+        opts_.optimization != OptLevel::kNone ? EliminateCommonSubexpressions(*plan_) : 0;
+    plan_->fused_nodes =
+        merged + fusion::RunFusionPass(*plan_, opts_.optimization, opts_.fusion_rule_seed,
+                                       opts_.constant_pool);
     if (opts_.optimization == OptLevel::kAll && !opts_.reference_kernels)
       plan_->layout_transposes = PropagateChannelsLast(*plan_);
 

@@ -475,6 +475,23 @@ StatusOr<std::string> Session::DescribePlan(const std::map<std::string, Shape>& 
   return out;
 }
 
+std::string Session::DescribeGenericPlan(bool json) const {
+  const Impl& im = *impl_;
+  const PlanPtr& p = im.only_plan ? im.only_plan : im.generic;
+  const char* use = im.only_plan ? "every input shape is static: this is the only plan"
+                    : im.generic_ok.load()
+                        ? "new input shapes run on this plan"
+                        : "new input shapes get plans of their own (a weight-heavy step has no "
+                          "fast kernel here, or specialize_after_runs is 1)";
+  if (!json) return p->plan->Print() + "shape-generic plan: " + use + "\n";
+  std::string out = p->plan->ToJson();
+  const size_t end = out.rfind('}');
+  out.insert(end, StrCat("  \"runs_new_shapes\": ",
+                         !im.only_plan && im.generic_ok.load() ? "true" : "false", "\n"));
+  out.insert(out.rfind('\n', end - 1), ",");
+  return out;
+}
+
 int64_t Session::ir_version() const {
   return impl_->model.ir_version;
 }

@@ -60,11 +60,14 @@ constexpr const char* kRunHelp =
 
 constexpr const char* kPlanHelp =
     "usage: onyx plan MODEL [--shape NAME=1x3x224x224 ...] [--optimization L] [--kernels K]\n"
-    "                 [--conv-algorithm A] [--json]\n"
+    "                 [--conv-algorithm A] [--json] [--generic]\n"
     "\n"
     "Prints the schedule (nodes after all passes), each value's storage, arena offset and size, "
     "and\n"
-    "arena_bytes / no_reuse_bytes / max_live_bytes. Symbolic input dims default to 1.\n";
+    "arena_bytes / no_reuse_bytes / max_live_bytes, and the weight bytes (initializers, packed,\n"
+    "derived; one copy for every shape). Symbolic input dims default to 1. --generic prints the\n"
+    "plan made for the declared (symbolic) shapes instead, which new shapes run on until they\n"
+    "get plans of their own (docs/dynamic_shapes.md), and whether they do.\n";
 
 constexpr const char* kInfoHelp =
     "usage: onyx info MODEL\n"
@@ -335,7 +338,7 @@ int RunMain(int argc, char** argv) {
 }
 
 int PlanMain(int argc, char** argv) {
-  auto a = ParseArgs(argc, argv, 2, {"json"},
+  auto a = ParseArgs(argc, argv, 2, {"json", "generic"},
                      {"shape", "optimization", "threads", "kernels", "conv-algorithm"});
   if (!a.ok()) return Fail("plan", a.status());
   if (a->positional.size() != 1)
@@ -346,6 +349,13 @@ int PlanMain(int argc, char** argv) {
   if (!shapes.ok()) return Fail("plan", shapes.status());
   auto session = Session::Create(a->positional[0], *opts);
   if (!session.ok()) return Fail("plan", session.status());
+  if (a->has("generic")) {
+    if (!shapes->empty())
+      return Fail("plan", InvalidArgument("--generic prints the plan for the declared shapes; "
+                                          "it does not take --shape"));
+    std::cout << session->DescribeGenericPlan(a->has("json"));
+    return 0;
+  }
   auto text = session->DescribePlan(*shapes, a->has("json"));
   if (!text.ok()) return Fail("plan", text.status());
   std::cout << *text;

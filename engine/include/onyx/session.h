@@ -132,6 +132,9 @@ class Session {
   // a readable schedule or a JSON object (nodes, schedule, arena_bytes, no_reuse_bytes,
   // max_live_bytes).
   StatusOr<std::string> DescribePlan(const std::map<std::string, Shape>& shapes, bool json) const;
+  // The plan made at creation for the declared input types, which new input shapes run on
+  // (docs/dynamic_shapes.md), and whether they do.
+  std::string DescribeGenericPlan(bool json) const;
 
   // Model facts for `onyx info`.
   int64_t ir_version() const;

@@ -478,7 +478,11 @@ StatusOr<std::string> Session::DescribePlan(const std::map<std::string, Shape>& 
 std::string Session::DescribeGenericPlan(bool json) const {
   const Impl& im = *impl_;
   const PlanPtr& p = im.only_plan ? im.only_plan : im.generic;
-  const char* use = im.only_plan ? "every input shape is static: this is the only plan"
+  bool all_static = true;
+  for (const auto& in : im.inputs)
+    all_static = all_static && in.type.kind == TypeInfo::Kind::kTensor && in.type.shape_is_static();
+  const bool one_plan = im.only_plan || all_static;
+  const char* use = one_plan ? "every input shape is static: this is the only plan"
                     : im.generic_ok.load()
                         ? "new input shapes run on this plan"
                         : "new input shapes get plans of their own (a weight-heavy step has no "
@@ -487,7 +491,7 @@ std::string Session::DescribeGenericPlan(bool json) const {
   std::string out = p->plan->ToJson();
   const size_t end = out.rfind('}');
   out.insert(end, StrCat("  \"runs_new_shapes\": ",
-                         !im.only_plan && im.generic_ok.load() ? "true" : "false", "\n"));
+                         !one_plan && im.generic_ok.load() ? "true" : "false", "\n"));
   out.insert(out.rfind('\n', end - 1), ",");
   return out;
 }

@@ -152,3 +152,25 @@ def test_text_table(onyx_cli, dense_model):
     assert [ln.split()[0] for ln in lines[2:4]] == ["seq=2", "seq=4"]
     assert lines[4].startswith("first-call cost: median")
     assert "resident memory:" in p.stdout and "peak" in p.stdout
+
+
+def test_plan_generic_prints_the_declared_type_plan(onyx_cli, dense_model, tmp_path):
+    p = run(onyx_cli, "plan", dense_model, "--generic", "--json")
+    assert p.returncode == 0, p.stderr
+    plan = json.loads(p.stdout)
+    # Symbolic [batch, seq, 8] with a constant weight: new shapes run on this plan.
+    assert plan["runs_new_shapes"] is True
+    assert any("?" in o["type"] or "seq" in o["type"] for s in plan["schedule"] for o in s["outputs"])
+    text = run(onyx_cli, "plan", dense_model, "--generic")
+    assert "shape-generic plan: new input shapes run on this plan" in text.stdout
+    bad = run(onyx_cli, "plan", dense_model, "--generic", "--shape", "x=1x2x8")
+    assert bad.returncode != 0 and "--generic" in bad.stderr
+    # A model whose inputs are all static has one plan, and says so.
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    static = str(tmp_path / "static.onnx")
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), static)
+    s = run(onyx_cli, "plan", static, "--generic", "--json")
+    assert s.returncode == 0, s.stderr
+    assert json.loads(s.stdout)["runs_new_shapes"] is False

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <fstream>
 #include <mutex>
 #include <new>
@@ -202,7 +203,9 @@ struct Session::Impl {
     bool use_generic = allow_generic && generic_ok.load() && types.size() == generic_inputs.size();
     for (auto it = types.begin(); use_generic && it != types.end(); ++it)
       use_generic = generic_inputs.count(it->first) > 0;
-    const int after = use_generic ? static_cast<int>(limits.specialize_after_runs) : 1;
+    const int after =
+        use_generic ? static_cast<int>(std::min<int64_t>(limits.specialize_after_runs, INT_MAX))
+                    : 1;
     auto p = plans->GetOrBuild(
         sig,
         [&]() -> StatusOr<PlanPtr> {

@@ -103,7 +103,11 @@ Status ResolveDynamicRows(const NodeView& node, const std::vector<TypeInfo>& typ
     g->c_input = c_in;
     g->c = {1, count == 1 ? 1 : n};
   }
-  if (IsFused(node) && Present(types, 3)) return node.NotSupported("residual with dynamic A");
+  if (IsFused(node) && Present(types, 3)) {
+    const TypeInfo& z = types[3];
+    if (!z.is_tensor() || z.elem != DType::kFloat) return node.NotSupported("Z must be float32");
+    g->z_input = 3;  // its shape is checked against the output's at run time
+  }
   if (!ActivationSupported(node)) return node.NotSupported("activation has no oneDNN post-op");
   return Status::Ok();
 }
@@ -253,8 +257,10 @@ class MatMulOnednn : public Kernel {
     made->rows = rows;
     try {
       const int64_t k = g_.a[1], n = g_.y[1];
-      dnnl::matmul::desc desc(PlainDesc({rows, k}), wei_md_, PlainDesc({rows, n}));
-      dnnl::matmul::primitive_desc pd(desc, attr_, CpuEngine());
+      const memory::desc dst = PlainDesc({rows, n});
+      ONYX_ASSIGN_OR_RETURN(dnnl::primitive_attr attr, MakeAttr(node, dst));
+      dnnl::matmul::desc desc(PlainDesc({rows, k}), wei_md_, dst);
+      dnnl::matmul::primitive_desc pd(desc, attr, CpuEngine());
       made->scratch_md = pd.scratchpad_desc();
       made->prim = dnnl::matmul(pd);
     } catch (const dnnl::error& e) {
@@ -282,6 +288,10 @@ class MatMulOnednn : public Kernel {
     if (ctx.input(1).shape() != b_shape_) return node.Fail("input shapes changed after planning");
     Shape y_shape = a.shape();
     y_shape.back() = n;
+    const Tensor* z = g_.z_input >= 0 ? &ctx.input(g_.z_input) : nullptr;
+    if (z && (z->dtype() != DType::kFloat || z->shape() != y_shape))
+      return node.Invalid("input 3 (Z) has shape ", ShapeToString(z->shape()), "; the product has ",
+                          ShapeToString(y_shape));
     Tensor y = ctx.Output(0, DType::kFloat, y_shape);
     const int64_t rows = a.numel() / k;
     if (rows == 0) return Status::Ok();
@@ -292,11 +302,15 @@ class MatMulOnednn : public Kernel {
       const memory src(PlainDesc({rows, k}), eng, const_cast<void*>(a.raw_data()));
       const memory dst(PlainDesc({rows, n}), eng, y.raw_data());
       ExecArgs args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, packed_b_}, {DNNL_ARG_DST, dst}};
+      int post = 0;
       if (g_.c_input >= 0) {
         memory c = scaled_c_;
         if (!c) c = ThreadMemory(keys_[kC], c_md_, ctx.input(g_.c_input).raw_data());
-        args.Add(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, c);
+        args.Add(DNNL_ARG_ATTR_MULTIPLE_POST_OP(post++) | DNNL_ARG_SRC_1, c);
       }
+      if (g_.z_input >= 0)
+        args.Add(DNNL_ARG_ATTR_MULTIPLE_POST_OP(post++) | DNNL_ARG_SRC_1,
+                 memory(PlainDesc({rows, n}), eng, const_cast<void*>(z->raw_data())));
       if (p->scratch_md.get_size() != 0)
         args.Add(DNNL_ARG_SCRATCHPAD, ThreadScratchpad(p->scratch_md, p->keys[kScratch]));
       Execute(p->prim, stream, args);
@@ -305,6 +319,19 @@ class MatMulOnednn : public Kernel {
       return FromDnnlError(node, e);
     }
     return Status::Ok();
+  }
+
+  // Scratchpad mode, output scale and post-ops: C's and Z's additions (Z laid out as `dst`),
+  // then the activation.
+  StatusOr<dnnl::primitive_attr> MakeAttr(const NodeView& node, const memory::desc& dst) const {
+    dnnl::post_ops ops;
+    if (g_.c_input >= 0) ops.append_binary(dnnl::algorithm::binary_add, c_md_);
+    if (g_.z_input >= 0) ops.append_binary(dnnl::algorithm::binary_add, dst);
+    ONYX_RETURN_IF_ERROR(AppendActivation(node, ops));
+    dnnl::primitive_attr attr = ScratchpadAttr();
+    attr.set_post_ops(ops);
+    if (g_.alpha != 1.f) attr.set_output_scales(0, {g_.alpha});
+    return attr;
   }
 
   Status Init(const NodeView& node, const std::vector<TypeInfo>& types,
@@ -335,22 +362,15 @@ class MatMulOnednn : public Kernel {
       const memory::desc wei_any =
           const_b ? memory::desc(ToDims(b_logical), f32, memory::format_tag::any) : user_b_md_;
       dst_md_ = PlainDesc(y_dims);
-      dnnl::post_ops ops;
       if (g_.c_input >= 0) {
         std::vector<int64_t> cd = g_.c;
         cd.insert(cd.begin(), g_.y.size() - cd.size(), 1);
         c_md_ = PlainDesc(cd);
-        ops.append_binary(dnnl::algorithm::binary_add, c_md_);
       }
-      if (g_.z_input >= 0) ops.append_binary(dnnl::algorithm::binary_add, dst_md_);
-      ONYX_RETURN_IF_ERROR(AppendActivation(node, ops));
-      dnnl::primitive_attr attr = ScratchpadAttr();
-      attr.set_post_ops(ops);
-      if (g_.alpha != 1.f) attr.set_output_scales(0, {g_.alpha});
+      ONYX_ASSIGN_OR_RETURN(dnnl::primitive_attr attr, MakeAttr(node, dst_md_));
       SetOmpThreads(threads_);
       dnnl::matmul::desc desc(src_md_, wei_any, dst_md_);
       dnnl::matmul::primitive_desc pd(desc, attr, eng);
-      attr_ = attr;
       wei_md_ = pd.weights_desc();
       scratch_md_ = pd.scratchpad_desc();
       prim_ = dnnl::matmul(pd);
@@ -376,7 +396,6 @@ class MatMulOnednn : public Kernel {
   int threads_ = 1;
   Shape a_shape_, b_shape_;
   memory::desc src_md_, user_b_md_, wei_md_, dst_md_, c_md_, scratch_md_;
-  dnnl::primitive_attr attr_;  // post-ops and scales, for the per-row-count primitives
   // Unknown rows: a primitive per row count seen, least recently used first out.
   struct RowsPrimitive {
     int64_t rows = 0;
@@ -473,12 +492,17 @@ class MatMulOnednnPerShape : public Kernel {
   mutable std::list<std::pair<std::string, std::shared_ptr<const Kernel>>> kernels_;
 };
 
-// MatMul whose operands are float tensors of rank >= 2 (or unknown rank) with shapes not fully
-// known: the per-shape kernel takes it. Gemm and FusedMatMul keep to the two static paths.
+// MatMul or FusedMatMul (attention's scaled scores) whose operands are float tensors of rank >= 2
+// (or unknown rank) with shapes not fully known: the per-shape kernel takes it. Gemm keeps to the
+// two static paths.
 bool PerShapeCandidate(const NodeView& node, const std::vector<TypeInfo>& types) {
-  if (node.op_type() != "MatMul" || types.size() != 2) return false;
-  for (const TypeInfo& t : types)
-    if (!t.is_tensor() || t.elem != DType::kFloat || (t.has_shape && t.rank() < 2)) return false;
+  if ((node.op_type() != "MatMul" && !IsFused(node)) || types.size() < 2) return false;
+  for (size_t i = 0; i < types.size(); ++i) {
+    const TypeInfo& t = types[i];
+    if (i >= 2 && t.kind == TypeInfo::Kind::kUnknown) continue;  // an omitted Bias or Z
+    if (!t.is_tensor() || t.elem != DType::kFloat || (i < 2 && t.has_shape && t.rank() < 2))
+      return false;
+  }
   return !IsFloatStatic(types[0]) || !IsFloatStatic(types[1]);
 }
 

@@ -142,7 +142,7 @@ struct Session::Impl {
         // A caller-made tensor may carry any dims: [2^62, 4] must not reach a kernel as a
         // count that wrapped around.
         ONYX_RETURN_IF_ERROR(
-            kernels::CheckTensorBytes(who, x.dtype(), x.shape(), limits.max_tensor_bytes)
+            memory::CheckTensorBytes(who, x.dtype(), x.shape(), limits.max_tensor_bytes)
                 .WithContext(Prefix()));
         if (x.numel() > 0 && x.dtype() != DType::kString && x.raw_data() == nullptr)
           return InvalidArgument(Prefix(), who, " has no data");

@@ -250,38 +250,21 @@ Status CheckElementCount(const NodeView& node, const std::vector<Dim>& dims) {
   return Status::Ok();
 }
 
-Status CheckTensorBytes(const std::string& who, DType dtype, const Shape& shape,
-                        uint64_t max_bytes) {
-  int64_t n = 0;
-  uint64_t bytes = 0;
-  if (!CheckedElementCount(shape, &n) || !CheckedByteSize(dtype, n, &bytes))
-    return LimitExceeded(who, " of type ", DTypeName(dtype), " and shape ", ShapeToString(shape),
-                         " has more bytes than 64 bits can count");
-  if (max_bytes != 0 && bytes > max_bytes)
-    return LimitExceeded(who, " of type ", DTypeName(dtype), " and shape ", ShapeToString(shape),
-                         " needs ", bytes, " bytes, more than the limit of ", max_bytes,
-                         " bytes (raise it with SessionOptions::limits.max_tensor_bytes or "
-                         "ONYX_MAX_TENSOR_BYTES)");
-  return Status::Ok();
-}
-
 Status CheckOutputSize(const NodeView& node, int i, DType dtype, const Shape& shape,
                        uint64_t max_bytes) {
   // Every kernel output passes here on every run: the messages are built only when one fails.
   bool fits = true;
   for (int64_t d : shape) fits = fits && d >= 0;
-  int64_t n = 0;
   uint64_t bytes = 0;
-  if (fits && CheckedElementCount(shape, &n) && CheckedByteSize(dtype, n, &bytes) &&
-      (max_bytes == 0 || bytes <= max_bytes))
-    return Status::Ok();
+  if (fits && memory::TensorBytesWithin(dtype, shape, max_bytes, &bytes)) return Status::Ok();
   const auto& outs = node.node().outputs;
   const std::string who =
       StrCat("output ", i,
              i >= 0 && i < static_cast<int>(outs.size()) ? " '" + outs[i] + "'" : std::string());
   for (int64_t d : shape)
     if (d < 0) return node.Fail(who, " would have a negative dim ", ShapeToString(shape));
-  return CheckTensorBytes(who, dtype, shape, max_bytes).WithContext(node.node().Describe() + ": ");
+  return memory::CheckTensorBytes(who, dtype, shape, max_bytes)
+      .WithContext(node.node().Describe() + ": ");
 }
 
 StatusOr<Tensor> NewOutput(KernelContext& ctx, int i, DType dtype, const Shape& shape) {

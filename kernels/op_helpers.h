@@ -94,10 +94,6 @@ Status RequireInputs(KernelContext& ctx, int n);
 constexpr int64_t kMaxOutputElements = int64_t{1} << 46;
 // Fails when the known dims multiply out beyond kMaxOutputElements (or overflow int64).
 Status CheckElementCount(const NodeView& node, const std::vector<Dim>& dims);
-// `who` (a value, a feed, an initializer) of `dtype` and `shape`: a kLimit error when its bytes
-// overflow 64 bits or exceed `max_bytes` (0: no ceiling). The one size check every layer uses.
-Status CheckTensorBytes(const std::string& who, DType dtype, const Shape& shape,
-                        uint64_t max_bytes);
 // Fails (kLimit) when output `i` of `node` with this concrete shape would have more elements or
 // bytes than 64 bits can count, or more than `max_bytes` bytes (0: no ceiling). The message
 // names node, output, shape, bytes and limit, and says how to raise the limit.

@@ -3,6 +3,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+
+#include "onyx/status.h"
+#include "onyx/tensor.h"
 
 namespace onyx::memory {
 
@@ -33,6 +37,15 @@ inline bool CheckedAlignUp(size_t n, size_t* out, size_t a = kAlignment) {
 // reach, and a ceiling passed through every kernel signature would be forgotten somewhere; the
 // caller's thread is the one that allocates (parallel loops write into buffers made before them).
 uint64_t TensorByteCeiling();
+
+// Whether a tensor of `dtype` and `shape` has a byte count 64 bits hold that is within
+// `max_bytes` (0: no ceiling); `bytes` gets the count when it is countable.
+bool TensorBytesWithin(DType dtype, const Shape& shape, uint64_t max_bytes, uint64_t* bytes);
+// `who` (a value, a feed, an initializer, a tensor being allocated) of `dtype` and `shape`: a
+// kLimit error when its bytes overflow 64 bits or exceed `max_bytes` (0: no ceiling). The one size
+// check every layer uses, Tensor::Allocate included.
+Status CheckTensorBytes(const std::string& who, DType dtype, const Shape& shape,
+                        uint64_t max_bytes);
 // Sets the ceiling for this thread until destroyed, then restores the previous one.
 class TensorByteCeilingScope {
  public:

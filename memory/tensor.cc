@@ -70,25 +70,59 @@ std::string ShapeToString(const Shape& shape) {
 }
 
 namespace {
+enum class SizeProblem { kNone, kUncountable, kOverLimit };
+
+// What, if anything, is wrong with the bytes of a tensor of `shape`: more than 64 bits can count,
+// or more than max_bytes (0: no ceiling). `bytes` gets the count when it is countable.
+SizeProblem TensorSizeProblem(DType dtype, const Shape& shape, uint64_t max_bytes,
+                              uint64_t* bytes) {
+  int64_t n = 0;
+  if (!CheckedElementCount(shape, &n) || !CheckedByteSize(dtype, n, bytes))
+    return SizeProblem::kUncountable;
+  return max_bytes != 0 && *bytes > max_bytes ? SizeProblem::kOverLimit : SizeProblem::kNone;
+}
+}  // namespace
+
+namespace memory {
+
+bool TensorBytesWithin(DType dtype, const Shape& shape, uint64_t max_bytes, uint64_t* bytes) {
+  return TensorSizeProblem(dtype, shape, max_bytes, bytes) == SizeProblem::kNone;
+}
+
+Status CheckTensorBytes(const std::string& who, DType dtype, const Shape& shape,
+                        uint64_t max_bytes) {
+  uint64_t bytes = 0;
+  switch (TensorSizeProblem(dtype, shape, max_bytes, &bytes)) {
+    case SizeProblem::kNone:
+      return Status::Ok();
+    case SizeProblem::kUncountable:
+      return LimitExceeded(who, " of type ", DTypeName(dtype), " and shape ", ShapeToString(shape),
+                           " has more bytes than 64 bits can count");
+    case SizeProblem::kOverLimit:
+      break;
+  }
+  return LimitExceeded(who, " of type ", DTypeName(dtype), " and shape ", ShapeToString(shape),
+                       " needs ", bytes, " bytes, more than the limit of ", max_bytes,
+                       " bytes (raise it with SessionOptions::limits.max_tensor_bytes or "
+                       "ONYX_MAX_TENSOR_BYTES)");
+}
+
+}  // namespace memory
+
+namespace {
 
 constexpr uint64_t kSmallTensorBytes = 4096;
 
 Tensor AllocateBuffer(DType dtype, Shape shape, bool zero) {
-  int64_t n = 0;
-  uint64_t bytes = 0;
   for (int64_t d : shape)
     if (d < 0)
       throw Error(RuntimeError("cannot allocate a tensor of shape ", ShapeToString(shape)));
-  if (!CheckedElementCount(shape, &n) || !CheckedByteSize(dtype, n, &bytes))
-    throw Error(LimitExceeded("a ", DTypeName(dtype), " tensor of shape ", ShapeToString(shape),
-                              " has more bytes than 64 bits can count"));
   // Strings count sizeof(std::string) each here: the vector below is what a count costs up front.
+  uint64_t bytes = 0;
   const uint64_t ceiling = memory::TensorByteCeiling();
-  if (ceiling != 0 && bytes > ceiling)
-    throw Error(LimitExceeded("a ", DTypeName(dtype), " tensor of shape ", ShapeToString(shape),
-                              " needs ", bytes, " bytes, more than the limit of ", ceiling,
-                              " bytes (raise it with SessionOptions::limits.max_tensor_bytes or "
-                              "ONYX_MAX_TENSOR_BYTES)"));
+  if (!memory::TensorBytesWithin(dtype, shape, ceiling, &bytes))
+    throw Error(memory::CheckTensorBytes("a tensor being allocated", dtype, shape, ceiling));
+  const int64_t n = ShapeElementCount(shape);
   if (dtype == DType::kString) {
     auto vec = std::make_shared<std::vector<std::string>>(static_cast<size_t>(n));
     return Tensor::Wrap(dtype, std::move(shape), vec, vec->data());

@@ -32,7 +32,7 @@ bool ArenaEligible(const TypeInfo& t) {
 // Checked right after inference, before folding or any kernel could allocate it.
 Status CheckKnownSize(const TypeInfo& t, uint64_t max_bytes, const std::string& who) {
   if (!t.is_tensor() || !t.shape_is_static()) return Status::Ok();
-  return kernels::CheckTensorBytes(who, t.elem, t.static_shape(), max_bytes);
+  return memory::CheckTensorBytes(who, t.elem, t.static_shape(), max_bytes);
 }
 
 std::string UnsupportedMessage(const ir::Node& n) {

@@ -468,14 +468,9 @@ StatusOr<std::string> Session::DescribePlan(const std::map<std::string, Shape>& 
                                           " bytes of initializers, ", st.packed_weight_bytes,
                                           " packed, ", st.shared_constant_bytes,
                                           " derived; shared by every shape plan\n");
-  std::string out = cached->plan->ToJson();
-  const size_t end = out.rfind('}');  // the object's closing brace: the fields go before it
-  out.insert(end, StrCat("  \"weight_bytes\": {\"initializers\": ", initializer_bytes,
-                         ", \"packed\": ", st.packed_weight_bytes,
-                         ", \"derived\": ", st.shared_constant_bytes, "}\n"));
-  const size_t last_field_end = out.rfind('\n', end - 1);
-  out.insert(last_field_end, ",");
-  return out;
+  return cached->plan->ToJson(StrCat("\"weight_bytes\": {\"initializers\": ", initializer_bytes,
+                                     ", \"packed\": ", st.packed_weight_bytes,
+                                     ", \"derived\": ", st.shared_constant_bytes, "}"));
 }
 
 std::string Session::DescribeGenericPlan(bool json) const {
@@ -491,12 +486,8 @@ std::string Session::DescribeGenericPlan(bool json) const {
                         : "new input shapes get plans of their own (a weight-heavy step has no "
                           "fast kernel here, or specialize_after_runs is 1)";
   if (!json) return p->plan->Print() + "shape-generic plan: " + use + "\n";
-  std::string out = p->plan->ToJson();
-  const size_t end = out.rfind('}');
-  out.insert(end, StrCat("  \"runs_new_shapes\": ",
-                         !one_plan && im.generic_ok.load() ? "true" : "false", "\n"));
-  out.insert(out.rfind('\n', end - 1), ",");
-  return out;
+  return p->plan->ToJson(
+      StrCat("\"runs_new_shapes\": ", !one_plan && im.generic_ok.load() ? "true" : "false"));
 }
 
 int64_t Session::ir_version() const {

@@ -81,8 +81,9 @@ struct ExecutionPlan {
 
   // Human-readable schedule with each value's storage, offset and size (`onyx plan`).
   std::string Print() const;
-  // JSON object with nodes, schedule, arena_bytes, no_reuse_bytes, max_live_bytes, values.
-  std::string ToJson() const;
+  // JSON object with nodes, schedule, arena_bytes, no_reuse_bytes, max_live_bytes, values;
+  // `extra`, when given, is more members ("key": value, ...) the caller adds at the end.
+  std::string ToJson(const std::string& extra = "") const;
 };
 
 }  // namespace onyx::planner

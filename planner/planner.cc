@@ -469,7 +469,7 @@ std::string ExecutionPlan::Print() const {
   return os.str();
 }
 
-std::string ExecutionPlan::ToJson() const {
+std::string ExecutionPlan::ToJson(const std::string& extra) const {
   std::ostringstream os;
   os << "{\n  \"nodes\": " << steps.size() << ",\n  \"folded_nodes\": " << folded_nodes
      << ",\n  \"fused_nodes\": " << fused_nodes << ",\n  \"arena_bytes\": " << arena_bytes
@@ -497,7 +497,9 @@ std::string ExecutionPlan::ToJson() const {
     }
     os << "]}";
   }
-  os << "\n  ],\n" << fusion::FusionsJson(*this, "  ") << "\n}\n";
+  os << "\n  ],\n" << fusion::FusionsJson(*this, "  ");
+  if (!extra.empty()) os << ",\n  " << extra;
+  os << "\n}\n";
   return os.str();
 }
 

@@ -22,7 +22,6 @@ std::shared_ptr<const void> WeightCache::Find(const Tensor& source, const std::s
     entries_.erase(it);
     return nullptr;
   }
-  ++hits_;
   return obj;
 }
 
@@ -35,12 +34,10 @@ std::shared_ptr<const void> WeightCache::Store(const Tensor& source, const std::
   DropExpiredLocked();
   Entry& e = entries_[Key(source.raw_data(), layout)];
   if (auto existing = e.object.lock()) {
-    ++hits_;
     return existing;  // another plan packed it meanwhile: share theirs, drop ours
   }
   e.object = shared;
   e.bytes = bytes;
-  ++packs_;
   return shared;
 }
 
@@ -55,22 +52,6 @@ size_t WeightCache::bytes() const {
   size_t n = 0;
   for (const auto& [key, e] : entries_) n += e.bytes;
   return n;
-}
-
-size_t WeightCache::entries() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  DropExpiredLocked();
-  return entries_.size();
-}
-
-size_t WeightCache::packs() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return packs_;
-}
-
-size_t WeightCache::hits() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return hits_;
 }
 
 }  // namespace onyx::kernels

@@ -41,12 +41,8 @@ class WeightCache {
     return std::static_pointer_cast<const T>(obj);
   }
 
-  // Live packed bytes (entries some kernel still holds) and their number.
+  // Live packed bytes (entries some kernel still holds).
   size_t bytes() const;
-  size_t entries() const;
-  // Packs done and packs avoided since creation.
-  size_t packs() const;
-  size_t hits() const;
 
  private:
   struct Entry {
@@ -61,7 +57,6 @@ class WeightCache {
 
   mutable std::mutex mu_;
   mutable std::map<Key, Entry> entries_;
-  size_t packs_ = 0, hits_ = 0;
 };
 
 }  // namespace onyx::kernels

@@ -63,10 +63,4 @@ std::shared_ptr<void> CachedBuffer(size_t bytes) {
   return std::shared_ptr<void>(p, [size](void* q) { Return(q, size); });
 }
 
-size_t CachedFreeBytes() {
-  Cache& c = TheCache();
-  std::lock_guard<std::mutex> lock(c.mu);
-  return c.free_bytes;
-}
-
 }  // namespace onyx::memory

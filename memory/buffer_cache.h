@@ -19,7 +19,4 @@ constexpr size_t kMaxCachedBytes = size_t{16} << 20;
 // Free bytes the cache may hold, all sizes together; beyond it, freed buffers go back to glibc.
 constexpr size_t kMaxFreeBytes = size_t{32} << 20;
 
-// Free bytes held now (for tests and statistics).
-size_t CachedFreeBytes();
-
 }  // namespace onyx::memory

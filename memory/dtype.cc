@@ -414,12 +414,14 @@ T ClampCast(double v) {
   if (v >= hi) return std::numeric_limits<T>::max();
   return static_cast<T>(v);
 }
+
+// The sub-byte integer types round to nearest and clamp to [lo, hi]; NaN stores 0, as ClampCast.
+double RoundClamp(double v, double lo, double hi) {
+  return std::isnan(v) ? 0.0 : std::clamp(std::nearbyint(v), lo, hi);
+}
 }  // namespace
 
 void StoreFromDouble(DType t, void* data, int64_t i, double v) {
-  // NaN passes std::clamp unchanged and does not convert to an integer: the sub-byte cases
-  // below store 0 for it, as ClampCast does for the other integer types.
-  const double clampable = std::isnan(v) ? 0.0 : v;
   switch (t) {
     case DType::kFloat:
       static_cast<float*>(data)[i] = static_cast<float>(v);
@@ -461,20 +463,16 @@ void StoreFromDouble(DType t, void* data, int64_t i, double v) {
       static_cast<uint8_t*>(data)[i] = v != 0;
       break;
     case DType::kInt4:
-      static_cast<int8_t*>(data)[i] =
-          static_cast<int8_t>(std::clamp(std::nearbyint(clampable), -8.0, 7.0));
+      static_cast<int8_t*>(data)[i] = static_cast<int8_t>(RoundClamp(v, -8.0, 7.0));
       break;
     case DType::kUInt4:
-      static_cast<uint8_t*>(data)[i] =
-          static_cast<uint8_t>(std::clamp(std::nearbyint(clampable), 0.0, 15.0));
+      static_cast<uint8_t*>(data)[i] = static_cast<uint8_t>(RoundClamp(v, 0.0, 15.0));
       break;
     case DType::kInt2:
-      static_cast<int8_t*>(data)[i] =
-          static_cast<int8_t>(std::clamp(std::nearbyint(clampable), -2.0, 1.0));
+      static_cast<int8_t*>(data)[i] = static_cast<int8_t>(RoundClamp(v, -2.0, 1.0));
       break;
     case DType::kUInt2:
-      static_cast<uint8_t*>(data)[i] =
-          static_cast<uint8_t>(std::clamp(std::nearbyint(clampable), 0.0, 3.0));
+      static_cast<uint8_t*>(data)[i] = static_cast<uint8_t>(RoundClamp(v, 0.0, 3.0));
       break;
     case DType::kFloat8E4M3FN:
     case DType::kFloat8E4M3FNUZ:

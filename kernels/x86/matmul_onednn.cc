@@ -186,6 +186,35 @@ Status ResolveGeometry(const NodeView& node, const std::vector<TypeInfo>& types,
   return Status::Ok();
 }
 
+// What a kernel makes at run time for the shapes it meets (oneDNN primitives), the most recently
+// used `capacity` kept. Thread-safe; a held null value stands for "none can be made".
+template <typename Key, typename T>
+class RecentlyUsed {
+ public:
+  explicit RecentlyUsed(size_t capacity) : capacity_(capacity) {}
+  // True, with *value set, when `key` is held; it becomes the most recent.
+  bool Find(const Key& key, std::shared_ptr<const T>* value) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = items_.begin(); it != items_.end(); ++it)
+      if (it->first == key) {
+        items_.splice(items_.begin(), items_, it);
+        *value = items_.front().second;
+        return true;
+      }
+    return false;
+  }
+  void Add(Key key, std::shared_ptr<const T> value) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    items_.emplace_front(std::move(key), std::move(value));
+    if (items_.size() > capacity_) items_.pop_back();
+  }
+
+ private:
+  const size_t capacity_;
+  mutable std::mutex mu_;
+  mutable std::list<std::pair<Key, std::shared_ptr<const T>>> items_;
+};
+
 class MatMulOnednn : public Kernel {
  public:
   static StatusOr<std::unique_ptr<Kernel>> Create(const NodeView& node,
@@ -245,16 +274,9 @@ class MatMulOnednn : public Kernel {
   struct RowsPrimitive;
   // The primitive for `rows` rows, made at the first call with that many (B's layout fixed).
   StatusOr<std::shared_ptr<const RowsPrimitive>> ForRows(const NodeView& node, int64_t rows) const {
-    {
-      std::lock_guard<std::mutex> lock(rows_mu_);
-      for (auto it = by_rows_.begin(); it != by_rows_.end(); ++it)
-        if ((*it)->rows == rows) {
-          by_rows_.splice(by_rows_.begin(), by_rows_, it);
-          return by_rows_.front();
-        }
-    }
+    std::shared_ptr<const RowsPrimitive> held;
+    if (by_rows_.Find(rows, &held)) return held;
     auto made = std::make_shared<RowsPrimitive>();
-    made->rows = rows;
     try {
       const int64_t k = g_.a[1], n = g_.y[1];
       const memory::desc dst = PlainDesc({rows, n});
@@ -266,9 +288,7 @@ class MatMulOnednn : public Kernel {
     } catch (const dnnl::error& e) {
       return FromDnnlError(node, e);
     }
-    std::lock_guard<std::mutex> lock(rows_mu_);
-    by_rows_.push_front(made);
-    if (by_rows_.size() > kMaxRowCounts) by_rows_.pop_back();
+    by_rows_.Add(rows, made);
     return std::shared_ptr<const RowsPrimitive>(made);
   }
 
@@ -398,15 +418,13 @@ class MatMulOnednn : public Kernel {
   memory::desc src_md_, user_b_md_, wei_md_, dst_md_, c_md_, scratch_md_;
   // Unknown rows: a primitive per row count seen, least recently used first out.
   struct RowsPrimitive {
-    int64_t rows = 0;
     dnnl::matmul prim;
     memory::desc scratch_md;
     MemoryKeys keys;  // its scratchpad's per-thread memory
   };
   static constexpr int64_t kTypicalRows = 64;
   static constexpr size_t kMaxRowCounts = 32;
-  mutable std::mutex rows_mu_;
-  mutable std::list<std::shared_ptr<const RowsPrimitive>> by_rows_;
+  RecentlyUsed<int64_t, RowsPrimitive> by_rows_{kMaxRowCounts};
   enum MemoryArg { kSrc, kDst, kWeights, kScratch, kC, kZ };
   MemoryKeys keys_;
   memory packed_b_, scaled_c_;
@@ -439,46 +457,40 @@ class MatMulOnednnPerShape : public Kernel {
   std::string variant() const override { return "per_shape"; }
 
   Status Run(KernelContext& ctx) const override {
-    std::vector<TypeInfo> types;
-    std::string key;
-    int64_t macs = 1;
-    for (int i = 0; i < ctx.num_inputs(); ++i) {
-      if (!ctx.has_input(i)) {
-        types.emplace_back();
-        key += "-;";
-        continue;
-      }
-      const Tensor& t = ctx.input(i);
-      if (t.dtype() != DType::kFloat) return fallback_->Run(ctx);
-      types.push_back(TypeInfo::TensorWithShape(t.dtype(), t.shape()));
-      key += ShapeToString(t.shape()) + ";";
-    }
+    for (int i = 0; i < ctx.num_inputs(); ++i)
+      if (ctx.has_input(i) && ctx.input(i).dtype() != DType::kFloat) return fallback_->Run(ctx);
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
+    int64_t macs = 0;
     if (a.rank() < 2 || b.rank() < 2) return fallback_->Run(ctx);
     if (!CheckedMul(a.numel(), b.dim(b.rank() - 1), &macs)) macs = INT64_MAX;
     if (macs < kMinMacs) return fallback_->Run(ctx);
-    std::shared_ptr<const Kernel> k;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (auto it = kernels_.begin(); it != kernels_.end(); ++it)
-        if (it->first == key) {
-          kernels_.splice(kernels_.begin(), kernels_, it);
-          k = kernels_.front().second;
-          break;
-        }
+    // The inputs' shapes as one key: each rank then its dims, -1 for an absent input.
+    std::vector<int64_t> key;
+    for (int i = 0; i < ctx.num_inputs(); ++i) {
+      if (!ctx.has_input(i)) {
+        key.push_back(-1);
+        continue;
+      }
+      const Shape& shape = ctx.input(i).shape();
+      key.push_back(static_cast<int64_t>(shape.size()));
+      key.insert(key.end(), shape.begin(), shape.end());
     }
-    if (!k) {
+    std::shared_ptr<const Kernel> k;
+    if (!kernels_.Find(key, &k)) {
       // A shape the primitive cannot take (empty dims, broadcasts it refuses) runs the generic
       // kernel from now on: the null entry remembers that.
+      std::vector<TypeInfo> types;
+      for (int i = 0; i < ctx.num_inputs(); ++i)
+        types.push_back(ctx.has_input(i)
+                            ? TypeInfo::TensorWithShape(DType::kFloat, ctx.input(i).shape())
+                            : TypeInfo());
       MatMulGeometry g;
       if (ResolveGeometry(ctx.node(), types, &g).ok()) {
         auto made = MatMulOnednn::Create(ctx.node(), types, info_);
         if (made.ok()) k = std::shared_ptr<const Kernel>(std::move(made).value());
       }
-      std::lock_guard<std::mutex> lock(mu_);
-      kernels_.emplace_front(key, k ? k : nullptr);
-      if (kernels_.size() > kMaxShapes) kernels_.pop_back();
+      kernels_.Add(std::move(key), k);
     }
     return k ? k->Run(ctx) : fallback_->Run(ctx);
   }
@@ -488,8 +500,7 @@ class MatMulOnednnPerShape : public Kernel {
   static constexpr size_t kMaxShapes = 16;
   KernelCreateInfo info_;
   std::unique_ptr<Kernel> fallback_;
-  mutable std::mutex mu_;
-  mutable std::list<std::pair<std::string, std::shared_ptr<const Kernel>>> kernels_;
+  RecentlyUsed<std::vector<int64_t>, Kernel> kernels_{kMaxShapes};
 };
 
 // MatMul or FusedMatMul (attention's scaled scores) whose operands are float tensors of rank >= 2

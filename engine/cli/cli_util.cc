@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -56,10 +57,24 @@ StatusOr<Args> ParseArgs(int argc, char** argv, int first, const std::vector<std
   return a;
 }
 
-StatusOr<int> ParseInt(const std::string& what, const std::string& s, int min_value) {
+namespace {
+// The largest count or dim an option may give; the session's own size ceilings still apply.
+constexpr int64_t kMaxOptionInt = 1000000000;
+
+// `s` as a whole decimal integer in [lo, hi], or false.
+bool ParseOptionInt(const std::string& s, int64_t lo, int64_t hi, int64_t* v) {
   char* end = nullptr;
-  long v = std::strtol(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || v < min_value || v > 1000000000)
+  errno = 0;
+  const long long parsed = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || errno == ERANGE || parsed < lo || parsed > hi) return false;
+  *v = parsed;
+  return true;
+}
+}  // namespace
+
+StatusOr<int> ParseInt(const std::string& what, const std::string& s, int min_value) {
+  int64_t v = 0;
+  if (!ParseOptionInt(s, min_value, kMaxOptionInt, &v))
     return InvalidArgument(what, " must be an integer >= ", min_value, ", got '", s, "'");
   return static_cast<int>(v);
 }
@@ -70,9 +85,8 @@ StatusOr<Shape> ParseShape(const std::string& s) {
   std::stringstream ss(s);
   std::string part;
   while (std::getline(ss, part, 'x')) {
-    char* end = nullptr;
-    long long v = std::strtoll(part.c_str(), &end, 10);
-    if (part.empty() || *end != '\0' || v < 0)
+    int64_t v = 0;
+    if (!ParseOptionInt(part, 0, INT64_MAX, &v))
       return InvalidArgument("bad shape '", s, "': expected dims like 1x3x224x224");
     shape.push_back(v);
   }
@@ -126,17 +140,12 @@ StatusOr<NamedValues> GenerateInputs(const Session& s, const std::string& kind,
 
 namespace {
 
-// Largest dim a sweep may ask for; the session's own size ceilings still apply.
-constexpr int64_t kMaxSweepDim = 1000000000;
-
 StatusOr<int64_t> ParseSweepInt(const std::string& spec, const std::string& what,
                                 const std::string& token) {
-  char* end = nullptr;
-  errno = 0;
-  const long long v = std::strtoll(token.c_str(), &end, 10);
-  if (token.empty() || *end != '\0' || errno == ERANGE || v < -kMaxSweepDim || v > kMaxSweepDim)
+  int64_t v = 0;
+  if (!ParseOptionInt(token, -kMaxOptionInt, kMaxOptionInt, &v))
     return InvalidArgument("--shapes '", spec, "': ", what, " '", token, "' is not an integer");
-  return static_cast<int64_t>(v);
+  return v;
 }
 
 StatusOr<int64_t> ParseSweepDim(const std::string& spec, const std::string& what,

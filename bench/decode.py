@@ -102,6 +102,24 @@ def rss_mb(field="VmRSS"):
     return float("nan")
 
 
+def write_report(path, model, args, load_start, load_end, **results):
+    """Writes the run's JSON report: the command, date, machine, onyx build, load and `results`."""
+    exe = sys.executable
+    command = [os.path.relpath(exe, ROOT) if exe.startswith(ROOT) else exe,
+               os.path.relpath(os.path.abspath(sys.argv[0]), ROOT)] + sys.argv[1:]
+    report = {
+        "command": " ".join(command),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "model": model, "settings": vars(args), "machine": compare.machine_info(),
+        "onyx_build": onyx_build(), "load_average": {"start": load_start, "end": load_end},
+        **results,
+    }
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as fh:
+        json.dump(report, fh, indent=1)
+    print(f"wrote {path}")
+
+
 def resolve_model(model):
     if os.path.exists(model):
         return os.path.abspath(model)
@@ -403,20 +421,7 @@ def main():
     print(f"load average {load_start[0]:.1f} at start, {load_end[0]:.1f} at end; "
           f"{time.perf_counter() - t_start:.0f} s")
     if args.json:
-        report = {
-            "command": " ".join([os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(ROOT)
-                                 else sys.executable, os.path.relpath(os.path.abspath(__file__), ROOT)]
-                                + sys.argv[1:]),
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "model": path, "settings": vars(args), "machine": compare.machine_info(),
-            "onyx_build": onyx_build(),
-            "load_average": {"start": load_start, "end": load_end},
-            "timing": rows, "memory": mem,
-        }
-        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w") as fh:
-            json.dump(report, fh, indent=1)
-        print(f"wrote {args.json}")
+        write_report(args.json, path, args, load_start, load_end, timing=rows, memory=mem)
     bad = any(r[e]["token_mismatch_at"] is not None for r in rows for e in ENGINES)
     return 1 if bad else 0
 

@@ -37,7 +37,6 @@ $ONYX_BUILD_DIR/python (default build/python) when that exists, copied to a temp
 the start (--no-snapshot: used in place) so a rebuild during the run does not touch it.
 """
 import argparse
-import datetime
 import json
 import os
 import statistics
@@ -52,7 +51,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "models"))
 sys.path.insert(0, HERE)
 import compare  # noqa: E402  (make_session, machine_info: the settings of the fixed-shape benchmark)
-from decode import f, onyx_build, rss_mb, snapshot_onyx  # noqa: E402
+from decode import f, onyx_build, rss_mb, snapshot_onyx, write_report  # noqa: E402
 import hf_models  # noqa: E402  (bert_inputs; torch only loaded when a model must be exported)
 import mobilenet_v2  # noqa: E402
 
@@ -329,20 +328,8 @@ def main():
     print(f"load average {load_start[0]:.1f} at start, {load_end[0]:.1f} at end; "
           f"{time.perf_counter() - t_start:.0f} s")
     if args.json:
-        report = {
-            "command": " ".join([os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(ROOT)
-                                 else sys.executable, os.path.relpath(os.path.abspath(__file__), ROOT)]
-                                + sys.argv[1:]),
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "model": path, "settings": vars(args), "lengths": lengths,
-            "machine": compare.machine_info(), "onyx_build": onyx_build(),
-            "load_average": {"start": load_start, "end": load_end},
-            "sweep": rows, "distinct": mem,
-        }
-        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w") as fh:
-            json.dump(report, fh, indent=1)
-        print(f"wrote {args.json}")
+        write_report(args.json, path, args, load_start, load_end, lengths=lengths, sweep=rows,
+                     distinct=mem)
     return 0
 
 

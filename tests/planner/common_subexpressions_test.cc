@@ -119,10 +119,15 @@ TEST(CommonSubexpressions, RandomOperatorsAndOtherAttributesStaySeparate) {
   b.Node("RandomUniformLike", {"x"}, {"u2"});
   b.Node("Neg", {"u1"}, {"r1"});
   b.Node("Neg", {"u2"}, {"r2"});
-  b.Node("Softmax", {"x"}, {"s0"});
-  auto& other = b.Node("Softmax", {"x"}, {"s1"});
-  testing::SetIntAttr(other, "axis", 0);  // the default is -1: the same axis here, but spelled
-                                          // differently, so not merged (no harm either way)
+  // The same operator and input with a different attribute value computes something else.
+  auto& a = b.Node("LeakyRelu", {"x"}, {"s0"});
+  auto& c = b.Node("LeakyRelu", {"x"}, {"s1"});
+  for (auto [node, alpha] : {std::pair{&a, 0.1f}, std::pair{&c, 0.2f}}) {
+    auto* attr = node->add_attribute();
+    attr->set_name("alpha");
+    attr->set_type(onnx::AttributeProto::FLOAT);
+    attr->set_f(alpha);
+  }
   b.Node("Add", {"s0", "s1"}, {"s"});
   auto model = engine::LoadModelFromBytes(b.Bytes(), "cse_random");
   ASSERT_TRUE(model.ok()) << model.status().message();
@@ -132,7 +137,7 @@ TEST(CommonSubexpressions, RandomOperatorsAndOtherAttributesStaySeparate) {
   const auto counts = StepCounts(**plan);
   EXPECT_EQ(counts.at("RandomUniformLike"), 2);
   EXPECT_EQ(counts.at("Neg"), 2);
-  EXPECT_EQ(counts.at("Softmax"), 2);
+  EXPECT_EQ(counts.at("LeakyRelu"), 2);
 }
 
 }  // namespace

@@ -50,7 +50,6 @@ struct Session::Impl {
   mutable kernels::WeightCache weights;
   mutable planner::ConstantPool constants;
   std::map<std::string, Value> precomputed;
-  bool use_precomputed = false;
   mutable memory::ArenaPool arenas;
   // Plans by input signature, least recently used dropped first (declared after what their
   // kernels share, so they go first).
@@ -77,7 +76,7 @@ struct Session::Impl {
     o.limits = limits;
     o.weights = &weights;
     o.constant_pool = &constants;
-    if (use_precomputed) o.precomputed = &precomputed;
+    if (!precomputed.empty()) o.precomputed = &precomputed;
     return o;
   }
   std::string Prefix() const { return model.display_name + ": "; }
@@ -255,7 +254,6 @@ struct Session::Impl {
         auto c = declared.constants.find(slot->second);
         if (c != declared.constants.end()) precomputed.emplace(o, c->second);
       }
-    use_precomputed = true;
   }
 };
 

@@ -14,7 +14,7 @@ namespace onyx::memory {
 // drops it. Sizes below kMinCachedBytes or above kMaxCachedBytes are plain allocations.
 std::shared_ptr<void> CachedBuffer(size_t bytes);
 
-constexpr size_t kMinCachedBytes = size_t{64} << 10;
+constexpr size_t kMinCachedBytes = size_t{4} << 10;
 constexpr size_t kMaxCachedBytes = size_t{16} << 20;
 // Free bytes the cache may hold, all sizes together; beyond it, freed buffers go back to glibc.
 constexpr size_t kMaxFreeBytes = size_t{32} << 20;

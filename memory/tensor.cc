@@ -111,7 +111,31 @@ Status CheckTensorBytes(const std::string& who, DType dtype, const Shape& shape,
 
 namespace {
 
-constexpr uint64_t kSmallTensorBytes = 4096;
+constexpr size_t kSmallTensorBytes = 4096;
+
+// A block of N bytes plus alignment slack whose constructor leaves the bytes alone: make_shared
+// then allocates it and the shared count in one malloc() (two before, and two free()s).
+template <size_t N>
+struct SmallBlock {
+  SmallBlock() {}  // NOLINT: user-provided on purpose, so that the bytes are not zeroed
+  unsigned char bytes[N + memory::kAlignment];
+};
+
+template <size_t N>
+std::shared_ptr<void> SmallBlockOf(void** p) {
+  auto block = std::make_shared<SmallBlock<N>>();
+  const uintptr_t at = reinterpret_cast<uintptr_t>(block->bytes);
+  *p = reinterpret_cast<void*>((at + memory::kAlignment - 1) & ~uintptr_t{memory::kAlignment - 1});
+  return block;
+}
+
+// At least `bytes` (<= kSmallTensorBytes), 64-byte aligned at *p, from glibc's per-thread caches.
+std::shared_ptr<void> SmallBuffer(size_t bytes, void** p) {
+  if (bytes <= 64) return SmallBlockOf<64>(p);
+  if (bytes <= 256) return SmallBlockOf<256>(p);
+  if (bytes <= 1024) return SmallBlockOf<1024>(p);
+  return SmallBlockOf<kSmallTensorBytes>(p);
+}
 
 Tensor AllocateBuffer(DType dtype, Shape shape, bool zero) {
   for (int64_t d : shape)
@@ -135,11 +159,7 @@ Tensor AllocateBuffer(DType dtype, Shape shape, bool zero) {
   if (bytes <= kSmallTensorBytes) {
     // glibc serves small malloc() requests from per-thread caches and aligned_alloc() never: the
     // shape vectors and scalars of a plan for symbolic shapes are allocated on every run.
-    void* raw = std::malloc(static_cast<size_t>(bytes) + memory::kAlignment);
-    if (raw == nullptr) throw std::bad_alloc();
-    const uintptr_t at = reinterpret_cast<uintptr_t>(raw);
-    p = reinterpret_cast<void*>((at + memory::kAlignment) & ~uintptr_t{memory::kAlignment - 1});
-    holder = std::shared_ptr<void>(raw, std::free);
+    holder = SmallBuffer(static_cast<size_t>(bytes), &p);
   } else {
     holder = memory::CachedBuffer(bytes);
     p = holder.get();

@@ -1,5 +1,5 @@
 // TypeInfo: static value types (tensor with symbolic shape, sequence, optional) and their printing.
-#include <sstream>
+#include <string>
 
 #include "onyx/value.h"
 
@@ -26,26 +26,24 @@ Shape TypeInfo::static_shape() const {
 }
 
 std::string TypeInfo::ToString() const {
-  std::ostringstream os;
   switch (kind) {
     case Kind::kUnknown:
       return "?";
-    case Kind::kTensor:
-      os << DTypeName(elem);
-      if (has_shape) {
-        os << "[";
-        for (size_t i = 0; i < dims.size(); ++i) {
-          if (i) os << ",";
-          if (dims[i].known())
-            os << dims[i].value;
-          else
-            os << (dims[i].symbol.empty() ? "?" : dims[i].symbol);
-        }
-        os << "]";
-      } else {
-        os << "[...]";
+    case Kind::kTensor: {
+      // Appends, not a stream: sessions build this per run for their plan caches' keys.
+      std::string s = DTypeName(elem);
+      if (!has_shape) return s + "[...]";
+      s += '[';
+      for (size_t i = 0; i < dims.size(); ++i) {
+        if (i) s += ',';
+        if (dims[i].known())
+          s += std::to_string(dims[i].value);
+        else
+          s += dims[i].symbol.empty() ? "?" : dims[i].symbol;
       }
-      return os.str();
+      s += ']';
+      return s;
+    }
     case Kind::kSequence:
       return "seq(" + (inner ? inner->ToString() : "?") + ")";
     case Kind::kOptional:

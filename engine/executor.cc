@@ -68,6 +68,14 @@ class StepContext : public kernels::KernelContext {
   void SetOutput(int i, Value value) override {
     if (has_output(i)) frame_.values[step_.outputs[i]] = std::move(value);
   }
+  bool OutputView(int i, const Tensor& x, const Shape& shape) override {
+    if (!has_output(i) || !x.owns_buffer() || x.dtype() == DType::kString) return false;
+    const int id = step_.outputs[i];
+    const planner::ValueSlot& s = frame_.plan->slots[id];
+    if (s.storage != Storage::kHeap || s.is_graph_output) return false;
+    frame_.values[id] = Value(x.Reshaped(shape));
+    return true;
+  }
   StatusOr<std::vector<Value>> RunSubgraph(const std::string& attr,
                                            const std::vector<Value>& inputs) override {
     const ir::Graph* g = view_.attr_graph(attr);
@@ -131,6 +139,7 @@ const Value* Frame::Get(int slot) const {
   switch (s.storage) {
     case Storage::kConstant: {
       if (values[slot].defined()) return &values[slot];  // an IR < 4 default overridden by a feed
+      if (static_cast<size_t>(slot) < plan->constant_at.size()) return plan->constant_at[slot];
       auto it = plan->constants.find(slot);
       return it == plan->constants.end() ? nullptr : &it->second;
     }

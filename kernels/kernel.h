@@ -31,6 +31,13 @@ class KernelContext {
   // A buffer for output i: the planned arena slot when it fits, else a fresh heap buffer.
   // Contents are unspecified (not zeroed) either way: the kernel writes every element.
   virtual Tensor Output(int i, DType dtype, const Shape& shape) = 0;
+  // Sets output i to x's elements under `shape` (the same count) without a copy, sharing x's
+  // buffer, where that is safe: x owns its buffer and output i is a heap value that is not a graph
+  // output (nothing writes into those in place). False: the kernel writes output i itself.
+  virtual bool OutputView(int i, const Tensor& x, const Shape& shape) {
+    (void)i, (void)x, (void)shape;
+    return false;
+  }
   // Sets output i to a value the kernel built itself (sequences, optionals, heap tensors).
   // Tensors passed here must own their buffer (never an input's arena memory).
   virtual void SetOutput(int i, Value value) = 0;

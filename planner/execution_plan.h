@@ -63,6 +63,9 @@ struct ExecutionPlan {
   std::vector<ValueSlot> slots;
   std::map<std::string, int> slot_of;
   std::map<int, Value> constants;  // kConstant slots
+  // constants' entries by slot id (null: none), for the executor's per-input look-ups; made by
+  // IndexConstants once `constants` is final, empty before (look-ups then search the map).
+  std::vector<const Value*> constant_at;
   std::vector<PlanStep> steps;
   // Nodes the planner made (fused ops, layout reorders); steps point at them, so a deque keeps
   // their addresses stable. The model's own graph is shared by all plans and never modified.
@@ -78,6 +81,8 @@ struct ExecutionPlan {
   std::vector<FusionRecord> fusions;     // every rewrite of the fusion pass, in order
   int layout_transposes = 0;             // Transposes placed by layout propagation
   size_t released_constant_bytes = 0;    // constant values dropped after kernels packed them
+
+  void IndexConstants();
 
   // Human-readable schedule with each value's storage, offset and size (`onyx plan`).
   std::string Print() const;

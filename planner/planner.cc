@@ -225,6 +225,7 @@ class PlanBuilder {
     ONYX_RETURN_IF_ERROR(PlanArenaForPlan(*plan_, opts_.limits.max_arena_bytes));
     ONYX_RETURN_IF_ERROR(CreateKernels());
     if (opts_.release_packed_constants) ReleasePackedConstants();
+    plan_->IndexConstants();
     return std::move(plan_);
   }
 
@@ -400,6 +401,12 @@ Status CheckOperatorsSupported(const ir::Graph& graph) {
   if (missing.size() > 1)
     for (const auto& m : missing) msg += "\n  " + m;
   return Unsupported(msg);
+}
+
+void ExecutionPlan::IndexConstants() {
+  constant_at.assign(slots.size(), nullptr);
+  for (const auto& [id, v] : constants)
+    if (id >= 0 && static_cast<size_t>(id) < constant_at.size()) constant_at[id] = &v;
 }
 
 const char* StorageName(Storage s) {

@@ -71,13 +71,19 @@ void CopyBlocks(int64_t outer, const std::vector<const char*>& src,
 }
 
 // ---- Concat ----
+// Below this, a Concat of one row copies its inputs in a plain loop (no split across threads).
+constexpr size_t kSerialConcatBytes = size_t{1} << 18;
+
 class ConcatKernel : public FastKernel {
  public:
-  ConcatKernel(const NodeView&, std::unique_ptr<Kernel> fallback)
-      : FastKernel(std::move(fallback)) {}
+  // The axis is read once here: attribute look-ups by name per run showed in a symbolic-shape
+  // plan's profile (dozens of small Concats per run).
+  ConcatKernel(const NodeView& node, std::unique_ptr<Kernel> fallback)
+      : FastKernel(std::move(fallback)),
+        has_axis_(node.opset() < 4 || node.has_attr("axis")),
+        axis_(node.attr_int("axis", 1)) {}
 
   Status Run(KernelContext& ctx) const override {
-    const NodeView& node = ctx.node();
     const int k = ctx.num_inputs();
     if (k == 0) return Fallback(ctx);
     for (int i = 0; i < k; ++i)
@@ -86,8 +92,8 @@ class ConcatKernel : public FastKernel {
     const size_t es = PlainSize(first);
     const int64_t rank = first.rank();
     if (es == 0 || rank == 0) return Fallback(ctx);
-    if (node.opset() >= 4 && !node.has_attr("axis")) return Fallback(ctx);
-    int64_t axis = node.attr_int("axis", 1);
+    if (!has_axis_) return Fallback(ctx);
+    int64_t axis = axis_;
     if (axis < -rank || axis >= rank) return Fallback(ctx);
     if (axis < 0) axis += rank;
     Shape shape = first.shape();
@@ -107,6 +113,16 @@ class ConcatKernel : public FastKernel {
     for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
     for (int64_t d = axis + 1; d < rank; ++d) inner *= shape[d];
     const int64_t esi = static_cast<int64_t>(es);
+    if (outer == 1 && y->nbytes() <= kSerialConcatBytes) {
+      // One row of a few pieces (shape vectors, a decoder's key/value cache): copied in order.
+      char* at = static_cast<char*>(y->raw_data());
+      for (int i = 0; i < k; ++i) {
+        const Tensor& t = ctx.input(i);
+        if (t.nbytes() > 0) std::memcpy(at, t.raw_data(), t.nbytes());
+        at += t.nbytes();
+      }
+      return Status::Ok();
+    }
     const int64_t out_row = shape[axis] * inner * esi;
     std::vector<const char*> src;
     std::vector<char*> dst;
@@ -126,6 +142,10 @@ class ConcatKernel : public FastKernel {
     CopyBlocks(outer, src, src_row, dst, dst_row, bytes, ctx.intra_op_threads());
     return Status::Ok();
   }
+
+ private:
+  bool has_axis_;
+  int64_t axis_;
 };
 
 // ---- Split ----

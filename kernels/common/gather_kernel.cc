@@ -23,8 +23,8 @@ void GatherElements(const E* src, const std::vector<int64_t>& idx, int64_t outer
 
 class GatherKernel : public FastKernel {
  public:
-  GatherKernel(const NodeView&, std::unique_ptr<Kernel> fallback)
-      : FastKernel(std::move(fallback)) {}
+  GatherKernel(const NodeView& node, std::unique_ptr<Kernel> fallback)
+      : FastKernel(std::move(fallback)), axis_(node.attr_int("axis", 0)) {}
 
   Status Run(KernelContext& ctx) const override {
     if (!ctx.has_input(0) || !ctx.has_input(1) || !ctx.input_value(0).is_tensor() ||
@@ -38,7 +38,7 @@ class GatherKernel : public FastKernel {
     if (es != 1 && es != 2 && es != 4 && es != 8) return Fallback(ctx);
     if (indices.dtype() != DType::kInt64 && indices.dtype() != DType::kInt32) return Fallback(ctx);
     const int64_t rank = data.rank();
-    int64_t axis = ctx.node().attr_int("axis", 0);
+    int64_t axis = axis_;
     if (axis < -rank || axis >= rank) return Fallback(ctx);
     if (axis < 0) axis += rank;
     const int64_t dim = data.dim(axis);
@@ -90,6 +90,9 @@ class GatherKernel : public FastKernel {
     });
     return Status::Ok();
   }
+
+ private:
+  int64_t axis_;  // read once: a plan for symbolic shapes runs many small Gathers
 };
 
 }  // namespace

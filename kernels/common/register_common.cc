@@ -12,6 +12,7 @@ void RegisterReduceCommon(OpRegistry& r);         // reduce_kernels.cc
 void RegisterNormalizationCommon(OpRegistry& r);  // normalization_kernels.cc
 void RegisterTransposeCommon(OpRegistry& r);      // transpose_kernel.cc
 void RegisterCopyCommon(OpRegistry& r);           // copy_kernels.cc
+void RegisterViewCommon(OpRegistry& r);           // view_kernels.cc
 void RegisterGatherCommon(OpRegistry& r);         // gather_kernel.cc
 void RegisterFusedFast(OpRegistry& r);            // fused_kernels.cc (com.onyx ops)
 void RegisterDepthwiseConvFast(OpRegistry& r);    // depthwise_conv_kernel.cc
@@ -24,6 +25,7 @@ void RegisterCommonKernels(OpRegistry& r) {
   common::RegisterNormalizationCommon(r);
   common::RegisterTransposeCommon(r);
   common::RegisterCopyCommon(r);
+  common::RegisterViewCommon(r);
   common::RegisterGatherCommon(r);
   common::RegisterFusedFast(r);
   common::RegisterDepthwiseConvFast(r);

@@ -18,14 +18,16 @@ namespace {
 // (an RGB image's NCHW -> NHWC has 3 columns).
 constexpr int64_t kTransposeElementsPerTask = 64 * 64;
 
-// Validated permutation of the node for `rank`, or false (the reference kernel then reports it).
-bool NodePerm(const NodeView& node, int64_t rank, std::vector<int64_t>* perm) {
+// Validated permutation for `rank` from the node's perm attribute (`given`: whether it has one),
+// or false (the reference kernel then reports it).
+bool ValidPerm(bool given, const std::vector<int64_t>& attr, int64_t rank,
+               std::vector<int64_t>* perm) {
   perm->clear();
-  if (!node.has_attr("perm")) {
+  if (!given) {
     for (int64_t i = rank - 1; i >= 0; --i) perm->push_back(i);
     return true;
   }
-  *perm = node.attr_ints("perm");
+  *perm = attr;
   if (static_cast<int64_t>(perm->size()) != rank) return false;
   std::vector<bool> seen(static_cast<size_t>(rank), false);
   for (int64_t& p : *perm) {
@@ -80,8 +82,10 @@ CollapsedPerm Collapse(const Shape& shape, const std::vector<int64_t>& perm) {
 
 class TransposeKernel : public FastKernel {
  public:
-  TransposeKernel(const NodeView&, std::unique_ptr<Kernel> fallback)
-      : FastKernel(std::move(fallback)) {}
+  TransposeKernel(const NodeView& node, std::unique_ptr<Kernel> fallback)
+      : FastKernel(std::move(fallback)),
+        has_perm_(node.has_attr("perm")),
+        perm_(has_perm_ ? node.attr_ints("perm") : std::vector<int64_t>{}) {}
 
   Status Run(KernelContext& ctx) const override {
     if (!ctx.has_input(0) || !ctx.input_value(0).is_tensor()) return Fallback(ctx);
@@ -90,14 +94,17 @@ class TransposeKernel : public FastKernel {
     const size_t es = DTypeSize(x.dtype());
     if (es != 1 && es != 2 && es != 4 && es != 8) return Fallback(ctx);
     std::vector<int64_t> perm;
-    if (!NodePerm(ctx.node(), x.rank(), &perm)) return Fallback(ctx);
+    if (!ValidPerm(has_perm_, perm_, x.rank(), &perm)) return Fallback(ctx);
     Shape out_shape;
     for (int64_t p : perm) out_shape.push_back(x.dim(p));
+    const CollapsedPerm c = Collapse(x.shape(), perm);
+    const int64_t r = static_cast<int64_t>(c.in.size());
+    // Only dims of size 1 move (attention's head split at one token): the elements keep their
+    // order, so the output is the input's buffer where the executor allows it.
+    if (r <= 1 && ctx.OutputView(0, x, out_shape)) return Status::Ok();
     auto y = NewOutput(ctx, 0, x.dtype(), out_shape);
     if (!y.ok()) return y.status();
     if (x.numel() == 0) return Status::Ok();
-    const CollapsedPerm c = Collapse(x.shape(), perm);
-    const int64_t r = static_cast<int64_t>(c.in.size());
     const int threads = ThreadsFor(x.numel(), ctx.intra_op_threads());
     const std::vector<int64_t> in_strides = ContiguousStrides(c.in);
     Shape out;
@@ -149,6 +156,11 @@ class TransposeKernel : public FastKernel {
                 });
     return Status::Ok();
   }
+
+ private:
+  // The attribute, read once (symbolic-shape plans run many small Transposes per run).
+  bool has_perm_;
+  std::vector<int64_t> perm_;
 };
 
 }  // namespace

@@ -82,6 +82,8 @@ void SimpleMatMul(const T* a, const T* b, T* y, int64_t m, int64_t k, int64_t n)
   }
 }
 
+constexpr double kSerialMacs = 1 << 16;
+
 template <typename T>
 void RunMatMul(const T* a, const T* b, T* y, const MatMulPlan& p) {
   const int64_t mn = p.m * p.n;
@@ -92,10 +94,18 @@ void RunMatMul(const T* a, const T* b, T* y, const MatMulPlan& p) {
       Gemm<T>(false, false, p.batch_count * p.m, p.n, p.k, T(1), a, p.k, b, p.n, T(0), y, p.n);
       return;
     }
-    tbb::parallel_for(int64_t{0}, p.batch_count, [&](int64_t i) {
+    const auto one = [&](int64_t i) {
       Gemm<T>(false, false, p.m, p.n, p.k, T(1), a + p.a_offset[i], p.k, b + p.b_offset[i], p.n,
               T(0), y + i * mn, p.n);
-    });
+    };
+    // Small batches of small products (a decoder's per-head scores at one token) cost less than
+    // handing them to TBB's workers.
+    if (static_cast<double>(p.batch_count) * static_cast<double>(mn) * static_cast<double>(p.k) <
+        kSerialMacs) {
+      for (int64_t i = 0; i < p.batch_count; ++i) one(i);
+      return;
+    }
+    tbb::parallel_for(int64_t{0}, p.batch_count, one);
   } else {
     tbb::parallel_for(int64_t{0}, p.batch_count, [&](int64_t i) {
       SimpleMatMul<T>(a + p.a_offset[i], b + p.b_offset[i], y + i * mn, p.m, p.k, p.n);

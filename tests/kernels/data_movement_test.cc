@@ -103,6 +103,53 @@ TEST(Transpose, BadPermutationGivesTheReferenceError) {
   EXPECT_NE(r.status.message().find("perm"), std::string::npos) << r.status.message();
 }
 
+TEST(ViewOps, ReshapeFlattenSqueezeUnsqueezeMatchTheReference) {
+  std::mt19937 rng(67);
+  const Shape shape{2, 1, 3, 4};
+  for (DType t : kTypes) {
+    SCOPED_TRACE(DTypeName(t));
+    const Tensor x = RandomBytes(t, shape, rng);
+    for (const std::vector<int64_t>& to :
+         std::vector<std::vector<int64_t>>{{24}, {-1, 4}, {0, 0, -1}, {2, 12}, {4, 0, 3, 2}}) {
+      const Tensor s = Int64Tensor({static_cast<int64_t>(to.size())}, to);
+      ExpectSameAsReference({"Reshape", 14}, {x, s}, "Reshape_any_view");
+    }
+    // allowzero: a 0 is a zero-sized dim, not a copy (an empty input).
+    const Tensor empty = RandomBytes(t, {0, 3}, rng);
+    ExpectSameAsReference({"Reshape", 14, {IntAttr("allowzero", 1)}},
+                          {empty, Int64Tensor({2}, {3, 0})}, "Reshape_any_view");
+    for (int64_t axis : {0, 1, 2, 4})
+      ExpectSameAsReference({"Flatten", 13, {IntAttr("axis", axis)}}, {x}, "Flatten_any_view");
+    ExpectSameAsReference({"Squeeze", 13}, {x}, "Squeeze_any_view");
+    ExpectSameAsReference({"Squeeze", 13}, {x, Int64Tensor({1}, {-3})}, "Squeeze_any_view");
+    ExpectSameAsReference({"Unsqueeze", 13}, {x, Int64Tensor({3}, {0, -1, 3})},
+                          "Unsqueeze_any_view");
+  }
+}
+
+TEST(ViewOps, BadShapesAndAxesGiveTheReferenceErrors) {
+  const Tensor x = Tensor::Allocate(DType::kFloat, {2, 3});
+  struct Bad {
+    NodeSpec spec;
+    Tensor second;
+    std::string impl, words;
+  };
+  const std::vector<Bad> cases = {
+      {{"Reshape", 14}, Int64Tensor({2}, {4, 2}), "Reshape_any_view", "reshape"},
+      {{"Reshape", 14}, Int64Tensor({2}, {-1, -1}), "Reshape_any_view", "-1"},
+      {{"Squeeze", 13}, Int64Tensor({1}, {0}), "Squeeze_any_view", "squeeze"},
+      {{"Unsqueeze", 13}, Int64Tensor({2}, {1, 1}), "Unsqueeze_any_view", "more than once"},
+      {{"Unsqueeze", 13}, Int64Tensor({1}, {5}), "Unsqueeze_any_view", "axes"},
+  };
+  for (const Bad& b : cases) {
+    const RunResult r = RunImpl(b.spec, {x, b.second}, b.impl);
+    const RunResult ref = RunImpl(b.spec, {x, b.second}, "");
+    EXPECT_FALSE(r.status.ok()) << b.impl;
+    EXPECT_EQ(r.status.message(), ref.status.message());
+    EXPECT_NE(r.status.message().find(b.words), std::string::npos) << r.status.message();
+  }
+}
+
 TEST(Concat, EveryAxisElementSizeAndEmptyInputs) {
   std::mt19937 rng(65);
   for (DType t : kTypes) {

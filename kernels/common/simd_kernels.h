@@ -186,4 +186,29 @@ void WinogradPackWeightsF32(const float* w, int64_t out_channels, int64_t channe
 void WinogradConvF32(const WinogradConvArgs& args, int64_t tile_begin, int64_t tile_end,
                      int64_t panel_begin, int64_t panel_end, float* scratch);
 
+// ---- a few rows times a panel-packed matrix (panel_gemv_hwy.cc) ----
+// B is [K, N] stored in panels of `panel` columns: B(k, n) = b[(n / panel) * panel_stride +
+// k * panel + n % panel] (oneDNN's blocked weights, e.g. BA16a64b with K a multiple of 16 apart;
+// the last panel's columns past N are read and must be finite: oneDNN pads them with zeros).
+constexpr int64_t kPanelGemvMaxRows = 4;
+struct PanelGemvArgs {
+  const float* a = nullptr;  // rows x K, rows lda apart
+  int64_t lda = 0;
+  int64_t rows = 0;  // 1 .. kPanelGemvMaxRows
+  const float* b = nullptr;
+  int64_t panel = 0, panel_stride = 0;
+  int64_t k = 0, n = 0;
+  float alpha = 1.f;
+  const float* bias = nullptr;  // [N], or one value when bias_scalar; null: none
+  bool bias_scalar = false;
+  const float* z = nullptr;  // rows x N laid out like y, or null
+  float* y = nullptr;        // rows x N, rows ldy apart
+  int64_t ldy = 0;
+};
+// Whether this CPU's target splits a panel of `panel` columns into whole vectors.
+bool PanelGemvTakesPanel(int64_t panel);
+// y = alpha * a B + bias + z for the columns of panels [begin, end): float sums in k order, no
+// write outside them, so disjoint panel ranges may run concurrently.
+void PanelGemvF32(const PanelGemvArgs& args, int64_t begin, int64_t end);
+
 }  // namespace onyx::kernels::common

@@ -1,0 +1,171 @@
+// Products of a few rows with a constant B (a decoder's one-token step): PanelGemvF32 on its own
+// against sums in double over hand-packed panels (every Highway target, panel and column tails,
+// bias, residual, alpha, NaN and infinities), and MatMul, Gemm and com.onyx FusedMatMul on oneDNN
+// with a constant B at 1 to 5 rows (the kernel reads oneDNN's packed B itself up to 4) against the
+// reference kernels, at one and two threads.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/common/simd_kernels.h"
+#include "tests/kernels/kernel_harness.h"
+
+namespace onyx::testing {
+namespace {
+
+using kernels::common::PanelGemvArgs;
+
+// B [K, N] packed in panels of `panel` columns, each panel `stride` floats apart (with a few
+// rows of padding as oneDNN leaves), zeros past N.
+std::vector<float> Pack(const std::vector<float>& b, int64_t k, int64_t n, int64_t panel,
+                        int64_t stride) {
+  const int64_t panels = (n + panel - 1) / panel;
+  std::vector<float> packed(static_cast<size_t>(panels * stride), 0.f);
+  for (int64_t kk = 0; kk < k; ++kk)
+    for (int64_t j = 0; j < n; ++j)
+      packed[(j / panel) * stride + kk * panel + j % panel] = b[kk * n + j];
+  return packed;
+}
+
+TEST(PanelGemv, MatchesDoubleSumsOnEveryTarget) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  struct Case {
+    int64_t rows, k, n, panel;
+    bool bias, bias_scalar, z;
+    float alpha;
+  };
+  const std::vector<Case> cases = {
+      {1, 256, 200, 64, false, false, false, 1.f},  // one row, a 8-column tail
+      {2, 33, 64, 64, true, false, false, 1.f},     // one full panel, bias
+      {3, 7, 130, 32, true, true, true, 0.5f},      // panels of 32, scalar bias, residual
+      {4, 1, 17, 16, false, false, true, -2.f},     // K = 1, one partial panel
+      {4, 100, 257, 64, true, false, true, 1.f},    // four rows, five panels
+  };
+  for (const Case& c : cases) {
+    if (!kernels::common::PanelGemvTakesPanel(c.panel)) continue;
+    std::vector<float> a(static_cast<size_t>(c.rows * c.k)), b(static_cast<size_t>(c.k * c.n));
+    std::vector<float> bias(static_cast<size_t>(c.n)), z(static_cast<size_t>(c.rows * c.n));
+    for (auto& v : a) v = dist(rng);
+    for (auto& v : b) v = dist(rng);
+    for (auto& v : bias) v = dist(rng);
+    for (auto& v : z) v = dist(rng);
+    const int64_t stride = (c.k + 3) * c.panel;
+    const std::vector<float> packed = Pack(b, c.k, c.n, c.panel, stride);
+    const int64_t panels = (c.n + c.panel - 1) / c.panel;
+    ForEachSimdTarget([&](const std::string& target) {
+      SCOPED_TRACE(target + " rows " + std::to_string(c.rows) + " k " + std::to_string(c.k) +
+                   " n " + std::to_string(c.n));
+      // One guard column past N on every row: nothing may be written there.
+      const int64_t ldy = c.n + 1;
+      std::vector<float> y(static_cast<size_t>(c.rows * ldy), 7.f), zz(y.size(), 0.f);
+      for (int64_t r = 0; r < c.rows; ++r)
+        for (int64_t j = 0; j < c.n; ++j) zz[r * ldy + j] = z[r * c.n + j];
+      PanelGemvArgs g;
+      g.a = a.data();
+      g.lda = c.k;
+      g.rows = c.rows;
+      g.b = packed.data();
+      g.panel = c.panel;
+      g.panel_stride = stride;
+      g.k = c.k;
+      g.n = c.n;
+      g.alpha = c.alpha;
+      g.bias = c.bias ? bias.data() : nullptr;
+      g.bias_scalar = c.bias_scalar;
+      g.z = c.z ? zz.data() : nullptr;
+      g.y = y.data();
+      g.ldy = ldy;
+      // Two disjoint panel ranges, as two threads would run them.
+      kernels::common::PanelGemvF32(g, 0, panels / 2);
+      kernels::common::PanelGemvF32(g, panels / 2, panels);
+      for (int64_t r = 0; r < c.rows; ++r) {
+        for (int64_t j = 0; j < c.n; ++j) {
+          double s = 0;
+          for (int64_t kk = 0; kk < c.k; ++kk) s += double(a[r * c.k + kk]) * b[kk * c.n + j];
+          double want = c.alpha * s;
+          if (c.bias) want += c.bias_scalar ? bias[0] : bias[j];
+          if (c.z) want += z[r * c.n + j];
+          ASSERT_NEAR(y[r * ldy + j], want, 1e-5 * (1 + c.k)) << "row " << r << " col " << j;
+        }
+        EXPECT_EQ(y[r * ldy + c.n], 7.f) << "row " << r << ": written past N";
+      }
+    });
+  }
+}
+
+TEST(PanelGemv, NanAndInfinitySpreadAlongTheirRow) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const int64_t k = 3, n = 20, panel = 16, stride = k * panel;
+  if (!kernels::common::PanelGemvTakesPanel(panel)) GTEST_SKIP() << "target splits 16 unevenly";
+  std::vector<float> b(static_cast<size_t>(k * n), 1.f);
+  const std::vector<float> packed = Pack(b, k, n, panel, stride);
+  const std::vector<float> a = {1.f, std::nanf(""), 2.f, 1.f, inf, 0.f};  // two rows
+  std::vector<float> y(static_cast<size_t>(2 * n));
+  PanelGemvArgs g;
+  g.a = a.data();
+  g.lda = k;
+  g.rows = 2;
+  g.b = packed.data();
+  g.panel = panel;
+  g.panel_stride = stride;
+  g.k = k;
+  g.n = n;
+  g.y = y.data();
+  g.ldy = n;
+  kernels::common::PanelGemvF32(g, 0, 2);
+  for (int64_t j = 0; j < n; ++j) {
+    EXPECT_TRUE(std::isnan(y[j])) << j;
+    EXPECT_EQ(y[n + j], inf) << j;
+  }
+}
+
+// oneDNN's MatMul family with B (and the bias) constant, against the reference kernels.
+void ExpectMatches(const NodeSpec& spec, const std::vector<Tensor>& inputs, const std::string& impl,
+                   const std::string& what) {
+  const RunResult ref = RunImpl(spec, inputs, "");
+  ASSERT_TRUE(ref.status.ok()) << ref.status.message();
+  ExpectImplMatches(spec, inputs, impl, ref.outputs[0], 1e-4, 1e-5, what);
+}
+
+TEST(PanelGemv, MatMulGemmAndFusedMatMulWithAConstantB) {
+  std::mt19937 rng(11);
+  for (const Shape& a_shape :
+       {Shape{1, 96}, Shape{2, 96}, Shape{1, 3, 96}, Shape{2, 2, 96}, Shape{5, 96}}) {
+    for (int64_t n : {64, 100, 1000}) {
+      const Tensor a = RandomFloats(a_shape, rng, -1.f, 1.f);
+      const Tensor b = RandomFloats({96, n}, rng, -1.f, 1.f);
+      ExpectMatches({"MatMul", 13}, {a, b}, "MatMul_f32_onednn",
+                    "MatMul " + ShapeToString(a_shape) + " n " + std::to_string(n));
+    }
+  }
+  // Gemm: B stored transposed, alpha, C as a row, a scalar, and [1, N] (beta stays 1: the
+  // harness also feeds C at run time, where oneDNN's kernel takes no other).
+  const Tensor a = RandomFloats({3, 40}, rng, -1.f, 1.f);
+  const Tensor bt = RandomFloats({70, 40}, rng, -1.f, 1.f);
+  for (const Shape& c_shape : {Shape{70}, Shape{}, Shape{1, 70}}) {
+    const Tensor c = RandomFloats(c_shape, rng, -1.f, 1.f);
+    ExpectMatches({"Gemm", 13, {IntAttr("transB", 1), FloatAttr("alpha", 0.5f)}}, {a, bt, c},
+                  "Gemm_f32_onednn", "Gemm C " + ShapeToString(c_shape));
+  }
+  // FusedMatMul with a bias and a residual.
+  NodeSpec fused{"FusedMatMul", 1};
+  fused.domain = "com.onyx";
+  const Tensor a2 = RandomFloats({2, 50}, rng, -1.f, 1.f);
+  const Tensor b2 = RandomFloats({50, 90}, rng, -1.f, 1.f);
+  const Tensor bias = RandomFloats({90}, rng, -1.f, 1.f);
+  const Tensor z = RandomFloats({2, 90}, rng, -1.f, 1.f);
+  ExpectMatches(fused, {a2, b2, bias, z}, "FusedMatMul_f32_onednn", "FusedMatMul bias, Z");
+  // NaN and infinities in A.
+  Tensor special = RandomFloats({4, 64}, rng, -1.f, 1.f);
+  InjectSpecials(special);
+  const Tensor b3 = RandomFloats({64, 33}, rng, -1.f, 1.f);
+  ExpectMatches({"MatMul", 13}, {special, b3}, "MatMul_f32_onednn", "MatMul with NaN, inf");
+}
+
+}  // namespace
+}  // namespace onyx::testing

@@ -21,24 +21,11 @@ size_t PanelGemvLanesImpl() {
   return hn::Lanes(hn::ScalableTag<float>());
 }
 
-// R rows times C vectors of one panel, starting `col` columns into the panel (global column
-// `n0`): the accumulators stay in registers over the whole of K.
-template <int R, int C, class D>
-HWY_INLINE void Block(D d, const PanelGemvArgs& g, const float* panel, int64_t col, int64_t n0) {
-  using V = hn::VFromD<D>;
+// Writes R rows of C vectors of sums for global columns from n0: alpha, bias and residual
+// applied, nothing stored at or past N.
+template <int R, int C, class D, class V>
+HWY_INLINE void Finish(D d, const PanelGemvArgs& g, const V (&acc)[R][C], int64_t n0) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  V acc[R][C];
-  for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) acc[r][c] = hn::Zero(d);
-  const float* bk = panel + col;
-  for (int64_t k = 0; k < g.k; ++k, bk += g.panel) {
-    V b[C];
-    for (int c = 0; c < C; ++c) b[c] = hn::LoadU(d, bk + c * lanes);
-    for (int r = 0; r < R; ++r) {
-      const V a = hn::Set(d, g.a[r * g.lda + k]);
-      for (int c = 0; c < C; ++c) acc[r][c] = hn::MulAdd(a, b[c], acc[r][c]);
-    }
-  }
   const V alpha = hn::Set(d, g.alpha);
   for (int c = 0; c < C; ++c) {
     const int64_t n = n0 + c * lanes;
@@ -67,11 +54,53 @@ HWY_INLINE void Block(D d, const PanelGemvArgs& g, const float* panel, int64_t c
   }
 }
 
+// R rows times C vectors of one panel, starting `col` columns into the panel (global column
+// `n0`): the accumulators stay in registers over the whole of K.
+template <int R, int C, class D>
+HWY_INLINE void Block(D d, const PanelGemvArgs& g, const float* panel, int64_t col, int64_t n0) {
+  using V = hn::VFromD<D>;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  V acc[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) acc[r][c] = hn::Zero(d);
+  const float* bk = panel + col;
+  for (int64_t k = 0; k < g.k; ++k, bk += g.panel) {
+    V b[C];
+    for (int c = 0; c < C; ++c) b[c] = hn::LoadU(d, bk + c * lanes);
+    for (int r = 0; r < R; ++r) {
+      const V a = hn::Set(d, g.a[r * g.lda + k]);
+      for (int c = 0; c < C; ++c) acc[r][c] = hn::MulAdd(a, b[c], acc[r][c]);
+    }
+  }
+  Finish<R, C>(d, g, acc, n0);
+}
+
+// One row against two whole panels of four vectors at once: two streams of B in flight read
+// 6% faster than one (GPT-2's LM head with the caches cold: 1.84 against 1.97 ms).
+template <class D>
+HWY_INLINE void PanelPair(D d, const PanelGemvArgs& g, const float* panel, int64_t n0) {
+  using V = hn::VFromD<D>;
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  V acc0[1][4], acc1[1][4];
+  for (int c = 0; c < 4; ++c) acc0[0][c] = acc1[0][c] = hn::Zero(d);
+  const float* b0 = panel;
+  const float* b1 = panel + g.panel_stride;
+  for (int64_t k = 0; k < g.k; ++k, b0 += g.panel, b1 += g.panel) {
+    const V a = hn::Set(d, g.a[k]);
+    for (int c = 0; c < 4; ++c) {
+      acc0[0][c] = hn::MulAdd(a, hn::LoadU(d, b0 + c * lanes), acc0[0][c]);
+      acc1[0][c] = hn::MulAdd(a, hn::LoadU(d, b1 + c * lanes), acc1[0][c]);
+    }
+  }
+  Finish<1, 4>(d, g, acc0, n0);
+  Finish<1, 4>(d, g, acc1, n0 + g.panel);
+}
+
 template <int R, class D>
 HWY_INLINE void Panel(D d, const PanelGemvArgs& g, const float* panel, int64_t n0) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  // Four vectors at a time (sixteen accumulators for four rows), the panel's rest after.
   int64_t col = 0;
+  // Four vectors at a time (sixteen accumulators for four rows), the panel's rest after.
   for (; col + 4 * lanes <= g.panel; col += 4 * lanes) Block<R, 4>(d, g, panel, col, n0 + col);
   switch ((g.panel - col) / lanes) {
     case 3:
@@ -91,7 +120,10 @@ HWY_INLINE void Panel(D d, const PanelGemvArgs& g, const float* panel, int64_t n
 template <int R>
 void Panels(const PanelGemvArgs& g, int64_t begin, int64_t end) {
   const hn::ScalableTag<float> d;
-  for (int64_t p = begin; p < end; ++p) Panel<R>(d, g, g.b + p * g.panel_stride, p * g.panel);
+  int64_t p = begin;
+  if (R == 1 && g.panel == 4 * static_cast<int64_t>(hn::Lanes(d)))
+    for (; p + 2 <= end; p += 2) PanelPair(d, g, g.b + p * g.panel_stride, p * g.panel);
+  for (; p < end; ++p) Panel<R>(d, g, g.b + p * g.panel_stride, p * g.panel);
 }
 
 void PanelGemvF32Impl(const PanelGemvArgs& g, int64_t begin, int64_t end) {

@@ -190,6 +190,7 @@ void WinogradConvF32(const WinogradConvArgs& args, int64_t tile_begin, int64_t t
 // B is [K, N] stored in panels of `panel` columns: B(k, n) = b[(n / panel) * panel_stride +
 // k * panel + n % panel] (oneDNN's blocked weights, e.g. BA16a64b with K a multiple of 16 apart;
 // the last panel's columns past N are read and must be finite: oneDNN pads them with zeros).
+// Four: at eight rows (two vectors of a panel per pass) oneDNN's brgemm measured 20% faster.
 constexpr int64_t kPanelGemvMaxRows = 4;
 struct PanelGemvArgs {
   const float* a = nullptr;  // rows x K, rows lda apart

@@ -41,6 +41,8 @@ TEST(PanelGemv, MatchesDoubleSumsOnEveryTarget) {
   };
   const std::vector<Case> cases = {
       {1, 256, 200, 64, false, false, false, 1.f},  // one row, a 8-column tail
+      {1, 50, 300, 64, true, false, true, 0.5f},    // one row, panels in pairs and one left over
+      {1, 9, 130, 32, true, false, false, 1.f},     // one row, pairs of 32-column panels (AVX2)
       {2, 33, 64, 64, true, false, false, 1.f},     // one full panel, bias
       {3, 7, 130, 32, true, true, true, 0.5f},      // panels of 32, scalar bias, residual
       {4, 1, 17, 16, false, false, true, -2.f},     // K = 1, one partial panel

@@ -316,6 +316,8 @@ class MatMulOnednn : public Kernel {
       ONYX_ASSIGN_OR_RETURN(dnnl::primitive_attr attr, MakeAttr(node, dst));
       dnnl::matmul::desc desc(PlainDesc({rows, k}), wei_md_, dst);
       dnnl::matmul::primitive_desc pd(desc, attr, CpuEngine());
+      made->src_md = PlainDesc({rows, k});
+      made->dst_md = dst;
       made->scratch_md = pd.scratchpad_desc();
       made->prim = dnnl::matmul(pd);
     } catch (const dnnl::error& e) {
@@ -355,9 +357,10 @@ class MatMulOnednn : public Kernel {
     ONYX_ASSIGN_OR_RETURN(auto p, ForRows(node, rows));
     try {
       dnnl::stream& stream = ThreadStream();
-      dnnl::engine& eng = CpuEngine();
-      const memory src(PlainDesc({rows, k}), eng, const_cast<void*>(a.raw_data()));
-      const memory dst(PlainDesc({rows, n}), eng, y.raw_data());
+      // Memory objects per row count and thread, repointed each call (making them cost about a
+      // microsecond each, three per call).
+      const memory src = ThreadMemory(p->keys[kSrc], p->src_md, a.raw_data());
+      const memory dst = ThreadMemory(p->keys[kDst], p->dst_md, y.raw_data());
       ExecArgs args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, packed_b_}, {DNNL_ARG_DST, dst}};
       int post = 0;
       if (g_.c_input >= 0) {
@@ -367,7 +370,7 @@ class MatMulOnednn : public Kernel {
       }
       if (g_.z_input >= 0)
         args.Add(DNNL_ARG_ATTR_MULTIPLE_POST_OP(post++) | DNNL_ARG_SRC_1,
-                 memory(PlainDesc({rows, n}), eng, const_cast<void*>(z->raw_data())));
+                 ThreadMemory(p->keys[kZ], p->dst_md, z->raw_data()));
       if (p->scratch_md.get_size() != 0)
         args.Add(DNNL_ARG_SCRATCHPAD, ThreadScratchpad(p->scratch_md, p->keys[kScratch]));
       Execute(p->prim, stream, args);
@@ -494,8 +497,8 @@ class MatMulOnednn : public Kernel {
   // Unknown rows: a primitive per row count seen, least recently used first out.
   struct RowsPrimitive {
     dnnl::matmul prim;
-    memory::desc scratch_md;
-    MemoryKeys keys;  // its scratchpad's per-thread memory
+    memory::desc src_md, dst_md, scratch_md;
+    MemoryKeys keys;  // its per-thread memory objects (source, destination, Z, scratchpad)
   };
   static constexpr int64_t kTypicalRows = 64;
   static constexpr size_t kMaxRowCounts = 32;

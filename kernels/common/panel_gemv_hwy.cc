@@ -55,18 +55,29 @@ HWY_INLINE void Finish(D d, const PanelGemvArgs& g, const V (&acc)[R][C], int64_
 }
 
 // R rows times C vectors of one panel, starting `col` columns into the panel (global column
-// `n0`): the accumulators stay in registers over the whole of K.
-template <int R, int C, class D>
+// `n0`): the accumulators stay in registers over the whole of K. Tail: B has no columns past N
+// (a plain row-major matrix), so the vectors there are read only up to N.
+template <int R, int C, bool Tail, class D>
 HWY_INLINE void Block(D d, const PanelGemvArgs& g, const float* panel, int64_t col, int64_t n0) {
   using V = hn::VFromD<D>;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
+  size_t rem[C];
+  for (int c = 0; c < C; ++c)
+    rem[c] = static_cast<size_t>(std::clamp<int64_t>(g.n - (n0 + c * lanes), 0, lanes));
   V acc[R][C];
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = hn::Zero(d);
   const float* bk = panel + col;
-  for (int64_t k = 0; k < g.k; ++k, bk += g.panel) {
+  const int64_t ldb = g.ldb ? g.ldb : g.panel;
+  for (int64_t k = 0; k < g.k; ++k, bk += ldb) {
     V b[C];
-    for (int c = 0; c < C; ++c) b[c] = hn::LoadU(d, bk + c * lanes);
+    for (int c = 0; c < C; ++c) {
+      if (!Tail || rem[c] == static_cast<size_t>(lanes)) {
+        b[c] = hn::LoadU(d, bk + c * lanes);
+      } else {
+        b[c] = rem[c] ? LoadTail(d, bk + c * lanes, rem[c], 0.f) : hn::Zero(d);
+      }
+    }
     for (int r = 0; r < R; ++r) {
       const V a = hn::Set(d, g.a[r * g.lda + k]);
       for (int c = 0; c < C; ++c) acc[r][c] = hn::MulAdd(a, b[c], acc[r][c]);
@@ -85,7 +96,8 @@ HWY_INLINE void PanelPair(D d, const PanelGemvArgs& g, const float* panel, int64
   for (int c = 0; c < 4; ++c) acc0[0][c] = acc1[0][c] = hn::Zero(d);
   const float* b0 = panel;
   const float* b1 = panel + g.panel_stride;
-  for (int64_t k = 0; k < g.k; ++k, b0 += g.panel, b1 += g.panel) {
+  const int64_t ldb = g.ldb ? g.ldb : g.panel;
+  for (int64_t k = 0; k < g.k; ++k, b0 += ldb, b1 += ldb) {
     const V a = hn::Set(d, g.a[k]);
     for (int c = 0; c < 4; ++c) {
       acc0[0][c] = hn::MulAdd(a, hn::LoadU(d, b0 + c * lanes), acc0[0][c]);
@@ -96,21 +108,22 @@ HWY_INLINE void PanelPair(D d, const PanelGemvArgs& g, const float* panel, int64
   Finish<1, 4>(d, g, acc1, n0 + g.panel);
 }
 
-template <int R, class D>
+template <int R, bool Tail, class D>
 HWY_INLINE void Panel(D d, const PanelGemvArgs& g, const float* panel, int64_t n0) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   int64_t col = 0;
   // Four vectors at a time (sixteen accumulators for four rows), the panel's rest after.
-  for (; col + 4 * lanes <= g.panel; col += 4 * lanes) Block<R, 4>(d, g, panel, col, n0 + col);
+  for (; col + 4 * lanes <= g.panel; col += 4 * lanes)
+    Block<R, 4, Tail>(d, g, panel, col, n0 + col);
   switch ((g.panel - col) / lanes) {
     case 3:
-      Block<R, 3>(d, g, panel, col, n0 + col);
+      Block<R, 3, Tail>(d, g, panel, col, n0 + col);
       break;
     case 2:
-      Block<R, 2>(d, g, panel, col, n0 + col);
+      Block<R, 2, Tail>(d, g, panel, col, n0 + col);
       break;
     case 1:
-      Block<R, 1>(d, g, panel, col, n0 + col);
+      Block<R, 1, Tail>(d, g, panel, col, n0 + col);
       break;
     default:
       break;
@@ -120,10 +133,13 @@ HWY_INLINE void Panel(D d, const PanelGemvArgs& g, const float* panel, int64_t n
 template <int R>
 void Panels(const PanelGemvArgs& g, int64_t begin, int64_t end) {
   const hn::ScalableTag<float> d;
+  // Without padding, the panel holding column N - 1 is read with care when N ends inside it.
+  const int64_t whole = g.b_padded ? end : std::min(end, g.n / g.panel);
   int64_t p = begin;
   if (R == 1 && g.panel == 4 * static_cast<int64_t>(hn::Lanes(d)))
-    for (; p + 2 <= end; p += 2) PanelPair(d, g, g.b + p * g.panel_stride, p * g.panel);
-  for (; p < end; ++p) Panel<R>(d, g, g.b + p * g.panel_stride, p * g.panel);
+    for (; p + 2 <= whole; p += 2) PanelPair(d, g, g.b + p * g.panel_stride, p * g.panel);
+  for (; p < whole; ++p) Panel<R, false>(d, g, g.b + p * g.panel_stride, p * g.panel);
+  for (; p < end; ++p) Panel<R, true>(d, g, g.b + p * g.panel_stride, p * g.panel);
 }
 
 void PanelGemvF32Impl(const PanelGemvArgs& g, int64_t begin, int64_t end) {
@@ -148,6 +164,10 @@ namespace onyx::kernels::common {
 
 HWY_EXPORT(PanelGemvLanesImpl);
 HWY_EXPORT(PanelGemvF32Impl);
+
+int64_t PanelGemvPlainPanel() {
+  return 4 * static_cast<int64_t>(HWY_DYNAMIC_DISPATCH(PanelGemvLanesImpl)());
+}
 
 bool PanelGemvTakesPanel(int64_t panel) {
   const int64_t lanes = static_cast<int64_t>(HWY_DYNAMIC_DISPATCH(PanelGemvLanesImpl)());

@@ -188,8 +188,9 @@ void WinogradConvF32(const WinogradConvArgs& args, int64_t tile_begin, int64_t t
 
 // ---- a few rows times a panel-packed matrix (panel_gemv_hwy.cc) ----
 // B is [K, N] stored in panels of `panel` columns: B(k, n) = b[(n / panel) * panel_stride +
-// k * panel + n % panel] (oneDNN's blocked weights, e.g. BA16a64b with K a multiple of 16 apart;
-// the last panel's columns past N are read and must be finite: oneDNN pads them with zeros).
+// k * ldb + n % panel] (oneDNN's blocked weights, e.g. BA16a64b with K a multiple of 16 apart,
+// ldb = panel; with b_padded the last panel's columns past N are read and must be finite: oneDNN
+// pads them with zeros).
 // Four: at eight rows (two vectors of a panel per pass) oneDNN's brgemm measured 20% faster.
 constexpr int64_t kPanelGemvMaxRows = 4;
 struct PanelGemvArgs {
@@ -198,6 +199,10 @@ struct PanelGemvArgs {
   int64_t rows = 0;  // 1 .. kPanelGemvMaxRows
   const float* b = nullptr;
   int64_t panel = 0, panel_stride = 0;
+  // Floats between B's rows inside a panel: 0 for `panel` (packed). A plain row-major [K, N]
+  // matrix is panel = PanelGemvPlainPanel(), panel_stride = panel, ldb = N, b_padded = false.
+  int64_t ldb = 0;
+  bool b_padded = true;  // false: nothing is read at or past column N
   int64_t k = 0, n = 0;
   float alpha = 1.f;
   const float* bias = nullptr;  // [N], or one value when bias_scalar; null: none
@@ -208,6 +213,8 @@ struct PanelGemvArgs {
 };
 // Whether this CPU's target splits a panel of `panel` columns into whole vectors.
 bool PanelGemvTakesPanel(int64_t panel);
+// The panel width for reading a plain row-major B: four vectors of this CPU's target.
+int64_t PanelGemvPlainPanel();
 // y = alpha * a B + bias + z for the columns of panels [begin, end): float sums in k order, no
 // write outside them, so disjoint panel ranges may run concurrently.
 void PanelGemvF32(const PanelGemvArgs& args, int64_t begin, int64_t end);

@@ -531,6 +531,61 @@ class MatMulOnednn : public Kernel {
   dnnl::matmul prim_;
 };
 
+// A MatMul of two plain row-major float operands of one rank, B's batch dims equal to A's or all
+// 1: Y[i] = A[i] B[i] with PanelGemvF32 four rows at a time, reading B in place. Nothing to
+// compile, so a shape's first run costs its arithmetic only. False (nothing written) when the
+// operands are of another kind.
+bool PlainBatchedProduct(KernelContext& ctx, Status* status) {
+  if (ctx.node().op_type() != "MatMul" || !ctx.has_input(0) || !ctx.has_input(1)) return false;
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  const int64_t r = a.rank();
+  if (a.dtype() != DType::kFloat || b.dtype() != DType::kFloat || r < 2 || b.rank() != r)
+    return false;
+  const int64_t m = a.dim(r - 2), k = a.dim(r - 1), n = b.dim(r - 1);
+  if (b.dim(r - 2) != k || m == 0 || k == 0 || n == 0) return false;
+  bool same = true, shared = true;
+  for (int64_t i = 0; i + 2 < r; ++i) {
+    same = same && b.dim(i) == a.dim(i);
+    shared = shared && b.dim(i) == 1;
+  }
+  if (!same && !shared) return false;
+  Shape y_shape = a.shape();
+  y_shape[r - 1] = n;
+  auto y = NewOutput(ctx, 0, DType::kFloat, y_shape);
+  if (!y.ok()) {
+    *status = y.status();
+    return true;
+  }
+  const int64_t batch = a.numel() / (m * k), chunks = (m + 3) / 4;
+  common::PanelGemvArgs g;
+  g.lda = k;
+  g.k = k;
+  g.n = n;
+  g.panel = common::PanelGemvPlainPanel();
+  g.panel_stride = g.panel;
+  g.ldb = n;
+  g.b_padded = false;
+  g.ldy = n;
+  const int64_t panels = (n + g.panel - 1) / g.panel;
+  const float* ap = a.data<float>();
+  const float* bp = b.data<float>();
+  float* yp = y->data<float>();
+  ParallelFor(batch * chunks, 4 * k * n, ctx.intra_op_threads(), [&](int64_t begin, int64_t end) {
+    common::PanelGemvArgs t = g;
+    for (int64_t w = begin; w < end; ++w) {
+      const int64_t i = w / chunks, row = w % chunks * 4;
+      t.a = ap + (i * m + row) * k;
+      t.rows = std::min<int64_t>(4, m - row);
+      t.b = bp + (same ? i * k * n : 0);
+      t.y = yp + (i * m + row) * n;
+      common::PanelGemvF32(t, 0, panels);
+    }
+  });
+  *status = Status::Ok();
+  return true;
+}
+
 // Products of two computed operands whose shapes are not known at plan time (attention's
 // Q x K^T and P x V with a symbolic sequence length): a static-shape primitive per shape seen,
 // made at its first run and kept (a few per kernel, least recently used dropped), and the
@@ -563,7 +618,8 @@ class MatMulOnednnPerShape : public Kernel {
     int64_t macs = 0;
     if (a.rank() < 2 || b.rank() < 2) return fallback_->Run(ctx);
     if (!CheckedMul(a.numel(), b.dim(b.rank() - 1), &macs)) macs = INT64_MAX;
-    if (macs < kMinMacs) return fallback_->Run(ctx);
+    Status plain;
+    if (macs < kMinMacs) return PlainBatchedProduct(ctx, &plain) ? plain : fallback_->Run(ctx);
     // The inputs' shapes as one key: each rank then its dims, -1 for an absent input.
     std::vector<int64_t> key;
     for (int i = 0; i < ctx.num_inputs(); ++i) {
@@ -577,6 +633,14 @@ class MatMulOnednnPerShape : public Kernel {
     }
     std::shared_ptr<const Kernel> k;
     if (!kernels_.Find(key, &k)) {
+      // A shape's first run: the plain product, a primitive from its second run on (compiling
+      // one per new shape cost BERT 8 per length, 0.1-0.3 ms each, for a shape maybe never seen
+      // again).
+      std::shared_ptr<const int> seen;
+      if (!seen_.Find(key, &seen)) {
+        seen_.Add(key, nullptr);
+        if (PlainBatchedProduct(ctx, &plain)) return plain;
+      }
       // A shape the primitive cannot take (empty dims, broadcasts it refuses) runs the generic
       // kernel from now on: the null entry remembers that.
       std::vector<TypeInfo> types;
@@ -600,6 +664,7 @@ class MatMulOnednnPerShape : public Kernel {
   KernelCreateInfo info_;
   std::unique_ptr<Kernel> fallback_;
   RecentlyUsed<std::vector<int64_t>, Kernel> kernels_{kMaxShapes};
+  RecentlyUsed<std::vector<int64_t>, int> seen_{4 * kMaxShapes};  // shapes run once
 };
 
 // MatMul or FusedMatMul (attention's scaled scores) whose operands are float tensors of rank >= 2

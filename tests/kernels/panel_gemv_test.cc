@@ -1,8 +1,8 @@
 // Products of a few rows with a constant B (a decoder's one-token step): PanelGemvF32 on its own
 // against sums in double over hand-packed panels (every Highway target, panel and column tails,
-// bias, residual, alpha, NaN and infinities), and MatMul, Gemm and com.onyx FusedMatMul on oneDNN
-// with a constant B at 1 to 5 rows (the kernel reads oneDNN's packed B itself up to 4) against the
-// reference kernels, at one and two threads.
+// bias, residual, alpha, NaN and infinities) and over a plain row-major B read in place; and
+// MatMul, Gemm and com.onyx FusedMatMul on oneDNN with a constant B at 1 to 5 rows (the kernel
+// reads oneDNN's packed B itself up to 4) against the reference kernels, at one and two threads.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -97,6 +97,46 @@ TEST(PanelGemv, MatchesDoubleSumsOnEveryTarget) {
         EXPECT_EQ(y[r * ldy + c.n], 7.f) << "row " << r << ": written past N";
       }
     });
+  }
+}
+
+// A plain row-major B read in place (attention's scores and context at a shape's first run):
+// nothing is read past column N - 1, so B is allocated to exactly K x N floats here and
+// AddressSanitizer would catch an over-read.
+TEST(PanelGemv, PlainRowMajorBWithoutPadding) {
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (int64_t n : {1, 5, 16, 31, 64, 100, 257}) {
+    for (int64_t rows = 1; rows <= kernels::common::kPanelGemvMaxRows; ++rows) {
+      const int64_t k = 37;
+      std::vector<float> a(static_cast<size_t>(rows * k)), b(static_cast<size_t>(k * n));
+      for (auto& v : a) v = dist(rng);
+      for (auto& v : b) v = dist(rng);
+      ForEachSimdTarget([&](const std::string& target) {
+        SCOPED_TRACE(target + " rows " + std::to_string(rows) + " n " + std::to_string(n));
+        std::vector<float> y(static_cast<size_t>(rows * n), 7.f);
+        PanelGemvArgs g;
+        g.a = a.data();
+        g.lda = k;
+        g.rows = rows;
+        g.b = b.data();
+        g.panel = kernels::common::PanelGemvPlainPanel();
+        g.panel_stride = g.panel;
+        g.ldb = n;
+        g.b_padded = false;
+        g.k = k;
+        g.n = n;
+        g.y = y.data();
+        g.ldy = n;
+        kernels::common::PanelGemvF32(g, 0, (n + g.panel - 1) / g.panel);
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t j = 0; j < n; ++j) {
+            double want = 0;
+            for (int64_t kk = 0; kk < k; ++kk) want += double(a[r * k + kk]) * b[kk * n + j];
+            ASSERT_NEAR(y[r * n + j], want, 1e-5 * (1 + k)) << "row " << r << " col " << j;
+          }
+      });
+    }
   }
 }
 

@@ -47,16 +47,21 @@ void Return(void* p, size_t size) {
 std::shared_ptr<void> CachedBuffer(size_t bytes) {
   if (bytes < kMinCachedBytes || bytes > kMaxCachedBytes)
     return std::shared_ptr<void>(AlignedAlloc(bytes), AlignedFree);
-  const size_t size = ClassSize(bytes);
+  size_t size = ClassSize(bytes);
   void* p = nullptr;
   {
     Cache& c = TheCache();
     std::lock_guard<std::mutex> lock(c.mu);
-    auto it = c.free.find(size);
-    if (it != c.free.end() && !it->second.empty()) {
+    // The smallest free buffer of this class or larger, up to twice the size: inputs that grow
+    // call after call (a sweep over lengths) then reuse warm pages instead of faulting in new
+    // ones for every new class.
+    for (auto it = c.free.lower_bound(size); it != c.free.end() && it->first <= 2 * size; ++it) {
+      if (it->second.empty()) continue;
       p = it->second.back();
       it->second.pop_back();
+      size = it->first;
       c.free_bytes -= size;
+      break;
     }
   }
   if (!p) p = AlignedAlloc(size);

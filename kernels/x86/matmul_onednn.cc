@@ -660,7 +660,7 @@ class MatMulOnednnPerShape : public Kernel {
 
  private:
   static constexpr int64_t kMinMacs = int64_t{1} << 18;  // about 20 us of work at 1 thread
-  static constexpr size_t kMaxShapes = 16;
+  static constexpr size_t kMaxShapes = 32;
   KernelCreateInfo info_;
   std::unique_ptr<Kernel> fallback_;
   RecentlyUsed<std::vector<int64_t>, Kernel> kernels_{kMaxShapes};

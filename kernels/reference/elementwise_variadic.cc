@@ -147,7 +147,24 @@ void WhereLoop(const bool* cond, const Shape& cs, const T* x, const Shape& xs, c
     const T* px = x + off[1];
     const T* py = y + off[2];
     T* pd = dst + o;
-    for (int64_t i = 0; i < len; ++i) pd[i] = pc[i * sc] ? px[i * sx] : py[i * sy];
+    // A scalar X or Y against a full condition (attention's NaN-to-zero after Softmax): loops
+    // with fixed strides, which the compiler vectorizes (the general one ran at 0.5 ns an element).
+    if constexpr (std::is_integral_v<T>) {
+      // Masks instead of branches: bool is 0 or 1, so -T(c) is all ones or zero.
+      if (sc == 1 && sx == 0 && sy == 1) {
+        const T xv = *px;
+        for (int64_t i = 0; i < len; ++i) pd[i] = py[i] ^ ((xv ^ py[i]) & -static_cast<T>(pc[i]));
+        return;
+      }
+      if (sc == 1 && sx == 1 && sy == 0) {
+        const T yv = *py;
+        for (int64_t i = 0; i < len; ++i) pd[i] = yv ^ ((px[i] ^ yv) & -static_cast<T>(pc[i]));
+        return;
+      }
+    }
+    {
+      for (int64_t i = 0; i < len; ++i) pd[i] = pc[i * sc] ? px[i * sx] : py[i * sy];
+    }
   });
 }
 }  // namespace

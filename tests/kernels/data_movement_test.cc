@@ -172,8 +172,8 @@ TEST(Where, ScalarOperandAgainstAFullCondition) {
       const auto* out = static_cast<const unsigned char*>(r.outputs[0].raw_data());
       for (int64_t i = 0; i < cond.numel(); ++i) {
         const Tensor& from = cond.data<bool>()[i] ? x : y;
-        const auto* want = static_cast<const unsigned char*>(from.raw_data()) +
-                           (from.numel() == 1 ? 0 : i * es);
+        const auto* want =
+            static_cast<const unsigned char*>(from.raw_data()) + (from.numel() == 1 ? 0 : i * es);
         ASSERT_EQ(std::memcmp(out + i * es, want, es), 0) << "element " << i;
       }
     }

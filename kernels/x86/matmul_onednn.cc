@@ -5,6 +5,7 @@
 #include "kernels/x86/matmul_onednn.h"
 
 #include <algorithm>
+#include <atomic>
 #include <list>
 #include <mutex>
 #include <utility>
@@ -520,7 +521,7 @@ class MatMulOnednn : public Kernel {
   };
   static constexpr int64_t kTypicalRows = 64;
   static constexpr int64_t kRowBlock = 64;
-  static constexpr size_t kMaxRowCounts = 32;
+  static constexpr size_t kMaxRowCounts = kRowBlock;
   RecentlyUsed<int64_t, RowsPrimitive> by_rows_{kMaxRowCounts};
   enum MemoryArg { kSrc, kDst, kWeights, kScratch, kC, kZ };
   MemoryKeys keys_;
@@ -637,10 +638,14 @@ class MatMulOnednnPerShape : public Kernel {
       // one per new shape cost BERT 8 per length, 0.1-0.3 ms each, for a shape maybe never seen
       // again).
       std::shared_ptr<const int> seen;
-      if (!seen_.Find(key, &seen)) {
-        seen_.Add(key, nullptr);
+      const bool first = !seen_.Find(key, &seen);
+      if (first) seen_.Add(key, nullptr);
+      // Once a kernel has compiled twice as many shapes as it keeps, its shapes come and go
+      // faster than primitives pay back (BERT fed every length 1..160: each call compiled
+      // anew): the plain product then serves every shape not already held.
+      if (first || made_.load(std::memory_order_relaxed) >= 2 * kMaxShapes)
         if (PlainBatchedProduct(ctx, &plain)) return plain;
-      }
+      made_.fetch_add(1, std::memory_order_relaxed);
       // A shape the primitive cannot take (empty dims, broadcasts it refuses) runs the generic
       // kernel from now on: the null entry remembers that.
       std::vector<TypeInfo> types;
@@ -665,6 +670,7 @@ class MatMulOnednnPerShape : public Kernel {
   std::unique_ptr<Kernel> fallback_;
   RecentlyUsed<std::vector<int64_t>, Kernel> kernels_{kMaxShapes};
   RecentlyUsed<std::vector<int64_t>, int> seen_{4 * kMaxShapes};  // shapes run once
+  mutable std::atomic<size_t> made_{0};                           // primitives compiled
 };
 
 // MatMul or FusedMatMul (attention's scaled scores) whose operands are float tensors of rank >= 2

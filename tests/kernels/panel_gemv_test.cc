@@ -31,6 +31,26 @@ std::vector<float> Pack(const std::vector<float>& b, int64_t k, int64_t n, int64
   return packed;
 }
 
+// Arguments for rows x k of A (packed back to back) times B with panels `panel` wide starting
+// `stride` floats apart, into y (rows ldy apart); ldb 0: rows of B `panel` apart (packed).
+PanelGemvArgs Args(const float* a, int64_t rows, int64_t k, const float* b, int64_t panel,
+                   int64_t stride, int64_t n, float* y, int64_t ldy, int64_t ldb = 0) {
+  PanelGemvArgs g;
+  g.a = a;
+  g.lda = k;
+  g.rows = rows;
+  g.b = b;
+  g.panel = panel;
+  g.panel_stride = stride;
+  g.ldb = ldb;
+  g.b_padded = ldb == 0;
+  g.k = k;
+  g.n = n;
+  g.y = y;
+  g.ldy = ldy;
+  return g;
+}
+
 TEST(PanelGemv, MatchesDoubleSumsOnEveryTarget) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
@@ -67,21 +87,12 @@ TEST(PanelGemv, MatchesDoubleSumsOnEveryTarget) {
       std::vector<float> y(static_cast<size_t>(c.rows * ldy), 7.f), zz(y.size(), 0.f);
       for (int64_t r = 0; r < c.rows; ++r)
         for (int64_t j = 0; j < c.n; ++j) zz[r * ldy + j] = z[r * c.n + j];
-      PanelGemvArgs g;
-      g.a = a.data();
-      g.lda = c.k;
-      g.rows = c.rows;
-      g.b = packed.data();
-      g.panel = c.panel;
-      g.panel_stride = stride;
-      g.k = c.k;
-      g.n = c.n;
+      PanelGemvArgs g =
+          Args(a.data(), c.rows, c.k, packed.data(), c.panel, stride, c.n, y.data(), ldy);
       g.alpha = c.alpha;
       g.bias = c.bias ? bias.data() : nullptr;
       g.bias_scalar = c.bias_scalar;
       g.z = c.z ? zz.data() : nullptr;
-      g.y = y.data();
-      g.ldy = ldy;
       // Two disjoint panel ranges, as two threads would run them.
       kernels::common::PanelGemvF32(g, 0, panels / 2);
       kernels::common::PanelGemvF32(g, panels / 2, panels);
@@ -115,19 +126,8 @@ TEST(PanelGemv, PlainRowMajorBWithoutPadding) {
       ForEachSimdTarget([&](const std::string& target) {
         SCOPED_TRACE(target + " rows " + std::to_string(rows) + " n " + std::to_string(n));
         std::vector<float> y(static_cast<size_t>(rows * n), 7.f);
-        PanelGemvArgs g;
-        g.a = a.data();
-        g.lda = k;
-        g.rows = rows;
-        g.b = b.data();
-        g.panel = kernels::common::PanelGemvPlainPanel();
-        g.panel_stride = g.panel;
-        g.ldb = n;
-        g.b_padded = false;
-        g.k = k;
-        g.n = n;
-        g.y = y.data();
-        g.ldy = n;
+        const int64_t panel = kernels::common::PanelGemvPlainPanel();
+        const PanelGemvArgs g = Args(a.data(), rows, k, b.data(), panel, panel, n, y.data(), n, n);
         kernels::common::PanelGemvF32(g, 0, (n + g.panel - 1) / g.panel);
         for (int64_t r = 0; r < rows; ++r)
           for (int64_t j = 0; j < n; ++j) {
@@ -148,18 +148,8 @@ TEST(PanelGemv, NanAndInfinitySpreadAlongTheirRow) {
   const std::vector<float> packed = Pack(b, k, n, panel, stride);
   const std::vector<float> a = {1.f, std::nanf(""), 2.f, 1.f, inf, 0.f};  // two rows
   std::vector<float> y(static_cast<size_t>(2 * n));
-  PanelGemvArgs g;
-  g.a = a.data();
-  g.lda = k;
-  g.rows = 2;
-  g.b = packed.data();
-  g.panel = panel;
-  g.panel_stride = stride;
-  g.k = k;
-  g.n = n;
-  g.y = y.data();
-  g.ldy = n;
-  kernels::common::PanelGemvF32(g, 0, 2);
+  kernels::common::PanelGemvF32(Args(a.data(), 2, k, packed.data(), panel, stride, n, y.data(), n),
+                                0, 2);
   for (int64_t j = 0; j < n; ++j) {
     EXPECT_TRUE(std::isnan(y[j])) << j;
     EXPECT_EQ(y[n + j], inf) << j;

@@ -14,13 +14,6 @@
 namespace onyx::kernels::common {
 namespace {
 
-// Element size of a plain (non-string, 1/2/4/8-byte) tensor, else 0.
-size_t PlainSize(const Tensor& t) {
-  if (t.dtype() == DType::kString || t.dtype() == DType::kUndefined) return 0;
-  const size_t s = DTypeSize(t.dtype());
-  return s == 1 || s == 2 || s == 4 || s == 8 ? s : 0;
-}
-
 bool TensorInput(KernelContext& ctx, int i) {
   return ctx.has_input(i) && ctx.input_value(i).is_tensor();
 }
@@ -320,16 +313,12 @@ class SliceKernel : public FastKernel {
   }
 };
 
-Status SupportsPlain(const NodeView&, const std::vector<TypeInfo>& types) {
-  return RequirePlainInput(types, 0);
-}
-
 }  // namespace
 
 void RegisterCopyCommon(OpRegistry& r) {
-  PrependFast(r, "Concat", "Concat_any_memcpy", SupportsPlain, MakeCreate<ConcatKernel>());
-  PrependFast(r, "Split", "Split_any_memcpy", SupportsPlain, MakeCreate<SplitKernel>());
-  PrependFast(r, "Slice", "Slice_any_memcpy", SupportsPlain, MakeCreate<SliceKernel>());
+  PrependFast(r, "Concat", "Concat_any_memcpy", SupportsPlainInput0, MakeCreate<ConcatKernel>());
+  PrependFast(r, "Split", "Split_any_memcpy", SupportsPlainInput0, MakeCreate<SplitKernel>());
+  PrependFast(r, "Slice", "Slice_any_memcpy", SupportsPlainInput0, MakeCreate<SliceKernel>());
 }
 
 }  // namespace onyx::kernels::common

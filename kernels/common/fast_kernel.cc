@@ -108,4 +108,14 @@ Status RequirePlainInput(const std::vector<TypeInfo>& types, int i) {
   return Status::Ok();
 }
 
+Status SupportsPlainInput0(const NodeView&, const std::vector<TypeInfo>& types) {
+  return RequirePlainInput(types, 0);
+}
+
+size_t PlainSize(const Tensor& t) {
+  if (t.dtype() == DType::kString || t.dtype() == DType::kUndefined) return 0;
+  const size_t s = DTypeSize(t.dtype());
+  return s == 1 || s == 2 || s == 4 || s == 8 ? s : 0;
+}
+
 }  // namespace onyx::kernels::common

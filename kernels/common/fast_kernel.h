@@ -58,6 +58,11 @@ Status RequireAllInputsType(const std::vector<TypeInfo>& types, DType t, int min
 // Input i is present and a tensor whose element size is 1, 2, 4 or 8 bytes (plain data, not
 // strings), for the data-movement kernels.
 Status RequirePlainInput(const std::vector<TypeInfo>& types, int i);
+// The `supports` of the data-movement kernels: RequirePlainInput(types, 0).
+Status SupportsPlainInput0(const NodeView& node, const std::vector<TypeInfo>& types);
+// Run-time twin of RequirePlainInput: the element size of a plain (1/2/4/8-byte, not string)
+// tensor, else 0.
+size_t PlainSize(const Tensor& t);
 
 // Threads worth using for `work` units (about one element touched each): a parallel split of a
 // cheap memory-bound loop pays off only above MinParallelWork() elements (op_helpers.h), which

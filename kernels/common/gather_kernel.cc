@@ -32,10 +32,8 @@ class GatherKernel : public FastKernel {
       return Fallback(ctx);
     const Tensor& data = ctx.input(0);
     const Tensor& indices = ctx.input(1);
-    if (data.dtype() == DType::kString || data.dtype() == DType::kUndefined || data.rank() == 0)
-      return Fallback(ctx);
-    const size_t es = DTypeSize(data.dtype());
-    if (es != 1 && es != 2 && es != 4 && es != 8) return Fallback(ctx);
+    const size_t es = PlainSize(data);
+    if (es == 0 || data.rank() == 0) return Fallback(ctx);
     if (indices.dtype() != DType::kInt64 && indices.dtype() != DType::kInt32) return Fallback(ctx);
     const int64_t rank = data.rank();
     int64_t axis = axis_;

@@ -90,9 +90,8 @@ class TransposeKernel : public FastKernel {
   Status Run(KernelContext& ctx) const override {
     if (!ctx.has_input(0) || !ctx.input_value(0).is_tensor()) return Fallback(ctx);
     const Tensor& x = ctx.input(0);
-    if (x.dtype() == DType::kString || x.dtype() == DType::kUndefined) return Fallback(ctx);
-    const size_t es = DTypeSize(x.dtype());
-    if (es != 1 && es != 2 && es != 4 && es != 8) return Fallback(ctx);
+    const size_t es = PlainSize(x);
+    if (es == 0) return Fallback(ctx);
     std::vector<int64_t> perm;
     if (!ValidPerm(has_perm_, perm_, x.rank(), &perm)) return Fallback(ctx);
     Shape out_shape;
@@ -166,12 +165,8 @@ class TransposeKernel : public FastKernel {
 }  // namespace
 
 void RegisterTransposeCommon(OpRegistry& r) {
-  PrependFast(
-      r, "Transpose", "Transpose_any_tiled",
-      [](const NodeView&, const std::vector<TypeInfo>& types) {
-        return RequirePlainInput(types, 0);
-      },
-      MakeCreate<TransposeKernel>());
+  PrependFast(r, "Transpose", "Transpose_any_tiled", SupportsPlainInput0,
+              MakeCreate<TransposeKernel>());
 }
 
 }  // namespace onyx::kernels::common

@@ -13,12 +13,6 @@
 namespace onyx::kernels::common {
 namespace {
 
-bool PlainTensor(const Tensor& t) {
-  if (t.dtype() == DType::kString || t.dtype() == DType::kUndefined) return false;
-  const size_t s = DTypeSize(t.dtype());
-  return s == 1 || s == 2 || s == 4 || s == 8;
-}
-
 // Reads input i as a list of int64 (rank 0 or 1); false when it is anything else.
 bool Int64List(KernelContext& ctx, int i, const int64_t** data, int64_t* count) {
   if (!ctx.has_input(i) || !ctx.input_value(i).is_tensor()) return false;
@@ -49,7 +43,7 @@ class ReshapeView : public FastKernel {
     const Tensor& x = ctx.input(0);
     const int64_t* req = nullptr;
     int64_t n = 0;
-    if (!PlainTensor(x) || !Int64List(ctx, 1, &req, &n)) return Fallback(ctx);
+    if (PlainSize(x) == 0 || !Int64List(ctx, 1, &req, &n)) return Fallback(ctx);
     Shape shape(static_cast<size_t>(n));
     int64_t known = 1, infer_at = -1;
     for (int64_t i = 0; i < n; ++i) {
@@ -88,7 +82,7 @@ class FlattenView : public FastKernel {
     const Tensor& x = ctx.input(0);
     const int64_t rank = x.rank();
     // Negative axes (opset 11) are checked by the reference kernel, with its message.
-    if (!PlainTensor(x) || axis_ < 0 || axis_ > rank) return Fallback(ctx);
+    if (PlainSize(x) == 0 || axis_ < 0 || axis_ > rank) return Fallback(ctx);
     int64_t outer = 1, inner = 1;
     for (int64_t i = 0; i < rank; ++i) (i < axis_ ? outer : inner) *= x.dim(i);
     return ViewOutput(ctx, x, {outer, inner});
@@ -106,7 +100,7 @@ class SqueezeView : public FastKernel {
 
   Status Run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    if (!PlainTensor(x)) return Fallback(ctx);
+    if (PlainSize(x) == 0) return Fallback(ctx);
     const int64_t* axes = nullptr;
     int64_t n = 0;
     const bool has_axes = ctx.has_input(1);
@@ -142,17 +136,14 @@ class SqueezeView : public FastKernel {
   bool unsqueeze_;
 };
 
-Status SupportsPlain(const NodeView&, const std::vector<TypeInfo>& types) {
-  return RequirePlainInput(types, 0);
-}
-
 }  // namespace
 
 void RegisterViewCommon(OpRegistry& r) {
-  PrependFast(r, "Reshape", "Reshape_any_view", SupportsPlain, MakeCreate<ReshapeView>(), 5);
-  PrependFast(r, "Flatten", "Flatten_any_view", SupportsPlain, MakeCreate<FlattenView>());
-  PrependFast(r, "Squeeze", "Squeeze_any_view", SupportsPlain, MakeCreate<SqueezeView>(), 13);
-  PrependFast(r, "Unsqueeze", "Unsqueeze_any_view", SupportsPlain, MakeCreate<SqueezeView>(), 13);
+  PrependFast(r, "Reshape", "Reshape_any_view", SupportsPlainInput0, MakeCreate<ReshapeView>(), 5);
+  PrependFast(r, "Flatten", "Flatten_any_view", SupportsPlainInput0, MakeCreate<FlattenView>());
+  PrependFast(r, "Squeeze", "Squeeze_any_view", SupportsPlainInput0, MakeCreate<SqueezeView>(), 13);
+  PrependFast(r, "Unsqueeze", "Unsqueeze_any_view", SupportsPlainInput0, MakeCreate<SqueezeView>(),
+              13);
 }
 
 }  // namespace onyx::kernels::common

@@ -139,9 +139,8 @@ const Value* Frame::Get(int slot) const {
   switch (s.storage) {
     case Storage::kConstant: {
       if (values[slot].defined()) return &values[slot];  // an IR < 4 default overridden by a feed
-      if (static_cast<size_t>(slot) < plan->constant_at.size()) return plan->constant_at[slot];
-      auto it = plan->constants.find(slot);
-      return it == plan->constants.end() ? nullptr : &it->second;
+      return static_cast<size_t>(slot) < plan->constant_at.size() ? plan->constant_at[slot]
+                                                                  : nullptr;
     }
     case Storage::kOuter:
       return parent ? parent->Lookup(s.name) : nullptr;

@@ -64,7 +64,7 @@ struct ExecutionPlan {
   std::map<std::string, int> slot_of;
   std::map<int, Value> constants;  // kConstant slots
   // constants' entries by slot id (null: none), for the executor's per-input look-ups; made by
-  // IndexConstants once `constants` is final, empty before (look-ups then search the map).
+  // IndexConstants when the planner has finished the plan (a plan is run only after that).
   std::vector<const Value*> constant_at;
   std::vector<PlanStep> steps;
   // Nodes the planner made (fused ops, layout reorders); steps point at them, so a deque keeps

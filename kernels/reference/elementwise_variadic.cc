@@ -162,9 +162,7 @@ void WhereLoop(const bool* cond, const Shape& cs, const T* x, const Shape& xs, c
         return;
       }
     }
-    {
-      for (int64_t i = 0; i < len; ++i) pd[i] = pc[i * sc] ? px[i * sx] : py[i * sy];
-    }
+    for (int64_t i = 0; i < len; ++i) pd[i] = pc[i * sc] ? px[i * sx] : py[i * sy];
   });
 }
 }  // namespace

@@ -68,8 +68,7 @@ HWY_INLINE void Block(D d, const PanelGemvArgs& g, const float* panel, int64_t c
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = hn::Zero(d);
   const float* bk = panel + col;
-  const int64_t ldb = g.ldb ? g.ldb : g.panel;
-  for (int64_t k = 0; k < g.k; ++k, bk += ldb) {
+  for (int64_t k = 0; k < g.k; ++k, bk += g.ldb) {
     V b[C];
     for (int c = 0; c < C; ++c) {
       if (!Tail || rem[c] == static_cast<size_t>(lanes)) {
@@ -96,8 +95,7 @@ HWY_INLINE void PanelPair(D d, const PanelGemvArgs& g, const float* panel, int64
   for (int c = 0; c < 4; ++c) acc0[0][c] = acc1[0][c] = hn::Zero(d);
   const float* b0 = panel;
   const float* b1 = panel + g.panel_stride;
-  const int64_t ldb = g.ldb ? g.ldb : g.panel;
-  for (int64_t k = 0; k < g.k; ++k, b0 += ldb, b1 += ldb) {
+  for (int64_t k = 0; k < g.k; ++k, b0 += g.ldb, b1 += g.ldb) {
     const V a = hn::Set(d, g.a[k]);
     for (int c = 0; c < 4; ++c) {
       acc0[0][c] = hn::MulAdd(a, hn::LoadU(d, b0 + c * lanes), acc0[0][c]);

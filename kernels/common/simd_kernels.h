@@ -199,7 +199,7 @@ struct PanelGemvArgs {
   int64_t rows = 0;  // 1 .. kPanelGemvMaxRows
   const float* b = nullptr;
   int64_t panel = 0, panel_stride = 0;
-  // Floats between B's rows inside a panel: 0 for `panel` (packed). A plain row-major [K, N]
+  // Floats between B's rows inside a panel: `panel` when packed. A plain row-major [K, N]
   // matrix is panel = PanelGemvPlainPanel(), panel_stride = panel, ldb = N, b_padded = false.
   int64_t ldb = 0;
   bool b_padded = true;  // false: nothing is read at or past column N

@@ -414,6 +414,7 @@ class MatMulOnednn : public Kernel {
     args.b = static_cast<const float*>(packed_b_.get_data_handle());
     args.panel = panel_;
     args.panel_stride = panel_stride_;
+    args.ldb = panel_;
     args.alpha = g_.alpha;
     if (g_.c_input >= 0) {
       args.bias = scaled_c_ ? static_cast<const float*>(scaled_c_.get_data_handle())
@@ -532,12 +533,13 @@ class MatMulOnednn : public Kernel {
   dnnl::matmul prim_;
 };
 
-// A MatMul of two plain row-major float operands of one rank, B's batch dims equal to A's or all
-// 1: Y[i] = A[i] B[i] with PanelGemvF32 four rows at a time, reading B in place. Nothing to
+// A MatMul (the caller checks the op: FusedMatMul's scale and addends are not done here) of two
+// plain row-major float operands of one rank, B's batch dims equal to A's or all 1:
+// Y[i] = A[i] B[i] with PanelGemvF32 four rows at a time, reading B in place. Nothing to
 // compile, so a shape's first run costs its arithmetic only. False (nothing written) when the
 // operands are of another kind.
 bool PlainBatchedProduct(KernelContext& ctx, Status* status) {
-  if (ctx.node().op_type() != "MatMul" || !ctx.has_input(0) || !ctx.has_input(1)) return false;
+  if (!ctx.has_input(0) || !ctx.has_input(1)) return false;
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
   const int64_t r = a.rank();
@@ -599,6 +601,7 @@ class MatMulOnednnPerShape : public Kernel {
     auto k = std::unique_ptr<MatMulOnednnPerShape>(new MatMulOnednnPerShape());
     k->info_ = info;
     k->info_.constants.clear();  // no constant operand: nothing to keep pointers to
+    k->plain_ = node.op_type() == "MatMul";
     const OpDef* op = OpRegistry::Global().Find(node.domain(), node.op_type(), node.opset());
     if (!op || op->impls.size() < 2) return node.NotSupported("no generic kernel to fall back on");
     const KernelImpl& generic = op->impls.back();
@@ -620,7 +623,8 @@ class MatMulOnednnPerShape : public Kernel {
     if (a.rank() < 2 || b.rank() < 2) return fallback_->Run(ctx);
     if (!CheckedMul(a.numel(), b.dim(b.rank() - 1), &macs)) macs = INT64_MAX;
     Status plain;
-    if (macs < kMinMacs) return PlainBatchedProduct(ctx, &plain) ? plain : fallback_->Run(ctx);
+    if (macs < kMinMacs)
+      return plain_ && PlainBatchedProduct(ctx, &plain) ? plain : fallback_->Run(ctx);
     // The inputs' shapes as one key: each rank then its dims, -1 for an absent input.
     std::vector<int64_t> key;
     for (int i = 0; i < ctx.num_inputs(); ++i) {
@@ -643,8 +647,9 @@ class MatMulOnednnPerShape : public Kernel {
       // Once a kernel has compiled twice as many shapes as it keeps, its shapes come and go
       // faster than primitives pay back (BERT fed every length 1..160: each call compiled
       // anew): the plain product then serves every shape not already held.
-      if (first || made_.load(std::memory_order_relaxed) >= 2 * kMaxShapes)
-        if (PlainBatchedProduct(ctx, &plain)) return plain;
+      if (plain_ && (first || made_.load(std::memory_order_relaxed) >= 2 * kMaxShapes) &&
+          PlainBatchedProduct(ctx, &plain))
+        return plain;
       made_.fetch_add(1, std::memory_order_relaxed);
       // A shape the primitive cannot take (empty dims, broadcasts it refuses) runs the generic
       // kernel from now on: the null entry remembers that.
@@ -667,6 +672,7 @@ class MatMulOnednnPerShape : public Kernel {
   static constexpr int64_t kMinMacs = int64_t{1} << 18;  // about 20 us of work at 1 thread
   static constexpr size_t kMaxShapes = 32;
   KernelCreateInfo info_;
+  bool plain_ = false;  // a MatMul, which PlainBatchedProduct computes (FusedMatMul is not)
   std::unique_ptr<Kernel> fallback_;
   RecentlyUsed<std::vector<int64_t>, Kernel> kernels_{kMaxShapes};
   RecentlyUsed<std::vector<int64_t>, int> seen_{4 * kMaxShapes};  // shapes run once

@@ -104,27 +104,47 @@ TEST(Transpose, BadPermutationGivesTheReferenceError) {
   EXPECT_NE(r.status.message().find("perm"), std::string::npos) << r.status.message();
 }
 
-TEST(ViewOps, ReshapeFlattenSqueezeUnsqueezeMatchTheReference) {
+// A view op's output: the shape written out by hand here, and input 0's bytes in their order.
+void ExpectView(const NodeSpec& spec, const std::vector<Tensor>& inputs, const std::string& impl,
+                const Shape& shape) {
+  SCOPED_TRACE(spec.op + " to " + ShapeToString(shape));
+  const RunResult r = RunImpl(spec, inputs, impl);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  ASSERT_EQ(r.impl, impl);
+  ASSERT_EQ(r.outputs[0].shape(), shape);
+  ASSERT_EQ(r.outputs[0].dtype(), inputs[0].dtype());
+  ASSERT_EQ(r.outputs[0].nbytes(), inputs[0].nbytes());
+  if (inputs[0].nbytes() > 0)
+    EXPECT_EQ(std::memcmp(r.outputs[0].raw_data(), inputs[0].raw_data(), inputs[0].nbytes()), 0);
+}
+
+TEST(ViewOps, ReshapeFlattenSqueezeUnsqueezeKeepTheBytes) {
   std::mt19937 rng(67);
-  const Shape shape{2, 1, 3, 4};
   for (DType t : kTypes) {
     SCOPED_TRACE(DTypeName(t));
-    const Tensor x = RandomBytes(t, shape, rng);
-    for (const std::vector<int64_t>& to :
-         std::vector<std::vector<int64_t>>{{24}, {-1, 4}, {0, 0, -1}, {2, 12}, {4, 0, 3, 2}}) {
-      const Tensor s = Int64Tensor({static_cast<int64_t>(to.size())}, to);
-      ExpectSameAsReference({"Reshape", 14}, {x, s}, "Reshape_any_view");
-    }
+    const Tensor x = RandomBytes(t, {2, 1, 3, 4}, rng);
+    const std::vector<std::pair<std::vector<int64_t>, Shape>> reshapes = {
+        {{24}, {24}},
+        {{-1, 4}, {6, 4}},
+        {{0, 0, -1}, {2, 1, 12}},  // 0 copies the input's dim
+        {{2, 12}, {2, 12}},
+        {{4, 0, 3, 2}, {4, 1, 3, 2}},
+    };
+    for (const auto& [to, want] : reshapes)
+      ExpectView({"Reshape", 14}, {x, Int64Tensor({static_cast<int64_t>(to.size())}, to)},
+                 "Reshape_any_view", want);
     // allowzero: a 0 is a zero-sized dim, not a copy (an empty input).
     const Tensor empty = RandomBytes(t, {0, 3}, rng);
-    ExpectSameAsReference({"Reshape", 14, {IntAttr("allowzero", 1)}},
-                          {empty, Int64Tensor({2}, {3, 0})}, "Reshape_any_view");
-    for (int64_t axis : {0, 1, 2, 4})
-      ExpectSameAsReference({"Flatten", 13, {IntAttr("axis", axis)}}, {x}, "Flatten_any_view");
-    ExpectSameAsReference({"Squeeze", 13}, {x}, "Squeeze_any_view");
-    ExpectSameAsReference({"Squeeze", 13}, {x, Int64Tensor({1}, {-3})}, "Squeeze_any_view");
-    ExpectSameAsReference({"Unsqueeze", 13}, {x, Int64Tensor({3}, {0, -1, 3})},
-                          "Unsqueeze_any_view");
+    ExpectView({"Reshape", 14, {IntAttr("allowzero", 1)}}, {empty, Int64Tensor({2}, {3, 0})},
+               "Reshape_any_view", {3, 0});
+    const std::vector<std::pair<int64_t, Shape>> flattens = {
+        {0, {1, 24}}, {1, {2, 12}}, {2, {2, 12}}, {4, {24, 1}}};
+    for (const auto& [axis, want] : flattens)
+      ExpectView({"Flatten", 13, {IntAttr("axis", axis)}}, {x}, "Flatten_any_view", want);
+    ExpectView({"Squeeze", 13}, {x}, "Squeeze_any_view", {2, 3, 4});
+    ExpectView({"Squeeze", 13}, {x, Int64Tensor({1}, {-3})}, "Squeeze_any_view", {2, 3, 4});
+    ExpectView({"Unsqueeze", 13}, {x, Int64Tensor({3}, {0, -1, 3})}, "Unsqueeze_any_view",
+               {1, 2, 1, 1, 3, 4, 1});
   }
 }
 

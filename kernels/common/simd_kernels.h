@@ -186,17 +186,19 @@ void WinogradPackWeightsF32(const float* w, int64_t out_channels, int64_t channe
 void WinogradConvF32(const WinogradConvArgs& args, int64_t tile_begin, int64_t tile_end,
                      int64_t panel_begin, int64_t panel_end, float* scratch);
 
-// ---- a few rows times a panel-packed matrix (panel_gemv_hwy.cc) ----
+// ---- rows times a panel-packed matrix (panel_gemv_hwy.cc) ----
 // B is [K, N] stored in panels of `panel` columns: B(k, n) = b[(n / panel) * panel_stride +
 // k * ldb + n % panel] (oneDNN's blocked weights, e.g. BA16a64b with K a multiple of 16 apart,
 // ldb = panel; with b_padded the last panel's columns past N are read and must be finite: oneDNN
 // pads them with zeros).
-// Four: at eight rows (two vectors of a panel per pass) oneDNN's brgemm measured 20% faster.
+// Any number of rows runs (blocks of five per panel); a product with a packed constant B reads it
+// here up to four rows, where one pass over B is all the time: with more, oneDNN's brgemm was
+// 5-15% faster (its prefetching and K blocking), the reason to make a primitive.
 constexpr int64_t kPanelGemvMaxRows = 4;
 struct PanelGemvArgs {
   const float* a = nullptr;  // rows x K, rows lda apart
   int64_t lda = 0;
-  int64_t rows = 0;  // 1 .. kPanelGemvMaxRows
+  int64_t rows = 0;  // >= 1
   const float* b = nullptr;
   int64_t panel = 0, panel_stride = 0;
   // Floats between B's rows inside a panel: `panel` when packed. A plain row-major [K, N]

@@ -535,10 +535,13 @@ class MatMulOnednn : public Kernel {
 
 // A MatMul (the caller checks the op: FusedMatMul's scale and addends are not done here) of two
 // plain row-major float operands of one rank, B's batch dims equal to A's or all 1:
-// Y[i] = A[i] B[i] with PanelGemvF32 four rows at a time, reading B in place. Nothing to
+// Y[i] = A[i] B[i] with PanelGemvF32 24 rows at a time, reading B in place. Nothing to
 // compile, so a shape's first run costs its arithmetic only. False (nothing written) when the
 // operands are of another kind.
 bool PlainBatchedProduct(KernelContext& ctx, Status* status) {
+  // A work item: one panel of B against up to 100 rows of A (twenty blocks of five), so a panel
+  // copied to be read contiguously is read twenty times.
+  constexpr int64_t kRows = 100;
   if (!ctx.has_input(0) || !ctx.has_input(1)) return false;
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
@@ -560,7 +563,7 @@ bool PlainBatchedProduct(KernelContext& ctx, Status* status) {
     *status = y.status();
     return true;
   }
-  const int64_t batch = a.numel() / (m * k), chunks = (m + 3) / 4;
+  const int64_t batch = a.numel() / (m * k), chunks = (m + kRows - 1) / kRows;
   common::PanelGemvArgs g;
   g.lda = k;
   g.k = k;
@@ -574,15 +577,16 @@ bool PlainBatchedProduct(KernelContext& ctx, Status* status) {
   const float* ap = a.data<float>();
   const float* bp = b.data<float>();
   float* yp = y->data<float>();
-  ParallelFor(batch * chunks, 4 * k * n, ctx.intra_op_threads(), [&](int64_t begin, int64_t end) {
+  const int64_t items = batch * chunks * panels;
+  ParallelFor(items, kRows * k * g.panel, ctx.intra_op_threads(), [&](int64_t begin, int64_t end) {
     common::PanelGemvArgs t = g;
     for (int64_t w = begin; w < end; ++w) {
-      const int64_t i = w / chunks, row = w % chunks * 4;
+      const int64_t i = w / (chunks * panels), row = w / panels % chunks * kRows, p = w % panels;
       t.a = ap + (i * m + row) * k;
-      t.rows = std::min<int64_t>(4, m - row);
+      t.rows = std::min<int64_t>(kRows, m - row);
       t.b = bp + (same ? i * k * n : 0);
       t.y = yp + (i * m + row) * n;
-      common::PanelGemvF32(t, 0, panels);
+      common::PanelGemvF32(t, p, p + 1);
     }
   });
   *status = Status::Ok();

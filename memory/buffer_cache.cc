@@ -64,7 +64,15 @@ std::shared_ptr<void> CachedBuffer(size_t bytes) {
       break;
     }
   }
-  if (!p) p = AlignedAlloc(size);
+  if (!p) {
+    // None free: a new buffer half again as large, so that inputs growing call after call find
+    // it for the next few sizes instead of faulting in fresh pages for each (BERT's lengths
+    // 8..256 in steps of 8: first-call cost 0.55 -> 0.3 ms per length). Pages past what its
+    // tensors touch are never faulted in: the headroom costs address space, not memory (the
+    // sweep ended 7 MiB smaller, fewer buffers having been touched).
+    size = ClassSize(bytes + bytes / 2);
+    p = AlignedAlloc(size);
+  }
   return std::shared_ptr<void>(p, [size](void* q) { Return(q, size); });
 }
 

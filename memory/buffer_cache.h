@@ -10,8 +10,9 @@
 namespace onyx::memory {
 
 // A 64-byte-aligned buffer of at least `bytes` (contents unspecified), from the cache when one
-// of its size class, or of a larger class up to twice the size, is free; it goes back to the
-// cache (under its own class) when the returned pointer's last owner drops it. Sizes below
+// of its size class, or of a larger class up to twice the size, is free (else a new one, half
+// again as large, for sizes that grow); it goes back to the cache (under its own class) when
+// the returned pointer's last owner drops it. Sizes below
 // kMinCachedBytes or above kMaxCachedBytes are plain allocations.
 std::shared_ptr<void> CachedBuffer(size_t bytes);
 

@@ -374,7 +374,20 @@ class MatMulOnednn : public Kernel {
       return Status::Ok();
     }
     const NodeView& node = ctx.node();
-    ONYX_ASSIGN_OR_RETURN(auto p, ForRows(node, rows));
+    std::shared_ptr<const RowsPrimitive> p;
+    if (!by_rows_.Find(rows, &p)) {
+      // A row count's first run reads the packed B in place, a primitive from its second run on:
+      // compiling one at first sight cost BERT's lengths 8..64 about 0.5 ms each (four products
+      // of a layer take this path), and the panels ran as fast there.
+      std::shared_ptr<const int> seen;
+      const bool first = !seen_rows_.Find(rows, &seen);
+      if (first) seen_rows_.Add(rows, nullptr);
+      if (gemv_ && first) {
+        RunGemv(ctx, a, rows, z, y);
+        return Status::Ok();
+      }
+      ONYX_ASSIGN_OR_RETURN(p, ForRows(node, rows));
+    }
     try {
       dnnl::stream& stream = ThreadStream();
       // Memory objects per call: kept per thread and row count they measured 1.5% faster on
@@ -401,9 +414,10 @@ class MatMulOnednn : public Kernel {
     return Status::Ok();
   }
 
-  // A few rows: one pass over the packed B in its column panels (PanelGemvF32), the panels split
-  // between the threads. oneDNN's primitive for one row read B about 10% slower (1.93 against
-  // 1.76 ms for GPT-2's 256 x 50257 language-model head at one thread).
+  // Rows times the packed B read in its column panels (PanelGemvF32), the panels split between
+  // the threads: a few rows in one pass over B (oneDNN's primitive for one row read B about 10%
+  // slower: 1.93 against 1.76 ms for GPT-2's 256 x 50257 language-model head at one thread), more
+  // in blocks of five per panel.
   void RunGemv(KernelContext& ctx, const float* a, int64_t rows, const float* z, float* y) const {
     common::PanelGemvArgs args;
     args.a = a;
@@ -524,10 +538,11 @@ class MatMulOnednn : public Kernel {
   static constexpr int64_t kRowBlock = 64;
   static constexpr size_t kMaxRowCounts = kRowBlock;
   RecentlyUsed<int64_t, RowsPrimitive> by_rows_{kMaxRowCounts};
+  RecentlyUsed<int64_t, int> seen_rows_{kMaxRowCounts};  // row counts run once
   enum MemoryArg { kSrc, kDst, kWeights, kScratch, kC, kZ };
   MemoryKeys keys_;
   memory packed_b_, scaled_c_;
-  bool gemv_ = false;  // few rows run RunGemv on packed_b_'s column panels
+  bool gemv_ = false;  // RunGemv can read packed_b_'s column panels
   int64_t panel_ = 0, panel_stride_ = 0;
   std::shared_ptr<const memory> packed_b_owner_;  // keeps the shared packed B
   dnnl::matmul prim_;

@@ -1,6 +1,6 @@
 // The com.onyx fused operators, created by the planner's fusion pass (planner/fusion/) and never
-// expected in user models: FusedConv, FusedMatMul, ChannelAffine, SkipLayerNormalization. Shape
-// functions and registration; the reference kernels live in kernels/reference/fused.cc.
+// expected in user models: FusedConv, FusedMatMul, ChannelAffine, SkipLayerNormalization, DimsOf.
+// Shape functions and registration; the reference kernels live in kernels/reference/fused.cc.
 #include "kernels/reference/fused.h"
 
 #include <algorithm>
@@ -164,6 +164,23 @@ Status InferSkipLayerNorm(InferContext& ctx) {
   return Status::Ok();
 }
 
+// int64 [n], or a scalar; a dim read past an input's known rank is an error here.
+Status InferDimsOf(InferContext& ctx) {
+  const NodeView& node = ctx.node();
+  ONYX_ASSIGN_OR_RETURN(DimsOfSpec spec, ParseDimsOf(node, ctx.num_inputs()));
+  for (size_t k = 0; k < spec.sources.size(); ++k) {
+    if (spec.sources[k] < 0) continue;
+    const int i = static_cast<int>(spec.sources[k]);
+    const TypeInfo& t = ctx.input_type(i);
+    if (t.is_tensor() && t.has_shape && spec.values[k] >= t.rank())
+      return node.Invalid("input ", i, " '", node.node().inputs[i], "' has type ", t.ToString(),
+                          " but dim ", spec.values[k], " is read");
+  }
+  const int64_t n = static_cast<int64_t>(spec.sources.size());
+  ctx.SetOutputType(0, TypeInfo::TensorWithShape(DType::kInt64, spec.scalar ? Shape{} : Shape{n}));
+  return Status::Ok();
+}
+
 }  // namespace
 
 void RegisterFused(OpRegistry& r) {
@@ -177,6 +194,13 @@ void RegisterFused(OpRegistry& r) {
       .inplace_input = 0;
   r.Add(kOnyxDomain, "SkipLayerNormalization", kOnyxOpset, kLatestOpset, InferSkipLayerNorm,
         SkipLayerNormKernel, "skiplayernorm_f32_ref");
+  OpDef dims_of;
+  dims_of.domain = kOnyxDomain;
+  dims_of.op_type = "DimsOf";
+  dims_of.since = kOnyxOpset;
+  dims_of.infer = InferDimsOf;
+  dims_of.impls.push_back(KernelImpl{"DimsOf_any", nullptr, MakeDimsOfKernel, nullptr});
+  r.AddDef(std::move(dims_of));
 }
 
 }  // namespace onyx::kernels

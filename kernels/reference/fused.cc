@@ -430,4 +430,65 @@ Status SkipLayerNormKernel(KernelContext& ctx) {
   return Status::Ok();
 }
 
+StatusOr<DimsOfSpec> ParseDimsOf(const NodeView& node, int num_inputs) {
+  DimsOfSpec spec;
+  ONYX_ASSIGN_OR_RETURN(spec.sources, node.RequiredInts("sources"));
+  ONYX_ASSIGN_OR_RETURN(spec.values, node.RequiredInts("values"));
+  spec.scalar = node.attr_int("scalar", 0) != 0;
+  if (spec.sources.size() != spec.values.size())
+    return node.Invalid("attributes 'sources' (", spec.sources.size(), " values) and 'values' (",
+                        spec.values.size(), ") differ in length");
+  if (spec.scalar && spec.sources.size() != 1)
+    return node.Invalid("a scalar output takes one element, not ", spec.sources.size());
+  for (size_t k = 0; k < spec.sources.size(); ++k) {
+    if (spec.sources[k] >= num_inputs)
+      return node.Invalid("sources[", k, "] is ", spec.sources[k], " but the node has ", num_inputs,
+                          " inputs");
+    if (spec.sources[k] >= 0 && spec.values[k] < 0)
+      return node.Invalid("values[", k, "] is ", spec.values[k], ", not a dim index");
+  }
+  return spec;
+}
+
+namespace {
+
+class DimsOfKernel : public Kernel {
+ public:
+  explicit DimsOfKernel(DimsOfSpec spec) : spec_(std::move(spec)) {}
+  Status Run(KernelContext& ctx) const override {
+    const NodeView& node = ctx.node();
+    const int64_t n = static_cast<int64_t>(spec_.sources.size());
+    ONYX_ASSIGN_OR_RETURN(Tensor y,
+                          NewOutput(ctx, 0, DType::kInt64, spec_.scalar ? Shape{} : Shape{n}));
+    int64_t* out = y.data<int64_t>();
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t src = spec_.sources[k], d = spec_.values[k];
+      if (src < 0) {
+        out[k] = d;
+        continue;
+      }
+      const int i = static_cast<int>(src);
+      if (!ctx.has_input(i) || !ctx.input_value(i).is_tensor())
+        return node.Invalid(DescribeInput(node, i), " is not a tensor");
+      const Tensor& x = ctx.input(i);
+      if (d >= x.rank())
+        return node.Invalid(DescribeInput(node, i), " has rank ", x.rank(), " but dim ", d,
+                            " is read");
+      out[k] = x.dim(d);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  DimsOfSpec spec_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Kernel>> MakeDimsOfKernel(const NodeView& node,
+                                                   const std::vector<TypeInfo>& input_types) {
+  ONYX_ASSIGN_OR_RETURN(DimsOfSpec spec, ParseDimsOf(node, static_cast<int>(input_types.size())));
+  return std::unique_ptr<Kernel>(new DimsOfKernel(std::move(spec)));
+}
+
 }  // namespace onyx::kernels

@@ -1,10 +1,11 @@
 // Reference kernels of the com.onyx fused operators the planner's fusion pass creates
-// (planner/fusion/): FusedConv, FusedMatMul, ChannelAffine and SkipLayerNormalization, plus the
-// activation epilogue they share. Fast kernels (kernels/x86) reuse ParseFusedActivation and
-// ApplyFusedActivation for activations their libraries lack.
+// (planner/fusion/): FusedConv, FusedMatMul, ChannelAffine, SkipLayerNormalization and DimsOf,
+// plus the activation epilogue they share. Fast kernels (kernels/x86) reuse ParseFusedActivation
+// and ApplyFusedActivation for activations their libraries lack.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -67,5 +68,17 @@ Status ChannelAffineKernel(KernelContext& ctx);
 // SkipLayerNormalization(X, Skip, Gamma, Beta?, Bias?) -> LayerNorm(X + Skip + Bias) over the last
 // axis with `epsilon`; Gamma, Beta and Bias hold one value per element of the last axis.
 Status SkipLayerNormKernel(KernelContext& ctx);
+
+// DimsOf(X0, X1, ...) -> int64 [n] (a 0-d scalar with `scalar` = 1): element k is values[k] when
+// sources[k] < 0, else dim values[k] of input sources[k] (only the inputs' shapes are read). The
+// fusion pass makes it from a chain of Shape / Gather / Unsqueeze / Concat arithmetic.
+struct DimsOfSpec {
+  std::vector<int64_t> sources, values;
+  bool scalar = false;
+};
+// Reads and checks the attributes against `num_inputs` inputs; an error names the node.
+StatusOr<DimsOfSpec> ParseDimsOf(const NodeView& node, int num_inputs);
+StatusOr<std::unique_ptr<Kernel>> MakeDimsOfKernel(const NodeView& node,
+                                                   const std::vector<TypeInfo>& input_types);
 
 }  // namespace onyx::kernels

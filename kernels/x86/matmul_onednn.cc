@@ -12,6 +12,7 @@
 
 #include "kernels/common/simd_kernels.h"
 #include "kernels/op_helpers.h"
+#include "kernels/reference/fused.h"
 #include "kernels/x86/onednn_context.h"
 
 namespace onyx::kernels::x86 {
@@ -187,6 +188,69 @@ Status ResolveGeometry(const NodeView& node, const std::vector<TypeInfo>& types,
   }
   if (!ActivationSupported(node)) return node.NotSupported("activation has no oneDNN post-op");
   return Status::Ok();
+}
+
+// A fused node's activation as the Highway unary op RunGemv applies after PanelGemvF32.
+struct PanelGemvActivation {
+  bool on = false;
+  common::UnaryOp op = common::UnaryOp::kRelu;
+  common::UnaryParams params;
+};
+
+// False when the node's activation has no Highway unary op (the primitive then does it all).
+bool PanelActivation(const NodeView& node, PanelGemvActivation* out) {
+  *out = PanelGemvActivation();
+  if (node.attr_string("activation", "").empty()) return true;
+  auto parsed = ParseFusedActivation(node);
+  if (!parsed.ok()) return false;
+  using common::UnaryOp;
+  const FusedActivation& a = *parsed;
+  out->params.alpha = a.alpha;
+  out->params.beta = a.beta;
+  switch (a.kind) {
+    case ActivationKind::kNone:
+      return true;
+    case ActivationKind::kRelu:
+      out->op = UnaryOp::kRelu;
+      break;
+    case ActivationKind::kLeakyRelu:
+      out->op = UnaryOp::kLeakyRelu;
+      break;
+    case ActivationKind::kClip:
+      out->op = UnaryOp::kClip;
+      break;
+    case ActivationKind::kSigmoid:
+      out->op = UnaryOp::kSigmoid;
+      break;
+    case ActivationKind::kTanh:
+      out->op = UnaryOp::kTanh;
+      break;
+    case ActivationKind::kHardSigmoid:
+      out->op = UnaryOp::kHardSigmoid;
+      break;
+    case ActivationKind::kHardSwish:
+      out->op = UnaryOp::kHardSwish;
+      break;
+    case ActivationKind::kElu:
+      out->op = UnaryOp::kElu;
+      break;
+    case ActivationKind::kGelu:
+      out->op = UnaryOp::kGelu;
+      break;
+    case ActivationKind::kGeluTanh:
+      out->op = UnaryOp::kGeluTanh;
+      break;
+    case ActivationKind::kSoftplus:
+      out->op = UnaryOp::kSoftplus;
+      break;
+    case ActivationKind::kMish:
+      out->op = UnaryOp::kMish;
+      break;
+    default:
+      return false;
+  }
+  out->on = true;
+  return true;
 }
 
 // The column panels of a packed [K, N] weight when PanelGemvF32 can read them: oneDNN's blocked
@@ -439,8 +503,16 @@ class MatMulOnednn : public Kernel {
     args.y = y;
     args.ldy = args.n;
     const int64_t panels = (args.n + panel_ - 1) / panel_;
-    ParallelFor(panels, rows * args.k * panel_, threads_,
-                [&](int64_t begin, int64_t end) { common::PanelGemvF32(args, begin, end); });
+    ParallelFor(panels, rows * args.k * panel_, threads_, [&](int64_t begin, int64_t end) {
+      common::PanelGemvF32(args, begin, end);
+      if (!act_.on) return;
+      // The activation on this range of columns while its rows are still in cache.
+      const int64_t c0 = begin * panel_, c1 = std::min(end * panel_, args.n);
+      for (int64_t r = 0; r < rows; ++r) {
+        float* row = y + r * args.ldy + c0;
+        common::UnaryF32(act_.op, act_.params, row, row, c1 - c0);
+      }
+    });
   }
 
   // Scratchpad mode, output scale and post-ops: C's and Z's additions (Z laid out as `dst`),
@@ -501,16 +573,16 @@ class MatMulOnednn : public Kernel {
         packed_b_owner_ = PackConstantWeights(info.weights, *const_b, user_b_md_, wei_md_);
         packed_b_ = *packed_b_owner_;
       }
-      // Few rows read the packed B directly, when it is a plain [K, N] product with at most a bias
-      // along the rows added (no activation, no batch of B, A not transposed).
+      // Rows read the packed B directly (RunGemv), when it is a plain [K, N] product with at most
+      // a bias along the rows added and an activation the Highway kernels have (no batch of B, A
+      // not transposed).
       bool bias_row = g_.c_input < 0;
       if (!bias_row) {
         bias_row = true;
         for (size_t i = 0; i + 1 < g_.c.size(); ++i) bias_row = bias_row && g_.c[i] == 1;
       }
       gemv_ = const_b && g_.a.size() == 2 && g_.b.size() == 2 && !g_.trans_a && bias_row &&
-              node.attr_string("activation", "").empty() &&
-              ColumnPanels(wei_md_, &panel_, &panel_stride_);
+              PanelActivation(node, &act_) && ColumnPanels(wei_md_, &panel_, &panel_stride_);
       if (const_c && g_.beta != 1.f) {  // fold beta into a private copy of constant C
         scaled_c_ = memory(c_md_, eng);
         const float* src = const_c->data<float>();
@@ -542,7 +614,8 @@ class MatMulOnednn : public Kernel {
   enum MemoryArg { kSrc, kDst, kWeights, kScratch, kC, kZ };
   MemoryKeys keys_;
   memory packed_b_, scaled_c_;
-  bool gemv_ = false;  // RunGemv can read packed_b_'s column panels
+  bool gemv_ = false;        // RunGemv can read packed_b_'s column panels
+  PanelGemvActivation act_;  // what RunGemv applies after the sums
   int64_t panel_ = 0, panel_stride_ = 0;
   std::shared_ptr<const memory> packed_b_owner_;  // keeps the shared packed B
   dnnl::matmul prim_;

@@ -218,6 +218,27 @@ TEST(PanelGemv, MatMulGemmAndFusedMatMulWithAConstantB) {
   const Tensor z = RandomFloats({2, 90}, rng, -1.f, 1.f);
   ExpectImplMatches(fused, {a2, b2, bias, z}, "FusedMatMul_f32_onednn",
                     Product(a2, b2, false, 1.f, &bias, &z), 1e-4, 1e-5, "FusedMatMul bias, Z");
+  // FusedMatMul with an activation after the bias: the rows read the packed B and the
+  // activation runs on their sums (Gelu within the Highway kernel's 2 ulp).
+  const struct {
+    const char* name;
+    std::vector<float> params;
+    double (*f)(double);
+  } acts[] = {
+      {"Relu", {}, [](double v) { return v > 0 ? v : 0.0; }},
+      {"LeakyRelu", {0.1f}, [](double v) { return v > 0 ? v : double{0.1f} * v; }},
+      {"Gelu", {0.f}, [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }},
+  };
+  for (const auto& act : acts) {
+    NodeSpec spec{"FusedMatMul", 1, {StringAttr("activation", act.name)}};
+    spec.domain = "com.onyx";
+    if (!act.params.empty()) spec.attrs.push_back(FloatsAttr("activation_params", act.params));
+    Tensor want = Product(a2, b2, false, 1.f, &bias, nullptr);
+    for (int64_t i = 0; i < want.numel(); ++i)
+      want.data<float>()[i] = static_cast<float>(act.f(want.data<float>()[i]));
+    ExpectImplMatches(spec, {a2, b2, bias}, "FusedMatMul_f32_onednn", want, 1e-4, 1e-5,
+                      std::string("FusedMatMul bias, ") + act.name);
+  }
   // NaN and infinities in A.
   Tensor special = RandomFloats({4, 64}, rng, -1.f, 1.f);
   InjectSpecials(special);

@@ -209,6 +209,14 @@ TEST(PanelGemv, MatMulGemmAndFusedMatMulWithAConstantB) {
                       "Gemm_f32_onednn", Product(a, bt, true, 0.5f, &c, nullptr), 1e-4, 1e-5,
                       "Gemm C " + ShapeToString(c_shape));
   }
+  // More rows than the panels take, alpha 1: C is oneDNN's own bias argument.
+  const Tensor a7 = RandomFloats({7, 40}, rng, -1.f, 1.f);
+  for (const Shape& c_shape : {Shape{70}, Shape{}, Shape{1, 70}}) {
+    const Tensor c = RandomFloats(c_shape, rng, -1.f, 1.f);
+    ExpectImplMatches({"Gemm", 13, {IntAttr("transB", 1)}}, {a7, bt, c}, "Gemm_f32_onednn",
+                      Product(a7, bt, true, 1.f, &c, nullptr), 1e-4, 1e-5,
+                      "Gemm 7 rows, C " + ShapeToString(c_shape));
+  }
   // FusedMatMul with a bias and a residual.
   NodeSpec fused{"FusedMatMul", 1};
   fused.domain = "com.onyx";
@@ -218,6 +226,11 @@ TEST(PanelGemv, MatMulGemmAndFusedMatMulWithAConstantB) {
   const Tensor z = RandomFloats({2, 90}, rng, -1.f, 1.f);
   ExpectImplMatches(fused, {a2, b2, bias, z}, "FusedMatMul_f32_onednn",
                     Product(a2, b2, false, 1.f, &bias, &z), 1e-4, 1e-5, "FusedMatMul bias, Z");
+  const Tensor a9 = RandomFloats({9, 50}, rng, -1.f, 1.f);
+  const Tensor z9 = RandomFloats({9, 90}, rng, -1.f, 1.f);
+  ExpectImplMatches(fused, {a9, b2, bias, z9}, "FusedMatMul_f32_onednn",
+                    Product(a9, b2, false, 1.f, &bias, &z9), 1e-4, 1e-5,
+                    "FusedMatMul 9 rows, bias, Z");
   // FusedMatMul with an activation after the bias: the rows read the packed B and the
   // activation runs on their sums (Gelu within the Highway kernel's 2 ulp).
   const struct {

@@ -16,6 +16,12 @@ constexpr size_t kAlignment = 64;
 // pointer). Throws std::bad_alloc on failure; the executor turns that into an error.
 void* AlignedAlloc(size_t bytes);
 void AlignedFree(void* p);
+// For long-lived buffers streamed whole on every run (packed weights): from kHugePageMinBytes on,
+// 2 MiB-aligned and rounded up to 2 MiB, with the kernel asked to back it with transparent huge
+// pages (Linux madvise; where THP is off it stays on 4 KiB pages). Smaller: AlignedAlloc. Freed
+// with AlignedFree.
+void* HugePageAlloc(size_t bytes);
+constexpr size_t kHugePageMinBytes = size_t{8} << 20;
 // True in debug builds and when ONYX_POISON_UNINITIALIZED=1: arenas and tensors allocated without
 // the zero fill are filled with a byte pattern instead, so that a kernel which reads its output
 // before writing it fails in tests (pages fresh from the OS would read as zeros).

@@ -10,6 +10,8 @@
 #include <new>
 #include <unordered_map>
 
+#include "memory/aligned_alloc.h"
+
 namespace onyx::kernels::x86 {
 
 namespace {
@@ -137,18 +139,29 @@ Status FromDnnlError(const NodeView& node, const dnnl::error& e) {
   return node.Fail("oneDNN: ", e.what());
 }
 
-dnnl::memory ReorderWeights(const dnnl::memory::desc& user, const dnnl::memory::desc& packed,
-                            const void* data, dnnl::stream& stream) {
+namespace {
+
+// Reorders `data` (laid out as `user`) into `dst`.
+void ReorderInto(const dnnl::memory::desc& user, const void* data, const dnnl::memory& dst,
+                 dnnl::stream& stream) {
   dnnl::memory src(user, CpuEngine(), const_cast<void*>(data));
-  dnnl::memory dst(packed, CpuEngine());
   // Computed weights are reordered during runs, from several threads at once: a scratchpad of
   // its own, never the library's shared one.
-  const dnnl::reorder::primitive_desc pd(CpuEngine(), user, CpuEngine(), packed, ScratchpadAttr());
+  const dnnl::reorder::primitive_desc pd(CpuEngine(), user, CpuEngine(), dst.get_desc(),
+                                         ScratchpadAttr());
   ExecArgs args = {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}};
   if (pd.scratchpad_desc().get_size() != 0)
     args.Add(DNNL_ARG_SCRATCHPAD, dnnl::memory(pd.scratchpad_desc(), CpuEngine()));
   Execute(dnnl::reorder(pd), stream, args);
   stream.wait();
+}
+
+}  // namespace
+
+dnnl::memory ReorderWeights(const dnnl::memory::desc& user, const dnnl::memory::desc& packed,
+                            const void* data, dnnl::stream& stream) {
+  dnnl::memory dst(packed, CpuEngine());
+  ReorderInto(user, data, dst, stream);
   return dst;
 }
 
@@ -157,8 +170,13 @@ std::shared_ptr<const dnnl::memory> PackConstantWeights(WeightCache* cache, cons
                                                         const dnnl::memory::desc& packed) {
   const auto pack = [&]() -> std::shared_ptr<const dnnl::memory> {
     dnnl::stream stream(CpuEngine());
-    return std::make_shared<const dnnl::memory>(
-        ReorderWeights(user, packed, source.raw_data(), stream));
+    // A buffer of onyx's own, on huge pages when large: read whole on every run, a large packed
+    // weight otherwise costs a TLB miss per 4 KiB page.
+    std::shared_ptr<void> buffer(memory::HugePageAlloc(packed.get_size()), memory::AlignedFree);
+    dnnl::memory dst(packed, CpuEngine(), buffer.get());
+    ReorderInto(user, source.raw_data(), dst, stream);
+    return std::shared_ptr<const dnnl::memory>(new dnnl::memory(dst),
+                                               [buffer](const dnnl::memory* m) { delete m; });
   };
   if (!cache) return pack();
   // Both descriptors are plain structs, zero-filled by oneDNN before it sets them: their bytes

@@ -69,6 +69,17 @@ onnx::TensorProto& ModelBuilder::FloatInit(const std::string& name,
   return *t;
 }
 
+onnx::TensorProto& ModelBuilder::Int64Init(const std::string& name,
+                                           const std::vector<int64_t>& dims,
+                                           const std::vector<int64_t>& values) {
+  auto* t = graph().add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : dims) t->add_dims(d);
+  for (int64_t v : values) t->add_int64_data(v);
+  return *t;
+}
+
 void ModelBuilder::Save(const std::string& path) const {
   std::ofstream f(path, std::ios::binary);
   const std::string b = Bytes();

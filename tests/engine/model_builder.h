@@ -25,6 +25,9 @@ class ModelBuilder {
   // A float initializer stored as raw_data.
   onnx::TensorProto& FloatInit(const std::string& name, const std::vector<int64_t>& dims,
                                const std::vector<float>& values);
+  // An int64 initializer stored as int64_data.
+  onnx::TensorProto& Int64Init(const std::string& name, const std::vector<int64_t>& dims,
+                               const std::vector<int64_t>& values);
   std::string Bytes() const { return model_.SerializeAsString(); }
   // Writes the model to `path`.
   void Save(const std::string& path) const;

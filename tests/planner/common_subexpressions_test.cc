@@ -19,16 +19,6 @@ namespace {
 using testing::ModelBuilder;
 constexpr auto kF = onnx::TensorProto::FLOAT;
 
-// An int64 initializer.
-void Int64Init(ModelBuilder& b, const std::string& name, const std::vector<int64_t>& dims,
-               const std::vector<int64_t>& values) {
-  auto* t = b.graph().add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::INT64);
-  for (int64_t d : dims) t->add_dims(d);
-  for (int64_t v : values) t->add_int64_data(v);
-}
-
 // y1 = Reshape(x, [x.shape[0], -1]) and y2 = Reshape(-x, [x.shape[0], -1]), each target shape
 // computed from its own Shape node and its own index constant, as TorchScript exports write it;
 // and y3 = x * 2 written twice, once as a graph output of its own.
@@ -36,10 +26,10 @@ ModelBuilder RepeatedShapeModel() {
   ModelBuilder b;
   b.Input("x", kF, {-1, 2, 3}).Output("y1", kF, {}).Output("y2", kF, {}).Output("y3", kF, {});
   b.Output("y4", kF, {});
-  Int64Init(b, "zero_a", {}, {0});
-  Int64Init(b, "zero_b", {}, {0});
-  Int64Init(b, "axes", {1}, {0});
-  Int64Init(b, "minus_one", {1}, {-1});
+  b.Int64Init("zero_a", {}, {0});
+  b.Int64Init("zero_b", {}, {0});
+  b.Int64Init("axes", {1}, {0});
+  b.Int64Init("minus_one", {1}, {-1});
   b.FloatInit("two", {}, {2.f});
   for (const std::string k : {"a", "b"}) {
     b.Node("Shape", {"x"}, {"shape_" + k});

@@ -20,15 +20,6 @@ using testing::ModelBuilder;
 constexpr auto kF = onnx::TensorProto::FLOAT;
 constexpr auto kI64 = onnx::TensorProto::INT64;
 
-void Int64Init(ModelBuilder& b, const std::string& name, const std::vector<int64_t>& dims,
-               const std::vector<int64_t>& values) {
-  auto* t = b.graph().add_initializer();
-  t->set_name(name);
-  t->set_data_type(kI64);
-  for (int64_t d : dims) t->add_dims(d);
-  for (int64_t v : values) t->add_int64_data(v);
-}
-
 // x [B, S, 8] as exporters write attention's head split and a Conv1D's restore:
 //   heads = Reshape(x, Concat(B, S, [2, 4]))            (x's own dims: a constant target)
 //   y     = Reshape(Relu(Reshape(x, [-1, 8])), Concat(B, S, [8]))  (x's dims, another tensor)
@@ -41,12 +32,12 @@ ModelBuilder ExporterShapeModel() {
   dims->mutable_dim(0)->set_dim_param("B");
   dims->mutable_dim(1)->set_dim_param("S");
   b.Output("heads", kF, {}).Output("y", kF, {}).Output("pos", kI64, {});
-  Int64Init(b, "i0", {}, {0});
-  Int64Init(b, "i1", {}, {1});
-  Int64Init(b, "axes", {1}, {0});
-  Int64Init(b, "heads_dims", {2}, {2, 4});
-  Int64Init(b, "width", {1}, {8});
-  Int64Init(b, "flat", {2}, {-1, 8});
+  b.Int64Init("i0", {}, {0});
+  b.Int64Init("i1", {}, {1});
+  b.Int64Init("axes", {1}, {0});
+  b.Int64Init("heads_dims", {2}, {2, 4});
+  b.Int64Init("width", {1}, {8});
+  b.Int64Init("flat", {2}, {-1, 8});
   b.Node("Shape", {"x"}, {"shape"}, "shape");
   b.Node("Gather", {"shape", "i0"}, {"b"}, "gather_b");
   b.Node("Gather", {"shape", "i1"}, {"s"}, "gather_s");

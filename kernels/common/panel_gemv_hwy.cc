@@ -126,16 +126,18 @@ HWY_INLINE void Panel(D d, const PanelGemvArgs& g, const float* panel, int64_t n
 // load per row and vector, five times the time of a whole panel. For any panel read by more than
 // one block of rows: rows a power of two apart (Q x K^T with K^T's rows 256 floats long) fall in
 // a few L1 sets and miss on every block after the first.
-const float* CopiedPanel(const PanelGemvArgs& g, int64_t p, std::vector<float>* pad) {
+// Only the vectors that hold columns below N are written (and read by RowBlock).
+const float* CopiedPanel(const PanelGemvArgs& g, int64_t p, float* pad) {
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
   const int64_t cols = std::min(g.panel, g.n - p * g.panel);
-  pad->resize(static_cast<size_t>(g.k * g.panel));
+  const int64_t width = std::min(g.panel, (cols + lanes - 1) / lanes * lanes);
   const float* src = g.b + p * g.panel_stride;
-  float* dst = pad->data();
+  float* dst = pad;
   for (int64_t k = 0; k < g.k; ++k, src += g.ldb, dst += g.panel) {
     std::memcpy(dst, src, static_cast<size_t>(cols) * sizeof(float));
-    std::fill(dst + cols, dst + g.panel, 0.f);
+    std::fill(dst + cols, dst + width, 0.f);
   }
-  return pad->data();
+  return pad;
 }
 
 // R rows from row r0 against one panel, the vectors that hold columns below N.
@@ -184,10 +186,17 @@ void PanelGemvF32Impl(const PanelGemvArgs& g, int64_t begin, int64_t end) {
     for (; p < whole; ++p) Rows(g, g.b + p * g.panel_stride, p * g.panel);
   }
   if (p == end) return;
-  std::vector<float> pad;
+  // A decoder step's Q x K^T copies a 64 x 64 panel per head and call: a buffer kept per thread
+  // up to 256 KiB (no allocation), a fresh one above.
+  constexpr size_t kKeptFloats = size_t{64} << 10;
+  thread_local std::vector<float> kept;
+  std::vector<float> fresh;
+  const size_t need = static_cast<size_t>(g.k * g.panel);
+  std::vector<float>& pad = need <= kKeptFloats ? kept : fresh;
+  if (pad.size() < need) pad.resize(need);
   PanelGemvArgs t = g;
   t.ldb = g.panel;
-  for (; p < end; ++p) Rows(t, CopiedPanel(g, p, &pad), p * g.panel);
+  for (; p < end; ++p) Rows(t, CopiedPanel(g, p, pad.data()), p * g.panel);
 }
 
 }  // namespace

@@ -687,17 +687,20 @@ bool PlainBatchedProduct(KernelContext& ctx, Status* status) {
   const float* bp = b.data<float>();
   float* yp = y->data<float>();
   const int64_t items = batch * chunks * panels;
-  ParallelFor(items, kRows * k * g.panel, ctx.intra_op_threads(), [&](int64_t begin, int64_t end) {
-    common::PanelGemvArgs t = g;
-    for (int64_t w = begin; w < end; ++w) {
-      const int64_t i = w / (chunks * panels), row = w / panels % chunks * kRows, p = w % panels;
-      t.a = ap + (i * m + row) * k;
-      t.rows = std::min<int64_t>(kRows, m - row);
-      t.b = bp + (same ? i * k * n : 0);
-      t.y = yp + (i * m + row) * n;
-      common::PanelGemvF32(t, p, p + 1);
-    }
-  });
+  // The work of an item is its rows (a decoder step has one), not kRows.
+  ParallelFor(items, std::min(m, kRows) * k * g.panel, ctx.intra_op_threads(),
+              [&](int64_t begin, int64_t end) {
+                common::PanelGemvArgs t = g;
+                for (int64_t w = begin; w < end; ++w) {
+                  const int64_t i = w / (chunks * panels), row = w / panels % chunks * kRows,
+                                p = w % panels;
+                  t.a = ap + (i * m + row) * k;
+                  t.rows = std::min<int64_t>(kRows, m - row);
+                  t.b = bp + (same ? i * k * n : 0);
+                  t.y = yp + (i * m + row) * n;
+                  common::PanelGemvF32(t, p, p + 1);
+                }
+              });
   *status = Status::Ok();
   return true;
 }

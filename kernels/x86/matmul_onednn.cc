@@ -422,17 +422,27 @@ class MatMulOnednn : public Kernel {
     const float* ap = a.data<float>();
     const float* zp = z ? z->data<float>() : nullptr;
     float* yp = y.data<float>();
+    // A row count's first run reads the packed B in place, and primitives are compiled for its
+    // blocks from its second run on: compiling at first sight cost BERT's lengths 8..64 about
+    // 0.5 ms each, and the panels ran as fast there. The count is the call's, not a block's: a
+    // sweep's length 72 (blocks 64 + 8) would otherwise compile at its first call because 64
+    // and 8 ran once before (first-call cost at lengths 72..120 up to 2 ms at 2 threads).
+    std::shared_ptr<const int> seen;
+    const bool first = !seen_rows_.Find(rows, &seen);
+    if (first) seen_rows_.Add(rows, nullptr);
     for (int64_t done = 0; done < rows;) {
       const int64_t chunk = std::min(rows - done, kRowBlock);
       ONYX_RETURN_IF_ERROR(
-          RunRows(ctx, ap + done * k, chunk, zp ? zp + done * n : nullptr, yp + done * n));
+          RunRows(ctx, ap + done * k, chunk, zp ? zp + done * n : nullptr, yp + done * n, first));
       done += chunk;
     }
     return Status::Ok();
   }
 
-  // Rows of A at `a` times the packed B into `y`, Z at `z` (laid out as y) when present.
-  Status RunRows(KernelContext& ctx, const float* a, int64_t rows, const float* z, float* y) const {
+  // Rows of A at `a` times the packed B into `y`, Z at `z` (laid out as y) when present; on the
+  // panels unless a primitive for `rows` exists or this row count has run before.
+  Status RunRows(KernelContext& ctx, const float* a, int64_t rows, const float* z, float* y,
+                 bool first_sight) const {
     if (gemv_ && rows <= common::kPanelGemvMaxRows) {
       RunGemv(ctx, a, rows, z, y);
       return Status::Ok();
@@ -440,13 +450,7 @@ class MatMulOnednn : public Kernel {
     const NodeView& node = ctx.node();
     std::shared_ptr<const RowsPrimitive> p;
     if (!by_rows_.Find(rows, &p)) {
-      // A row count's first run reads the packed B in place, a primitive from its second run on:
-      // compiling one at first sight cost BERT's lengths 8..64 about 0.5 ms each (four products
-      // of a layer take this path), and the panels ran as fast there.
-      std::shared_ptr<const int> seen;
-      const bool first = !seen_rows_.Find(rows, &seen);
-      if (first) seen_rows_.Add(rows, nullptr);
-      if (gemv_ && first) {
+      if (gemv_ && first_sight) {
         RunGemv(ctx, a, rows, z, y);
         return Status::Ok();
       }
@@ -630,7 +634,7 @@ class MatMulOnednn : public Kernel {
   static constexpr int64_t kRowBlock = 64;
   static constexpr size_t kMaxRowCounts = kRowBlock;
   RecentlyUsed<int64_t, RowsPrimitive> by_rows_{kMaxRowCounts};
-  RecentlyUsed<int64_t, int> seen_rows_{kMaxRowCounts};  // row counts run once
+  RecentlyUsed<int64_t, int> seen_rows_{kMaxRowCounts};  // calls' row counts seen
   enum MemoryArg { kSrc, kDst, kWeights, kScratch, kC, kZ };
   MemoryKeys keys_;
   memory packed_b_, scaled_c_;

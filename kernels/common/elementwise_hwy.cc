@@ -130,6 +130,8 @@ void UnaryF32Impl(UnaryOp op, const UnaryParams& p, const float* src, float* dst
       return Unary(d, src, dst, n, [&](V x) { return hn::Mul(x, x); });
     case UnaryOp::kCube:
       return Unary(d, src, dst, n, [&](V x) { return hn::Mul(hn::Mul(x, x), x); });
+    case UnaryOp::kNanTo:
+      return Unary(d, src, dst, n, [&](V x) { return hn::IfThenElse(hn::IsNaN(x), alpha, x); });
     case UnaryOp::kPowHalf: {
       const V inf = hn::Set(d, std::numeric_limits<float>::infinity());
       return Unary(d, src, dst, n, [&](V x) {

@@ -1,7 +1,7 @@
-// SIMD versions of the planner's per-row and per-channel fused ops: com.onyx
-// SkipLayerNormalization, ChannelAffine (channels at axis 1) and NhwcChannelAffine (channels last,
-// placed by the layout pass). They read the same attributes as the reference kernels in
-// kernels/reference/fused.cc and layout.cc, which stay the fallback for other types and shapes.
+// SIMD versions of the planner's per-row, per-channel and elementwise fused ops: com.onyx
+// SkipLayerNormalization, ChannelAffine (channels at axis 1), NhwcChannelAffine (channels last,
+// placed by the layout pass) and ReplaceNaN. They read the same attributes as the reference kernels
+// in kernels/reference/fused.cc and layout.cc, which stay the fallback for other types and shapes.
 #include <memory>
 #include <string>
 #include <vector>
@@ -119,6 +119,32 @@ class SkipLayerNormKernel : public FastKernel {
   }
 };
 
+// y = value where x is NaN, else x: one Highway pass.
+class ReplaceNaNKernel : public FastKernel {
+ public:
+  ReplaceNaNKernel(std::unique_ptr<Kernel> fallback, float value)
+      : FastKernel(std::move(fallback)) {
+    params_.alpha = value;
+  }
+
+  Status Run(KernelContext& ctx) const override {
+    if (!ctx.has_input(0) || !ctx.input_value(0).is_tensor() ||
+        ctx.input(0).dtype() != DType::kFloat)
+      return Fallback(ctx);
+    const Tensor& x = ctx.input(0);
+    Tensor y = ctx.Output(0, DType::kFloat, x.shape());
+    const float* src = x.data<float>();
+    float* dst = y.data<float>();
+    ParallelFor(
+        x.numel(), 1, ThreadsFor(x.numel(), ctx.intra_op_threads()),
+        [&](int64_t b, int64_t e) { UnaryF32(UnaryOp::kNanTo, params_, src + b, dst + b, e - b); });
+    return Status::Ok();
+  }
+
+ private:
+  UnaryParams params_;
+};
+
 // The reference impl of the op (its last impl), created for the same node.
 StatusOr<std::unique_ptr<Kernel>> ReferenceFor(const std::string& op, const NodeView& node,
                                                const std::vector<TypeInfo>& types) {
@@ -162,12 +188,29 @@ KernelImpl SkipLayerNormImpl() {
   return impl;
 }
 
+KernelImpl ReplaceNaNImpl() {
+  KernelImpl impl;
+  impl.name = "ReplaceNaN_f32_hwy";
+  impl.supports = [](const NodeView& node, const std::vector<TypeInfo>& types) {
+    if (types.empty() || !IsF32(types[0])) return node.NotSupported("needs float32 X");
+    return Status::Ok();
+  };
+  impl.create = [](const NodeView& node,
+                   const std::vector<TypeInfo>& types) -> StatusOr<std::unique_ptr<Kernel>> {
+    ONYX_ASSIGN_OR_RETURN(auto fallback, ReferenceFor("ReplaceNaN", node, types));
+    return std::unique_ptr<Kernel>(
+        new ReplaceNaNKernel(std::move(fallback), node.attr_float("value", 0.f)));
+  };
+  return impl;
+}
+
 }  // namespace
 
 void RegisterFusedFast(OpRegistry& r) {
   r.PrependImpl(kOnyxDomain, "ChannelAffine", ChannelAffineImpl("ChannelAffine", false));
   r.PrependImpl(kOnyxDomain, "NhwcChannelAffine", ChannelAffineImpl("NhwcChannelAffine", true));
   r.PrependImpl(kOnyxDomain, "SkipLayerNormalization", SkipLayerNormImpl());
+  r.PrependImpl(kOnyxDomain, "ReplaceNaN", ReplaceNaNImpl());
 }
 
 }  // namespace onyx::kernels::common

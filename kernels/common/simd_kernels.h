@@ -35,14 +35,16 @@ enum class UnaryOp : int {
   kSquare,   // Pow(x, 2)
   kCube,     // Pow(x, 3)
   kPowHalf,  // Pow(x, 0.5): sqrt, except pow(-0, 0.5) = +0 and pow(-inf, 0.5) = +inf
+  kNanTo,    // alpha where x is NaN, else x (com.onyx ReplaceNaN)
 };
 struct UnaryParams {
   float alpha = 0;
   float beta = 0;
 };
-// dst[i] = op(src[i]) for i < n. In-place safe. NaN propagates (Relu(NaN) = NaN, Clip(NaN) = NaN).
-// Exact (bitwise equal to the reference) for Relu, LeakyRelu, Clip, Neg, Abs, Sqrt, Reciprocal;
-// about 2 ulp for the transcendental ones, 4.3e-7 absolute for Erf.
+// dst[i] = op(src[i]) for i < n. In-place safe. NaN propagates (Relu(NaN) = NaN, Clip(NaN) = NaN)
+// except through NanTo. Exact (bitwise equal to the reference) for Relu, LeakyRelu, Clip, Neg,
+// Abs, Sqrt, Reciprocal and NanTo; about 2 ulp for the transcendental ones, 4.3e-7 absolute for
+// Erf.
 void UnaryF32(UnaryOp op, const UnaryParams& params, const float* src, float* dst, int64_t n);
 
 // ---- binary (elementwise_hwy.cc) ----

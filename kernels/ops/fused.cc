@@ -164,6 +164,14 @@ Status InferSkipLayerNorm(InferContext& ctx) {
   return Status::Ok();
 }
 
+// Y has X's type; X must be float32.
+Status InferReplaceNaN(InferContext& ctx) {
+  if (!Present(ctx, 0)) return ctx.node().Invalid("input 0 is required");
+  ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, 0, {DType::kFloat}));
+  ctx.SetOutputType(0, ctx.input_type(0));
+  return Status::Ok();
+}
+
 // int64 [n], or a scalar; a dim read past an input's known rank is an error here.
 Status InferDimsOf(InferContext& ctx) {
   const NodeView& node = ctx.node();
@@ -194,6 +202,10 @@ void RegisterFused(OpRegistry& r) {
       .inplace_input = 0;
   r.Add(kOnyxDomain, "SkipLayerNormalization", kOnyxOpset, kLatestOpset, InferSkipLayerNorm,
         SkipLayerNormKernel, "skiplayernorm_f32_ref");
+  // Reads element i of X before it writes element i of Y.
+  r.Add(kOnyxDomain, "ReplaceNaN", kOnyxOpset, kLatestOpset, InferReplaceNaN, ReplaceNaNKernel,
+        "replacenan_f32_ref")
+      .inplace_input = 0;
   OpDef dims_of;
   dims_of.domain = kOnyxDomain;
   dims_of.op_type = "DimsOf";

@@ -430,6 +430,19 @@ Status SkipLayerNormKernel(KernelContext& ctx) {
   return Status::Ok();
 }
 
+Status ReplaceNaNKernel(KernelContext& ctx) {
+  const NodeView& node = ctx.node();
+  ONYX_RETURN_IF_ERROR(RequireInputs(ctx, 1));
+  const Tensor& x = ctx.input(0);
+  ONYX_RETURN_IF_ERROR(ExpectFloat32(node, x, 0));
+  const float value = node.attr_float("value", 0.f);
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, DType::kFloat, x.shape()));
+  const float* src = x.data<float>();
+  float* dst = y.data<float>();
+  for (int64_t i = 0; i < x.numel(); ++i) dst[i] = std::isnan(src[i]) ? value : src[i];
+  return Status::Ok();
+}
+
 StatusOr<DimsOfSpec> ParseDimsOf(const NodeView& node, int num_inputs) {
   DimsOfSpec spec;
   ONYX_ASSIGN_OR_RETURN(spec.sources, node.RequiredInts("sources"));

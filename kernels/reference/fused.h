@@ -1,7 +1,7 @@
 // Reference kernels of the com.onyx fused operators the planner's fusion pass creates
-// (planner/fusion/): FusedConv, FusedMatMul, ChannelAffine, SkipLayerNormalization and DimsOf,
-// plus the activation epilogue they share. Fast kernels (kernels/x86) reuse ParseFusedActivation
-// and ApplyFusedActivation for activations their libraries lack.
+// (planner/fusion/): FusedConv, FusedMatMul, ChannelAffine, SkipLayerNormalization, ReplaceNaN
+// and DimsOf, plus the activation epilogue they share. Fast kernels (kernels/x86) reuse
+// ParseFusedActivation and ApplyFusedActivation for activations their libraries lack.
 #pragma once
 
 #include <cstdint>
@@ -68,6 +68,11 @@ Status ChannelAffineKernel(KernelContext& ctx);
 // SkipLayerNormalization(X, Skip, Gamma, Beta?, Bias?) -> LayerNorm(X + Skip + Bias) over the last
 // axis with `epsilon`; Gamma, Beta and Bias hold one value per element of the last axis.
 Status SkipLayerNormKernel(KernelContext& ctx);
+
+// ReplaceNaN(X) -> Y = `value` where X is NaN, else X (float32): what Where(IsNaN(X), value, X)
+// computes, in one pass (the fusion pass makes it from that pattern, which transformers' SDPA
+// exports write after every attention softmax).
+Status ReplaceNaNKernel(KernelContext& ctx);
 
 // DimsOf(X0, X1, ...) -> int64 [n] (a 0-d scalar with `scalar` = 1): element k is values[k] when
 // sources[k] < 0, else dim values[k] of input sources[k] (only the inputs' shapes are read). The

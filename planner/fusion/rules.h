@@ -21,7 +21,7 @@ void AddConvRules(std::vector<Rule>& rules);
 void AddMatMulRules(std::vector<Rule>& rules);
 // BatchNormalization and per-channel Mul/Add chains (+ activation) → one ChannelAffine.
 void AddAffineRules(std::vector<Rule>& rules);
-// Decomposed LayerNormalization, SkipLayerNormalization, both GELU forms.
+// Decomposed LayerNormalization, SkipLayerNormalization, both GELU forms, Where(IsNaN(x), c, x).
 void AddNormalizationRules(std::vector<Rule>& rules);
 // Scaled dot-product attention with its head Reshape/Transpose → Attention.
 void AddAttentionRules(std::vector<Rule>& rules);

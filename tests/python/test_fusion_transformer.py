@@ -227,3 +227,34 @@ def test_attention_not_when_probabilities_are_shared(onyx_cli, tmp_path):
     m = attention_model()
     m.graph.output.append(helper.make_tensor_value_info("p", TensorProto.FLOAT, [B, H, S, S]))
     check(onyx_cli, tmp_path, m, attention_feeds(), absent=["Attention"])
+
+
+# ---- NaN rows of a masked softmax ----
+def masked_softmax_model(fill, other=None):
+    """Softmax over scores with row 1 masked entirely (-inf: NaN after the softmax), then
+    Where(IsNaN(p), fill, p) as transformers' SDPA exports write it; `other` replaces p as the
+    Where's third input."""
+    mask = np.zeros((S, S), np.float32)
+    mask[1, :] = -np.inf
+    nodes = [node("Add", ["a", "mask"], ["scores"]), node("Softmax", ["scores"], ["p"], axis=-1),
+             node("IsNaN", ["p"], ["nan"]), node("Where", ["nan", "fill", other or "p"], ["y"])]
+    inits = [("mask", mask), ("fill", np.asarray(fill, np.float32))]
+    return model(nodes, [("a", [B, S, S])], [("y", [B, S, S])], inits)
+
+
+@pytest.mark.parametrize("fill", [0.0, -1.5])
+def test_replace_nan_after_a_masked_softmax(onyx_cli, tmp_path, fill):
+    p = check(onyx_cli, tmp_path, masked_softmax_model(fill), {"a": rand(B, S, S)},
+              fires=["ReplaceNaN"])
+    assert p["nodes"] == 3  # Add, Softmax, ReplaceNaN
+
+
+def test_replace_nan_not_when_the_values_differ(onyx_cli, tmp_path):
+    # Where(IsNaN(p), 0, scores): the kept values are not the tested ones.
+    check(onyx_cli, tmp_path, masked_softmax_model(0.0, other="scores"), {"a": rand(B, S, S)},
+          absent=["ReplaceNaN"])
+
+
+def test_replace_nan_not_with_a_tensor_fill(onyx_cli, tmp_path):
+    check(onyx_cli, tmp_path, masked_softmax_model(np.full((S,), 2.0)), {"a": rand(B, S, S)},
+          absent=["ReplaceNaN"])

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <utility>
 
+#include "kernels/common/fast_kernel.h"
 #include "kernels/common/simd_kernels.h"
 #include "kernels/op_helpers.h"
 #include "kernels/reference/fused.h"
@@ -197,59 +198,13 @@ struct PanelGemvActivation {
   common::UnaryParams params;
 };
 
-// False when the node's activation has no Highway unary op (the primitive then does it all).
+// False when the node's activation does not parse (the primitive then reports it).
 bool PanelActivation(const NodeView& node, PanelGemvActivation* out) {
   *out = PanelGemvActivation();
   if (node.attr_string("activation", "").empty()) return true;
   auto parsed = ParseFusedActivation(node);
   if (!parsed.ok()) return false;
-  using common::UnaryOp;
-  const FusedActivation& a = *parsed;
-  out->params.alpha = a.alpha;
-  out->params.beta = a.beta;
-  switch (a.kind) {
-    case ActivationKind::kNone:
-      return true;
-    case ActivationKind::kRelu:
-      out->op = UnaryOp::kRelu;
-      break;
-    case ActivationKind::kLeakyRelu:
-      out->op = UnaryOp::kLeakyRelu;
-      break;
-    case ActivationKind::kClip:
-      out->op = UnaryOp::kClip;
-      break;
-    case ActivationKind::kSigmoid:
-      out->op = UnaryOp::kSigmoid;
-      break;
-    case ActivationKind::kTanh:
-      out->op = UnaryOp::kTanh;
-      break;
-    case ActivationKind::kHardSigmoid:
-      out->op = UnaryOp::kHardSigmoid;
-      break;
-    case ActivationKind::kHardSwish:
-      out->op = UnaryOp::kHardSwish;
-      break;
-    case ActivationKind::kElu:
-      out->op = UnaryOp::kElu;
-      break;
-    case ActivationKind::kGelu:
-      out->op = UnaryOp::kGelu;
-      break;
-    case ActivationKind::kGeluTanh:
-      out->op = UnaryOp::kGeluTanh;
-      break;
-    case ActivationKind::kSoftplus:
-      out->op = UnaryOp::kSoftplus;
-      break;
-    case ActivationKind::kMish:
-      out->op = UnaryOp::kMish;
-      break;
-    default:
-      return false;
-  }
-  out->on = true;
+  out->on = common::ToUnary(*parsed, &out->op, &out->params);
   return true;
 }
 
@@ -294,6 +249,19 @@ class RecentlyUsed {
     std::lock_guard<std::mutex> lock(mu_);
     items_.emplace_front(std::move(key), std::move(value));
     if (items_.size() > capacity_) items_.pop_back();
+  }
+  // For a seen-set: true when `key` was not held, and holds it from now on (most recent either
+  // way). One lock, so two threads meeting a key at once do not both take it as new.
+  bool FirstSight(const Key& key) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = items_.begin(); it != items_.end(); ++it)
+      if (it->first == key) {
+        items_.splice(items_.begin(), items_, it);
+        return false;
+      }
+    items_.emplace_front(key, nullptr);
+    if (items_.size() > capacity_) items_.pop_back();
+    return true;
   }
 
  private:
@@ -427,9 +395,7 @@ class MatMulOnednn : public Kernel {
     // 0.5 ms each, and the panels ran as fast there. The count is the call's, not a block's: a
     // sweep's length 72 (blocks 64 + 8) would otherwise compile at its first call because 64
     // and 8 ran once before (first-call cost at lengths 72..120 up to 2 ms at 2 threads).
-    std::shared_ptr<const int> seen;
-    const bool first = !seen_rows_.Find(rows, &seen);
-    if (first) seen_rows_.Add(rows, nullptr);
+    const bool first = seen_rows_.FirstSight(rows);
     for (int64_t done = 0; done < rows;) {
       const int64_t chunk = std::min(rows - done, kRowBlock);
       ONYX_RETURN_IF_ERROR(
@@ -581,10 +547,12 @@ class MatMulOnednn : public Kernel {
         cd.insert(cd.begin(), g_.y.size() - cd.size(), 1);
         c_md_ = PlainDesc(cd);
       }
-      // C is oneDNN's bias when it is a row (one value per column, or one) and nothing scales the
-      // product: oneDNN's output scale would scale the bias too.
-      native_bias_ = g_.c_input >= 0 && g_.alpha == 1.f;
-      for (size_t i = 0; native_bias_ && i + 1 < g_.c.size(); ++i) native_bias_ = g_.c[i] == 1;
+      // C, when present, is a row: one value per column, or one.
+      bool c_row = true;
+      for (size_t i = 0; i + 1 < g_.c.size(); ++i) c_row = c_row && g_.c[i] == 1;
+      // C is oneDNN's bias when it is a row and nothing scales the product: oneDNN's output
+      // scale would scale the bias too.
+      native_bias_ = g_.c_input >= 0 && c_row && g_.alpha == 1.f;
       ONYX_ASSIGN_OR_RETURN(dnnl::primitive_attr attr, MakeAttr(node, dst_md_));
       SetOmpThreads(threads_);
       const dnnl::matmul::desc desc = Desc(src_md_, wei_any, dst_md_);
@@ -598,15 +566,11 @@ class MatMulOnednn : public Kernel {
         packed_b_ = *packed_b_owner_;
       }
       // Rows read the packed B directly (RunGemv), when it is a plain [K, N] product with at most
-      // a bias along the rows added and an activation the Highway kernels have (no batch of B, A
-      // not transposed).
-      bool bias_row = g_.c_input < 0;
-      if (!bias_row) {
-        bias_row = true;
-        for (size_t i = 0; i + 1 < g_.c.size(); ++i) bias_row = bias_row && g_.c[i] == 1;
-      }
-      gemv_ = const_b && g_.a.size() == 2 && g_.b.size() == 2 && !g_.trans_a && bias_row &&
-              PanelActivation(node, &act_) && ColumnPanels(wei_md_, &panel_, &panel_stride_);
+      // a bias along the rows added and an activation that parses (no batch of B, A not
+      // transposed).
+      gemv_ = const_b && g_.a.size() == 2 && g_.b.size() == 2 && !g_.trans_a &&
+              (g_.c_input < 0 || c_row) && PanelActivation(node, &act_) &&
+              ColumnPanels(wei_md_, &panel_, &panel_stride_);
       if (const_c && g_.beta != 1.f) {  // fold beta into a private copy of constant C
         scaled_c_ = memory(c_md_, eng);
         const float* src = const_c->data<float>();
@@ -648,8 +612,8 @@ class MatMulOnednn : public Kernel {
 
 // A MatMul (the caller checks the op: FusedMatMul's scale and addends are not done here) of two
 // plain row-major float operands of one rank, B's batch dims equal to A's or all 1:
-// Y[i] = A[i] B[i] with PanelGemvF32 24 rows at a time, reading B in place. Nothing to
-// compile, so a shape's first run costs its arithmetic only. False (nothing written) when the
+// Y[i] = A[i] B[i] with PanelGemvF32, a panel of B and 100 rows at a time. Nothing to compile,
+// so a shape's first run costs its arithmetic only. False (nothing written) when the
 // operands are of another kind.
 bool PlainBatchedProduct(KernelContext& ctx, Status* status) {
   // A work item: one panel of B against up to 100 rows of A (twenty blocks of five), so a panel
@@ -761,9 +725,7 @@ class MatMulOnednnPerShape : public Kernel {
       // A shape's first run: the plain product, a primitive from its second run on (compiling
       // one per new shape cost BERT 8 per length, 0.1-0.3 ms each, for a shape maybe never seen
       // again).
-      std::shared_ptr<const int> seen;
-      const bool first = !seen_.Find(key, &seen);
-      if (first) seen_.Add(key, nullptr);
+      const bool first = seen_.FirstSight(key);
       // Once a kernel has compiled twice as many shapes as it keeps, its shapes come and go
       // faster than primitives pay back (BERT fed every length 1..160: each call compiled
       // anew): the plain product then serves every shape not already held.

@@ -332,6 +332,11 @@ void RegisterVariadic(OpRegistry& r, const char* op, BinaryOp kind) {
 
 }  // namespace
 
+std::unique_ptr<Kernel> NewUnaryKernel(std::unique_ptr<Kernel> fallback, UnaryOp op,
+                                       UnaryParams params, int64_t work) {
+  return std::unique_ptr<Kernel>(new UnaryKernel(std::move(fallback), UnarySpec{op, work}, params));
+}
+
 void RegisterElementwiseCommon(OpRegistry& r) {
   RegisterBinary(r, "Add", BinaryOp::kAdd);
   RegisterBinary(r, "Sub", BinaryOp::kSub);

@@ -73,6 +73,10 @@ inline int ThreadsFor(int64_t work, int threads) {
 
 // The SIMD unary op computing a fused activation; false for kNone.
 bool ToUnary(const FusedActivation& a, UnaryOp* op, UnaryParams* p);
+// A kernel computing UnaryF32(op, params) over a float32 input 0, split between the threads at
+// `work` units per element; anything else runs `fallback` (elementwise_kernels.cc).
+std::unique_ptr<Kernel> NewUnaryKernel(std::unique_ptr<Kernel> fallback, UnaryOp op,
+                                       UnaryParams params, int64_t work);
 
 // True when the tensor is float32 (run-time double check: plan-time types may be unknown).
 inline bool IsF32(const Tensor& t) {

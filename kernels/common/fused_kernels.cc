@@ -119,32 +119,6 @@ class SkipLayerNormKernel : public FastKernel {
   }
 };
 
-// y = value where x is NaN, else x: one Highway pass.
-class ReplaceNaNKernel : public FastKernel {
- public:
-  ReplaceNaNKernel(std::unique_ptr<Kernel> fallback, float value)
-      : FastKernel(std::move(fallback)) {
-    params_.alpha = value;
-  }
-
-  Status Run(KernelContext& ctx) const override {
-    if (!ctx.has_input(0) || !ctx.input_value(0).is_tensor() ||
-        ctx.input(0).dtype() != DType::kFloat)
-      return Fallback(ctx);
-    const Tensor& x = ctx.input(0);
-    Tensor y = ctx.Output(0, DType::kFloat, x.shape());
-    const float* src = x.data<float>();
-    float* dst = y.data<float>();
-    ParallelFor(
-        x.numel(), 1, ThreadsFor(x.numel(), ctx.intra_op_threads()),
-        [&](int64_t b, int64_t e) { UnaryF32(UnaryOp::kNanTo, params_, src + b, dst + b, e - b); });
-    return Status::Ok();
-  }
-
- private:
-  UnaryParams params_;
-};
-
 // The reference impl of the op (its last impl), created for the same node.
 StatusOr<std::unique_ptr<Kernel>> ReferenceFor(const std::string& op, const NodeView& node,
                                                const std::vector<TypeInfo>& types) {
@@ -198,8 +172,9 @@ KernelImpl ReplaceNaNImpl() {
   impl.create = [](const NodeView& node,
                    const std::vector<TypeInfo>& types) -> StatusOr<std::unique_ptr<Kernel>> {
     ONYX_ASSIGN_OR_RETURN(auto fallback, ReferenceFor("ReplaceNaN", node, types));
-    return std::unique_ptr<Kernel>(
-        new ReplaceNaNKernel(std::move(fallback), node.attr_float("value", 0.f)));
+    UnaryParams params;
+    params.alpha = node.attr_float("value", 0.f);
+    return NewUnaryKernel(std::move(fallback), UnaryOp::kNanTo, params, /*work=*/1);
   };
   return impl;
 }

@@ -4,41 +4,39 @@
 #include <algorithm>
 
 #include "kernels/node_view.h"
+#include "kernels/op_helpers.h"
 
 namespace onyx::planner::fusion {
 namespace {
 
 constexpr int kMaxDepth = 64;  // longer chains are left as they are
 
-// The integers of a constant int64 / int32 tensor of rank <= 1 (and whether it is 0-d).
+// An int64 / int32 constant of rank <= 1 short enough to be a shape.
+bool IntList(const Tensor& t) {
+  return (t.dtype() == DType::kInt64 || t.dtype() == DType::kInt32) && t.rank() <= 1 &&
+         t.numel() <= static_cast<int64_t>(kMaxShapeValueAtoms);
+}
+
+// The numbers of a constant int list (and whether it is 0-d).
 std::optional<ShapeValue> ConstantValue(const Tensor& t) {
-  if ((t.dtype() != DType::kInt64 && t.dtype() != DType::kInt32) || t.rank() > 1 ||
-      t.numel() > static_cast<int64_t>(kMaxShapeValueAtoms))
-    return std::nullopt;
+  if (!IntList(t)) return std::nullopt;
   ShapeValue v;
   v.scalar = t.rank() == 0;
-  for (int64_t i = 0; i < t.numel(); ++i)
-    v.atoms.push_back(
-        {-1, t.dtype() == DType::kInt64 ? t.data<int64_t>()[i] : int64_t{t.data<int32_t>()[i]}});
+  for (int64_t x : kernels::TensorToInts(t)) v.atoms.push_back({-1, x});
   return v;
 }
 
-// The integers of constant input `i` of `n` (rank <= 1), or of attribute `attr` when the node's
-// opset takes them from there.
+// The numbers of constant input `i` of `n`, or of attribute `attr` when the node's opset takes
+// them from there.
 std::optional<std::vector<int64_t>> Ints(const FusionGraph& g, const FusionNode& n, size_t i,
                                          const std::string& attr, bool from_attr) {
   if (from_attr) {
     if (!kernels::NodeView(*n.node).has_attr(attr)) return std::nullopt;
     return kernels::NodeView(*n.node).attr_ints(attr);
   }
-  if (i >= n.inputs.size() || n.inputs[i] < 0) return std::nullopt;
-  const Tensor* t = g.Constant(n.inputs[i]);
-  if (!t) return std::nullopt;
-  auto v = ConstantValue(*t);
-  if (!v) return std::nullopt;
-  std::vector<int64_t> out;
-  for (const DimAtom& a : v->atoms) out.push_back(a.value);
-  return out;
+  const Tensor* t = i < n.inputs.size() && n.inputs[i] >= 0 ? g.Constant(n.inputs[i]) : nullptr;
+  if (!t || !IntList(*t)) return std::nullopt;
+  return kernels::TensorToInts(*t);
 }
 
 // An axis of a 1-d value: 0 or -1.

@@ -121,16 +121,21 @@ HWY_INLINE void Panel(D d, const PanelGemvArgs& g, const float* panel, int64_t n
   }
 }
 
-// Panel p of a plain B (rows ldb apart, no columns past N) copied contiguous into `pad`, K rows
-// `panel` apart, with zeros past N. For the panel N ends inside: read in place it took a masked
-// load per row and vector, five times the time of a whole panel. For any panel read by more than
-// one block of rows: rows a power of two apart (Q x K^T with K^T's rows 256 floats long) fall in
-// a few L1 sets and miss on every block after the first.
-// Only the vectors that hold columns below N are written (and read by RowBlock).
-const float* CopiedPanel(const PanelGemvArgs& g, int64_t p, float* pad) {
+// The columns of the panel starting at global column n0 that hold columns below N, in whole
+// vectors: what RowBlock computes and CopiedPanel fills.
+int64_t PanelWidth(const PanelGemvArgs& g, int64_t n0) {
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
+  return std::min(g.panel, (g.n - n0 + lanes - 1) / lanes * lanes);
+}
+
+// Panel p of a plain B (rows ldb apart, no columns past N) copied contiguous into `pad`, K rows
+// `panel` apart, with zeros past N up to PanelWidth. For the panel N ends inside: read in place it
+// took a masked load per row and vector, five times the time of a whole panel. For any panel read
+// by more than one block of rows: rows a power of two apart (Q x K^T with K^T's rows 256 floats
+// long) fall in a few L1 sets and miss on every block after the first.
+const float* CopiedPanel(const PanelGemvArgs& g, int64_t p, float* pad) {
   const int64_t cols = std::min(g.panel, g.n - p * g.panel);
-  const int64_t width = std::min(g.panel, (cols + lanes - 1) / lanes * lanes);
+  const int64_t width = PanelWidth(g, p * g.panel);
   const float* src = g.b + p * g.panel_stride;
   float* dst = pad;
   for (int64_t k = 0; k < g.k; ++k, src += g.ldb, dst += g.panel) {
@@ -143,14 +148,11 @@ const float* CopiedPanel(const PanelGemvArgs& g, int64_t p, float* pad) {
 // R rows from row r0 against one panel, the vectors that hold columns below N.
 template <int R>
 HWY_INLINE void RowBlock(const PanelGemvArgs& g, int64_t r0, const float* panel, int64_t n0) {
-  const hn::ScalableTag<float> d;
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
   PanelGemvArgs b = g;
   b.a = g.a + r0 * g.lda;
   b.y = g.y + r0 * g.ldy;
   if (g.z) b.z = g.z + r0 * g.ldy;
-  const int64_t width = std::min(g.panel, (g.n - n0 + lanes - 1) / lanes * lanes);
-  Panel<R>(d, b, panel, n0, width);
+  Panel<R>(hn::ScalableTag<float>(), b, panel, n0, PanelWidth(g, n0));
 }
 
 // All rows against one panel: blocks of five rows (twenty accumulators; with six, GCC spills

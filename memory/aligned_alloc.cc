@@ -26,12 +26,21 @@ TensorByteCeilingScope::~TensorByteCeilingScope() {
   tensor_byte_ceiling = previous_;
 }
 
-void* AlignedAlloc(size_t bytes) {
+namespace {
+
+// `alignment`-aligned memory of at least `bytes`, rounded up to a multiple of `alignment`.
+void* AllocRounded(size_t bytes, size_t alignment) {
   size_t rounded = 0;  // a request near SIZE_MAX must fail, not round up to a tiny block
-  if (!CheckedAlignUp(bytes == 0 ? 1 : bytes, &rounded)) throw std::bad_alloc();
-  void* p = std::aligned_alloc(kAlignment, rounded);
+  if (!CheckedAlignUp(bytes == 0 ? 1 : bytes, &rounded, alignment)) throw std::bad_alloc();
+  void* p = std::aligned_alloc(alignment, rounded);
   if (p == nullptr) throw std::bad_alloc();
   return p;
+}
+
+}  // namespace
+
+void* AlignedAlloc(size_t bytes) {
+  return AllocRounded(bytes, kAlignment);
 }
 
 void AlignedFree(void* p) {
@@ -41,14 +50,11 @@ void AlignedFree(void* p) {
 void* HugePageAlloc(size_t bytes) {
   constexpr size_t kHugePage = size_t{2} << 20;
   if (bytes < kHugePageMinBytes) return AlignedAlloc(bytes);
-  size_t rounded = 0;
-  if (!CheckedAlignUp(bytes, &rounded, kHugePage)) throw std::bad_alloc();
-  void* p = std::aligned_alloc(kHugePage, rounded);
-  if (p == nullptr) throw std::bad_alloc();
+  void* p = AllocRounded(bytes, kHugePage);
 #ifdef MADV_HUGEPAGE
   // Streaming GPT-2's 51 MB language-model head one row at a time: 1.81 -> 1.76 ms (fewer TLB
   // misses). A refusal (THP disabled) leaves ordinary pages.
-  (void)madvise(p, rounded, MADV_HUGEPAGE);
+  (void)madvise(p, AlignUp(bytes, kHugePage), MADV_HUGEPAGE);
 #endif
   return p;
 }

@@ -1,6 +1,7 @@
 // The com.onyx fused operators, created by the planner's fusion pass (planner/fusion/) and never
-// expected in user models: FusedConv, FusedMatMul, ChannelAffine, SkipLayerNormalization, DimsOf.
-// Shape functions and registration; the reference kernels live in kernels/reference/fused.cc.
+// expected in user models: FusedConv, FusedMatMul, ChannelAffine, SkipLayerNormalization,
+// ReplaceNaN, DimsOf. Shape functions and registration; the reference kernels live in
+// kernels/reference/fused.cc.
 #include "kernels/reference/fused.h"
 
 #include <algorithm>

@@ -391,5 +391,27 @@ TEST(Variadic, MaxMinPropagateNaNFromEitherSide) {
   EXPECT_EQ(CompareFloats(mn.outputs[0], FloatTensor({4}, {nan, nan, nan, -2.f}), 0, 0), "");
 }
 
+// com.onyx ReplaceNaN (the fusion of Where(IsNaN(x), value, x)): NaNs become `value`, everything
+// else (infinities, -0) passes bit for bit, at sizes that end inside a vector, on every target.
+TEST(ReplaceNaN, NaNsBecomeTheValueOnEveryTarget) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  std::mt19937 rng(5);
+  NodeSpec spec{"ReplaceNaN", 1, {FloatAttr("value", -1.5f)}};
+  spec.domain = "com.onyx";
+  for (int64_t n : kSizes) {
+    Tensor x = RandomFloats({n}, rng);
+    Tensor want = Tensor::Allocate(DType::kFloat, {n});
+    for (int64_t i = 0; i < n; ++i) {
+      float& v = x.data<float>()[i];
+      if (i % 3 == 1) v = nan;
+      if (i % 7 == 2) v = i % 2 ? inf : -0.f;
+      want.data<float>()[i] = std::isnan(v) ? -1.5f : v;
+    }
+    for (const std::string impl : {"ReplaceNaN_f32_hwy", "replacenan_f32_ref"})
+      ExpectImplMatches(spec, {x}, impl, want, 0, 0, "n " + std::to_string(n) + " " + impl);
+  }
+}
+
 }  // namespace
 }  // namespace onyx::testing

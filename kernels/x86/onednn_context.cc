@@ -10,6 +10,7 @@
 #include <new>
 #include <unordered_map>
 
+#include "kernels/x86/thread_variants.h"
 #include "memory/aligned_alloc.h"
 
 namespace onyx::kernels::x86 {
@@ -192,7 +193,13 @@ KernelImpl OnednnImpl(const std::string& name,
   KernelImpl impl;
   impl.name = name;
   impl.supports = std::move(supports);
-  impl.create_with_info = std::move(create);
+  impl.create_with_info = [create = std::move(create)](
+                              const NodeView& node, const std::vector<TypeInfo>& types,
+                              const KernelCreateInfo& info) -> StatusOr<std::unique_ptr<Kernel>> {
+    auto k = create(node, types, info);
+    if (!k.ok()) return k;
+    return WithThreadVariants(std::move(k).value(), node, types, info, create);
+  };
   return impl;
 }
 

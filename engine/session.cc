@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <climits>
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <new>
@@ -45,6 +47,9 @@ struct Session::Impl {
   SubgraphPlans subplans;
   std::unique_ptr<tbb::task_arena> arena;
   int threads = 1;
+  bool adapt_threads = true;  // SessionOptions::adapt_threads and ONYX_ADAPT_THREADS
+  mutable std::mutex runs_mu;
+  mutable std::map<int, int64_t> runs_by_threads;
   // Shared by every shape specialisation (DESIGN contract 3): packed weights, constants the
   // fusion pass derives, node outputs folded once whatever the shapes, and the run arenas.
   mutable kernels::WeightCache weights;
@@ -189,6 +194,8 @@ struct Session::Impl {
     // pooled constants are shared (their buffers have other owners).
     for (const auto& [id, v] : cached->plan->constants)
       if (v.is_tensor() && v.tensor().owns_buffer_alone()) cached->bytes += v.tensor().nbytes();
+    if (adapt_threads && threads > 1)
+      cached->threads = std::make_unique<engine::ThreadChoice>(threads);
     return PlanPtr(std::move(cached));
   }
 
@@ -268,6 +275,8 @@ StatusOr<Session> Session::CreateFromModel(ir::Model model, SessionOptions optio
   const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   impl->threads = options.intra_op_threads > 0 ? options.intra_op_threads : hw;
   impl->arena = std::make_unique<tbb::task_arena>(impl->threads);
+  const char* adapt = std::getenv("ONYX_ADAPT_THREADS");
+  impl->adapt_threads = options.adapt_threads && !(adapt && std::string(adapt) == "0");
   for (const auto& in : impl->model.graph->inputs) impl->inputs.push_back({in.name, in.type});
   for (const auto& out : impl->model.graph->outputs) impl->outputs.push_back({out.name, out.type});
   // Creation-time plan with the declared input types: reports unsupported types and bad
@@ -396,9 +405,16 @@ Status Session::Run(const NamedValues& feeds, const RunOptions& options,
     auto it = by_name.find(in.name);
     inputs.push_back(it == by_name.end() ? Value() : *it->second);
   }
-  engine::Executor ex(&im.subplans, im.threads);
   std::vector<Value> outs;
-  const auto execute = [&](const ExecutionPlan& plan) {
+  const auto execute = [&](const CachedPlan& cp, bool adapt) {
+    // Shape-generic runs see many shapes, whose times do not compare: always the full count.
+    engine::ThreadChoice* choice = adapt && options.max_threads <= 0 ? cp.threads.get() : nullptr;
+    const int threads = choice                    ? choice->Next()
+                        : options.max_threads > 0 ? std::min(options.max_threads, im.threads)
+                                                  : im.threads;
+    const ExecutionPlan& plan = *cp.plan;
+    const engine::Executor ex(&im.subplans, threads);
+    const auto start = std::chrono::steady_clock::now();
     Status s;
     im.arena->execute([&] {
       // The arena is allocated here; shapes a hostile model declares can make it impossible.
@@ -410,16 +426,23 @@ Status Session::Run(const NamedValues& feeds, const RunOptions& options,
         s = RuntimeError("out of memory: the plan needs an arena of ", plan.arena_bytes, " bytes");
       }
     });
+    if (choice && s.ok())
+      choice->Record(
+          threads, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    {
+      std::lock_guard<std::mutex> lock(im.runs_mu);
+      ++im.runs_by_threads[threads];
+    }
     return s;
   };
-  Status s = execute(*cached->plan);
+  Status s = execute(*cached, !generic);
   if (!s.ok() && generic && s.code() != ErrorCode::kCancelled && s.code() != ErrorCode::kLimit) {
     // The shape-generic plan could not take these shapes (a kernel chosen for the declared types
     // refused them): run a plan made for them. When that one succeeds, the generic plan was at
     // fault and new shapes get plans of their own from now on.
     ONYX_ASSIGN_OR_RETURN(cached, im.PlanFor(types, false));
     outs.clear();
-    s = execute(*cached->plan);
+    s = execute(*cached, true);
     if (s.ok()) im.generic_ok = false;
   }
   if (!s.ok()) return s.WithContext(im.Prefix());
@@ -531,6 +554,11 @@ const Limits& Session::limits() const {
 
 int Session::intra_op_threads() const {
   return impl_->threads;
+}
+
+std::map<int, int64_t> Session::runs_by_threads() const {
+  std::lock_guard<std::mutex> lock(impl_->runs_mu);
+  return impl_->runs_by_threads;
 }
 
 size_t Session::released_weight_bytes() const {

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 
+#include "engine/thread_choice.h"
 #include "onyx/status.h"
 #include "planner/execution_plan.h"
 
@@ -22,6 +23,8 @@ namespace onyx::engine {
 struct CachedPlan {
   std::unique_ptr<planner::ExecutionPlan> plan;
   size_t bytes = 0;  // what this plan alone holds (shape-specific constants)
+  // The thread count of each run (SessionOptions::adapt_threads); null: always the session's.
+  std::unique_ptr<ThreadChoice> threads;
 };
 using PlanPtr = std::shared_ptr<const CachedPlan>;
 

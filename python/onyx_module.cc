@@ -78,8 +78,9 @@ class PySession {
  public:
   PySession(const py::object& model, int intra_op_threads, const std::string& optimization,
             bool reference_kernels, const std::string& conv_algorithm, int64_t max_shape_plans,
-            int64_t max_shape_plan_bytes, int64_t specialize_after_runs) {
+            int64_t max_shape_plan_bytes, int64_t specialize_after_runs, bool adapt_threads) {
     SessionOptions o;
+    o.adapt_threads = adapt_threads;
     // Signed here so that a negative value gets this message rather than pybind11's overload
     // mismatch; 0 leaves the choice to the environment variable or the default.
     if (max_shape_plans < 0)
@@ -233,11 +234,11 @@ PYBIND11_MODULE(_onyx, m) {
           "True stops the runs that use this flag between operators and loop iterations.");
   py::class_<PySession>(m, "Session", "A loaded and planned ONNX model (native).")
       .def(py::init<const py::object&, int, const std::string&, bool, const std::string&, int64_t,
-                    int64_t, int64_t>(),
+                    int64_t, int64_t, bool>(),
            py::arg("model"), py::arg("intra_op_threads") = 0, py::arg("optimization") = "all",
            py::arg("reference_kernels") = false, py::arg("conv_algorithm") = "auto",
            py::arg("max_shape_plans") = 0, py::arg("max_shape_plan_bytes") = 0,
-           py::arg("specialize_after_runs") = 0,
+           py::arg("specialize_after_runs") = 0, py::arg("adapt_threads") = true,
            "Loads `model` (a path, or serialized ModelProto bytes) and plans it. "
            "`max_shape_plans` and `max_shape_plan_bytes` bound the cache of per-input-shape "
            "plans (0: the environment variable or the default).")
@@ -266,6 +267,15 @@ PYBIND11_MODULE(_onyx, m) {
       .def_property_readonly(
           "intra_op_threads", [](const PySession& s) { return s.session().intra_op_threads(); },
           "Threads the session runs kernels on.")
+      .def(
+          "runs_by_threads",
+          [](const PySession& s) {
+            py::dict d;
+            for (const auto& [t, n] : s.session().runs_by_threads()) d[py::int_(t)] = n;
+            return d;
+          },
+          "Runs so far by the thread count they ran at (adapt_threads: fewer than "
+          "intra_op_threads when that was faster lately).")
       .def_property_readonly(
           "deterministic", [](const PySession& s) { return s.session().deterministic(); },
           "False when the model uses a random operator (outputs vary from run to run).")

@@ -651,11 +651,18 @@ int BenchMain(int argc, char** argv) {
   const double med = Median(times), p90 = Percentile(times, 0.9);
   const double mn = *std::min_element(times.begin(), times.end());
   const std::string name = planner::JsonEscape(session->model_name());
+  // Runs by the thread count they got (SessionOptions::adapt_threads), warm-up included.
+  std::string by_threads, by_threads_json;
+  for (const auto& [t, n] : session->runs_by_threads()) {
+    by_threads += StrCat(by_threads.empty() ? "" : ", ", n, " at ", t);
+    by_threads_json += StrCat(by_threads_json.empty() ? "" : ", ", "\"", t, "\": ", n);
+  }
   if (a->has("json")) {
     std::printf(
         "{\"model\": \"%s\", \"threads\": %d, \"runs\": %d, \"median_ms\": %.4f, \"p90_ms\": %.4f, "
-        "\"min_ms\": %.4f, \"session_create_ms\": %.3f",
-        name.c_str(), session->intra_op_threads(), *runs, med, p90, mn, create_ms);
+        "\"min_ms\": %.4f, \"session_create_ms\": %.3f, \"runs_by_threads\": {%s}",
+        name.c_str(), session->intra_op_threads(), *runs, med, p90, mn, create_ms,
+        by_threads_json.c_str());
     if (!profile_path.empty()) {
       const double kernel_ms = profile.KernelMs();
       std::printf(", \"profile\": [");
@@ -673,6 +680,8 @@ int BenchMain(int argc, char** argv) {
   } else {
     std::printf("%s: session create %.1f ms; %d runs: median %.3f ms, p90 %.3f ms, min %.3f ms\n",
                 session->model_name().c_str(), create_ms, *runs, med, p90, mn);
+    if (session->intra_op_threads() > 1)
+      std::printf("runs by threads (warm-up included): %s\n", by_threads.c_str());
     if (!profile_path.empty()) {
       profile.PrintSummary(stdout);
       std::printf("trace: %s\n", profile_path.c_str());

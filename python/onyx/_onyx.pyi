@@ -47,6 +47,7 @@ class Session:
         max_shape_plans: int = 0,
         max_shape_plan_bytes: int = 0,
         specialize_after_runs: int = 0,
+        adapt_threads: bool = True,
     ) -> None: ...
     def inputs(self) -> List[Dict[str, Any]]:
         """Every graph input: {'name', 'type', 'shape', 'onyx_type'} (initializer-backed included)."""
@@ -63,6 +64,8 @@ class Session:
         """plans, plan_bytes, builds, hits, evictions, generic_runs, packed_weight_bytes,
         shared_constant_bytes, free_arena_bytes, max_shape_plans, max_shape_plan_bytes,
         specialize_after_runs."""
+    def runs_by_threads(self) -> Dict[int, int]:
+        """Runs so far by the thread count they ran at."""
     @property
     def intra_op_threads(self) -> int: ...
     @property

@@ -74,6 +74,10 @@ class SessionOptions:
             on its shape-generic plan (made once, for the declared shapes) and gives the shape a
             plan of its own on this many-th run. 1 plans every new shape at once; 0 (default)
             means ``ONYX_SPECIALIZE_AFTER_RUNS``, or else onyx's default (8).
+        adapt_threads: onyx only; True (default) lets a run use fewer than intra_op_num_threads
+            threads when the latest runs of its plan finished sooner that way (a host whose other
+            processes hold cores; docs/threading.md). False, or the environment variable
+            ``ONYX_ADAPT_THREADS=0``: every run uses intra_op_num_threads.
 
     Accepted and ignored (onnxruntime tuning knobs that have no onyx counterpart):
         inter_op_num_threads, execution_mode, log_severity_level, log_verbosity_level,
@@ -89,6 +93,7 @@ class SessionOptions:
         "max_shape_plans",
         "max_shape_plan_bytes",
         "specialize_after_runs",
+        "adapt_threads",
         "inter_op_num_threads",
         "execution_mode",
         "log_severity_level",
@@ -108,6 +113,7 @@ class SessionOptions:
         self.max_shape_plans: int = 0
         self.max_shape_plan_bytes: int = 0
         self.specialize_after_runs: int = 0
+        self.adapt_threads: bool = True
         self.inter_op_num_threads: int = 0
         self.execution_mode: ExecutionMode = ExecutionMode.ORT_SEQUENTIAL
         self.log_severity_level: int = 2
@@ -133,7 +139,8 @@ class SessionOptions:
             f"conv_algorithm={self.conv_algorithm!r}, "
             f"max_shape_plans={self.max_shape_plans!r}, "
             f"max_shape_plan_bytes={self.max_shape_plan_bytes!r}, "
-            f"specialize_after_runs={self.specialize_after_runs!r})"
+            f"specialize_after_runs={self.specialize_after_runs!r}, "
+            f"adapt_threads={self.adapt_threads!r})"
         )
 
 

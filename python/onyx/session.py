@@ -154,6 +154,7 @@ class InferenceSession:
             max_shape_plans=cache_limit(options, "max_shape_plans"),
             max_shape_plan_bytes=cache_limit(options, "max_shape_plan_bytes"),
             specialize_after_runs=cache_limit(options, "specialize_after_runs"),
+            adapt_threads=bool(options.adapt_threads),
         )
         required = set(self._sess.required_inputs())
         inputs = self._sess.inputs()
@@ -221,6 +222,12 @@ class InferenceSession:
           ``ONYX_MAX_SHAPE_PLAN_BYTES`` / ``ONYX_SPECIALIZE_AFTER_RUNS``, else the defaults).
         """
         return self._sess.shape_plan_stats()
+
+    def get_runs_by_threads(self) -> dict[int, int]:
+        """onyx only: runs so far by the thread count they ran at. With
+        ``SessionOptions.adapt_threads`` (the default) a run may use fewer than
+        ``intra_op_num_threads`` threads when that was faster lately (a busy host)."""
+        return dict(self._sess.runs_by_threads())
 
     def run(
         self,

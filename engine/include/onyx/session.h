@@ -40,6 +40,12 @@ struct SessionOptions {
   // a few times those of direct summation (relative 1e-6 instead of 1e-7 on typical CNNs).
   // false: direct convolution only.
   bool winograd = true;
+  // Let a run use fewer than intra_op_threads threads when recent runs of its plan finished
+  // sooner that way: on a host whose other processes hold cores, a parallel region waits for
+  // descheduled workers (docs/threading.md). Runs now and then try a neighbouring count of
+  // intra_op_threads, /2, ..., 1. false, or ONYX_ADAPT_THREADS=0: always intra_op_threads.
+  // The benchmark models' outputs are bit-identical at every count (docs/threading.md).
+  bool adapt_threads = true;
   // Ceilings on tensor and arena bytes, node count, nesting and initializers, checked before
   // anything is allocated; zeros take the ONYX_MAX_* environment variables or the defaults
   // (onyx/limits.h).
@@ -74,6 +80,9 @@ struct RunOptions {
   const std::atomic<bool>* terminate = nullptr;
   // Stops the run the same way once it has taken this long; 0: no limit.
   int64_t timeout_ms = 0;
+  // Run on at most this many threads (and without the session's adaptive choice); 0: the
+  // session's intra_op_threads, or fewer when SessionOptions::adapt_threads finds that faster.
+  int max_threads = 0;
 };
 
 struct IoInfo {
@@ -145,6 +154,8 @@ class Session {
   const Limits& limits() const;
   // Threads the session runs kernels on (SessionOptions::intra_op_threads resolved).
   int intra_op_threads() const;
+  // Runs so far by the thread count they ran at (adapt_threads), all plans together.
+  std::map<int, int64_t> runs_by_threads() const;
   // False when a node (subgraphs included) uses a random operator: outputs then vary by run.
   bool deterministic() const;
   // Bytes of weights held only in kernels' packed layouts: a model whose inputs all have static

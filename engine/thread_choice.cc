@@ -1,0 +1,102 @@
+// ThreadChoice: probes of neighbouring thread counts, the fastest recent count kept.
+#include "engine/thread_choice.h"
+
+#include <algorithm>
+
+namespace onyx::engine {
+
+double ThreadChoice::Times::Median() const {
+  if (count < 3) return count == 0 ? 0 : count == 1 ? latest[0] : (latest[0] + latest[1]) / 2;
+  const double a = latest[0], b = latest[1], c = latest[2];
+  return std::max(std::min(a, b), std::min(std::max(a, b), c));
+}
+
+ThreadChoice::ThreadChoice(int max_threads) {
+  for (int t = std::max(1, max_threads);; t /= 2) {
+    ladder_.push_back(t);
+    if (t == 1) break;
+  }
+  times_.resize(ladder_.size());
+}
+
+size_t ThreadChoice::IndexOf(int threads) const {
+  for (size_t i = 0; i < ladder_.size(); ++i)
+    if (ladder_[i] == threads) return i;
+  return ladder_.size();
+}
+
+void ThreadChoice::SwitchTo(size_t i) {
+  current_ = i;
+  interval_ = kMinInterval;
+  next_probe_ = runs_ + interval_;
+}
+
+int ThreadChoice::Next() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++runs_;
+  size_t pick = current_;
+  if (ladder_.size() > 1 && runs_ >= next_probe_) {
+    if (pending_ >= 0) {
+      pick = static_cast<size_t>(pending_);
+      pending_ = -1;
+    } else {
+      const bool down = (probe_down_ && current_ + 1 < ladder_.size()) || current_ == 0;
+      pick = down ? current_ + 1 : current_ - 1;
+      probe_down_ = !probe_down_;
+    }
+    // Until its result comes back (Record), no other probe.
+    next_probe_ = runs_ + interval_;
+  }
+  ++times_[pick].runs;
+  return ladder_[pick];
+}
+
+void ThreadChoice::Record(int threads, double seconds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const size_t i = IndexOf(threads);
+  if (i == ladder_.size()) return;
+  Times& t = times_[i];
+  if (!t.made) {  // the first run at a count makes its kernels' primitives: not a sample
+    t.made = true;
+    if (i != current_) {  // probe it again at once
+      pending_ = static_cast<int>(i);
+      next_probe_ = runs_ + 1;
+    }
+    return;
+  }
+  t.latest[t.next] = seconds;
+  t.next = (t.next + 1) % 3;
+  t.count = std::min(t.count + 1, 3);
+  const double now = times_[current_].Median();
+  if (i != current_) {  // a probe's result
+    if (now > 0 && t.Median() < kSwitchGain * now) {
+      SwitchTo(i);
+    } else if (now > 0 && seconds < kSwitchGain * now) {
+      // Faster than the current count although its older runs were not: they are stale (the
+      // machine's load changed). Probe it again at once.
+      pending_ = static_cast<int>(i);
+      next_probe_ = runs_ + 1;
+    } else {
+      interval_ = std::min(interval_ * 2, kMaxInterval);
+      next_probe_ = runs_ + interval_;
+    }
+    return;
+  }
+  // The current count slowed down past another count's latest runs: switch; a later probe of the
+  // count left puts it back if the slowdown was the plan's and not the machine's.
+  for (size_t j = 0; j < times_.size(); ++j)
+    if (j != current_ && times_[j].count > 0 && times_[j].Median() < kSwitchGain * now) {
+      SwitchTo(j);
+      break;
+    }
+}
+
+std::map<int, int64_t> ThreadChoice::runs() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::map<int, int64_t> out;
+  for (size_t i = 0; i < ladder_.size(); ++i)
+    if (times_[i].runs > 0) out[ladder_[i]] = times_[i].runs;
+  return out;
+}
+
+}  // namespace onyx::engine

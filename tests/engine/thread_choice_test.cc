@@ -1,0 +1,98 @@
+// ThreadChoice (engine/thread_choice.h) fed with made-up run times: which count it settles on,
+// how soon, and how few probes it spends once settled.
+#include "engine/thread_choice.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+
+namespace onyx::engine {
+namespace {
+
+// Runs `n` runs whose time at each count is `ms(threads)`; returns the counts used, by count.
+std::map<int, int> Drive(ThreadChoice& c, int n, const std::function<double(int)>& ms) {
+  std::map<int, int> used;
+  for (int i = 0; i < n; ++i) {
+    const int t = c.Next();
+    ++used[t];
+    c.Record(t, ms(t) / 1e3);
+  }
+  return used;
+}
+
+// The count the next non-probe run gets: the most used over a stretch of runs.
+int Settled(ThreadChoice& c, const std::function<double(int)>& ms) {
+  const std::map<int, int> used = Drive(c, 64, ms);
+  int best = 0, most = -1;
+  for (const auto& [t, n] : used)
+    if (n > most) best = t, most = n;
+  return best;
+}
+
+TEST(ThreadChoice, OneThreadNeverProbes) {
+  ThreadChoice c(1);
+  const auto used = Drive(c, 100, [](int) { return 1.0; });
+  EXPECT_EQ(used, (std::map<int, int>{{1, 100}}));
+}
+
+TEST(ThreadChoice, QuietHostKeepsAllThreadsAndProbesRarely) {
+  // Two threads take 0.55 of one thread's time.
+  ThreadChoice c(2);
+  const auto used = Drive(c, 1000, [](int t) { return t == 2 ? 5.5 : 10.0; });
+  EXPECT_EQ(c.Next(), 2);
+  // Probes at runs 4 and 5 (the first run at one thread makes its primitives and does not
+  // count), then every 8, 16, ..., 256 runs: 2 + 7 probes (after 4+8+16+32+64+128+256+256+256).
+  EXPECT_LE(used.at(1), 10);
+  EXPECT_GE(used.at(1), 3);
+}
+
+TEST(ThreadChoice, BusyHostSwitchesToOneThreadAtTheFirstProbe) {
+  // A descheduled worker: two threads are slower than one.
+  ThreadChoice c(2);
+  const auto used = Drive(c, 6, [](int t) { return t == 2 ? 30.0 : 4.0; });
+  // Runs 1-3 at 2 threads, 4 makes the 1-thread kernels, 5 measures them, 6 runs on one thread.
+  EXPECT_EQ(used.at(2), 3);
+  EXPECT_EQ(used.at(1), 3);
+  EXPECT_EQ(c.Next(), 1);
+}
+
+TEST(ThreadChoice, FollowsTheLoadBothWays) {
+  ThreadChoice c(2);
+  const auto quiet = [](int t) { return t == 2 ? 5.5 : 10.0; };
+  const auto busy = [](int t) { return t == 2 ? 30.0 : 10.5; };
+  EXPECT_EQ(Settled(c, quiet), 2);
+  Drive(c, 500, quiet);  // the probe interval has grown to its maximum
+  // Load arrives: the current count's latest runs slow down past one thread's probes at once.
+  const auto first = Drive(c, 3, busy);
+  EXPECT_EQ(c.Next(), 1) << "still on two threads after three slow runs";
+  (void)first;
+  // Load goes away: a probe of two threads is much faster than one thread's median, so probes
+  // follow at once until two threads' own median shows it.
+  int runs = 0;
+  while (c.Next() != 2 && runs < 40) {
+    c.Record(1, quiet(1) / 1e3);
+    ++runs;
+  }
+  EXPECT_LT(runs, 40) << "never went back to two threads";
+}
+
+TEST(ThreadChoice, LadderOfHalvesFindsTheFastestCount) {
+  // 16 threads on a machine where 4 is fastest (small operators, too many threads).
+  ThreadChoice c(16);
+  const std::map<int, double> ms = {{16, 9}, {8, 6}, {4, 5}, {2, 7}, {1, 12}};
+  const auto time = [&](int t) { return ms.at(t); };
+  Drive(c, 200, time);
+  EXPECT_EQ(Settled(c, time), 4);
+  const std::map<int, int64_t> runs = c.runs();
+  for (int t : {16, 8, 4, 2}) EXPECT_GT(runs.count(t), 0u) << t << " threads never tried";
+}
+
+TEST(ThreadChoice, SmallDifferencesDoNotSwitch) {
+  // One thread 3% faster: under the 5% needed to switch.
+  ThreadChoice c(2);
+  EXPECT_EQ(Settled(c, [](int t) { return t == 2 ? 10.0 : 9.7; }), 2);
+}
+
+}  // namespace
+}  // namespace onyx::engine

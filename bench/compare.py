@@ -1,16 +1,24 @@
 #!/usr/bin/env python3
-"""onyx against ONNX Runtime on the benchmark models, same inputs and thread counts.
+"""onyx against ONNX Runtime (and OpenVINO) on the benchmark models, same inputs and threads.
 
-    .venv/bin/python bench/compare.py [--models resnet50,bert_base] [--threads 1,2] [--runs 20]
-        [--warmup 3] [--block 5] [--gap-ms 50] [--json bench/results/compare.json]
-        [--png bench/results/compare.png]
+    .venv/bin/python bench/compare.py [--models resnet50,bert_base] [--threads 1,2,4,8,16]
+        [--peers ort,openvino] [--load N] [--runs 20] [--warmup 3] [--block 5] [--gap-ms 50]
+        [--json bench/results/compare.json] [--png bench/results/compare.png]
 
-For each model and thread count both engines run in this process, alternating in blocks of
-`--block` back-to-back runs (the order flips every block; one untimed run starts each block and
-a pause ends it, so one engine's spinning worker threads do not slow the other), after warm-up
-runs; the medians and their ratio ORT / onyx are reported (above 1:
-onyx is faster), with the geometric mean per thread count. ONNX Runtime runs with all graph
-optimizations, sequential execution, intra_op_num_threads = T and inter_op_num_threads = 1.
+For each model and thread count every engine runs in this process, alternating in blocks of
+`--block` back-to-back runs (the order rotates every block; one untimed run starts each block
+and a pause ends it, so one engine's spinning worker threads do not slow the other), after
+warm-up runs; the medians and their ratios peer / onyx are reported (above 1: onyx is faster),
+with the geometric mean per thread count. ONNX Runtime runs with all graph optimizations,
+sequential execution, intra_op_num_threads = T and inter_op_num_threads = 1. OpenVINO (with
+`--peers ort,openvino`; `pip install -r scripts/requirements-bench.txt`) runs on its CPU plugin
+with INFERENCE_PRECISION_HINT f32 (no bf16 on AMX), the latency hint, one stream and
+INFERENCE_NUM_THREADS = T.
+
+--load N keeps N cores busy while the engines are timed: N processes spinning in a loop (each
+ends by itself after --load-seconds, default 3600, and all are killed when the script ends), the
+busy host of a shared machine. onyx adapts its thread count to it (docs/threading.md); the
+engines are timed exactly as without load.
 
 Session-creation time and peak resident memory are measured separately, each engine in its own
 subprocess (its peak RSS, VmHWM, after creating the session and running it once), so neither
@@ -49,7 +57,25 @@ def _use_build_module():
 # Sessions
 
 
+class OpenVinoSession:
+    """OpenVINO's CPU plugin behind the run(None, feeds) -> [outputs] call of the other engines."""
+
+    def __init__(self, path, threads):
+        import openvino as ov
+
+        self.model = ov.Core().compile_model(path, "CPU", {
+            "INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "LATENCY",
+            "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1})
+        self.request = self.model.create_infer_request()
+
+    def run(self, _names, feeds):
+        result = self.request.infer(feeds)
+        return [result[o] for o in self.model.outputs]
+
+
 def make_session(engine, path, threads):
+    if engine == "openvino":
+        return OpenVinoSession(path, threads)
     if engine == "ort":
         import onnxruntime as ort
 
@@ -155,22 +181,25 @@ def max_rel_diff(a_list, b_list):
     return worst
 
 
-def bench_pair(path, name, threads, runs, warmup, gap_s, progress, block=5):
+def bench_pair(path, name, threads, runs, warmup, gap_s, progress, block=5, peers=("ort",)):
+    """Medians of onyx and each peer on one model at one thread count. Row keys: onyx_ms and, per
+    peer P, P_ms, P_ratio (P / onyx) and P_max_rel_diff; for ORT also the plain ratio and
+    max_rel_diff."""
     feeds = models.make_feeds(name)
     label = f"{name} t={threads}"
     progress.show(f"{label}: creating sessions")
-    sessions = {e: make_session(e, path, threads) for e in ("onyx", "ort")}
+    engines = ("onyx",) + tuple(peers)
+    sessions = {e: make_session(e, path, threads) for e in engines}
     outs = {}
     for i in range(warmup):
-        for e in ("onyx", "ort"):
+        for e in engines:
             outs[e] = sessions[e].run(None, feeds)
             time.sleep(gap_s)
         progress.step(f"{label}: warm-up {i + 1}/{warmup}")
     if not outs:
-        outs = {e: sessions[e].run(None, feeds) for e in ("onyx", "ort")}
-    diff = max_rel_diff(outs["onyx"], outs["ort"])
-    times = {"onyx": [], "ort": []}
-    # Blocks of back-to-back runs, engines alternating block by block (the order flips every
+        outs = {e: sessions[e].run(None, feeds) for e in engines}
+    times = {e: [] for e in engines}
+    # Blocks of back-to-back runs, engines alternating block by block (the order rotates every
     # block): within a block an engine runs with its worker threads awake, as in a serving loop;
     # one untimed run first re-wakes them after the other engine's block, and the gap lets the
     # other engine's spinning workers go idle. Single runs alternating with a short gap measured
@@ -178,7 +207,10 @@ def bench_pair(path, name, threads, runs, warmup, gap_s, progress, block=5):
     # after a 5 ms gap, 25 ms after 50 ms).
     blocks = (runs + block - 1) // block
     for i in range(blocks):
-        order = ("onyx", "ort") if i % 2 == 0 else ("ort", "onyx")
+        k = i % len(engines)
+        order = engines[k:] + engines[:k]
+        if len(engines) == 2 and i % 2:
+            order = engines[::-1]
         n = min(block, runs - i * block)
         for e in order:
             sessions[e].run(None, feeds)
@@ -189,10 +221,40 @@ def bench_pair(path, name, threads, runs, warmup, gap_s, progress, block=5):
             time.sleep(gap_s)
         progress.step(f"{label}: block {i + 1}/{blocks}", n)
     del sessions
-    onyx_ms, ort_ms = statistics.median(times["onyx"]), statistics.median(times["ort"])
-    return {"onyx_ms": onyx_ms, "ort_ms": ort_ms, "ratio": ort_ms / onyx_ms,
-            "onyx_min_ms": min(times["onyx"]), "ort_min_ms": min(times["ort"]),
-            "max_rel_diff": diff}
+    onyx_ms = statistics.median(times["onyx"])
+    row = {"onyx_ms": onyx_ms, "onyx_min_ms": min(times["onyx"])}
+    for p in peers:
+        ms = statistics.median(times[p])
+        row.update({f"{p}_ms": ms, f"{p}_min_ms": min(times[p]), f"{p}_ratio": ms / onyx_ms,
+                    f"{p}_max_rel_diff": max_rel_diff(outs["onyx"], outs[p])})
+    if "ort" in peers:
+        row["ratio"], row["max_rel_diff"] = row["ort_ratio"], row["ort_max_rel_diff"]
+    return row
+
+
+PEER_NAMES = {"ort": "ORT", "openvino": "OpenVINO"}
+
+
+class BackgroundLoad:
+    """`n` processes that each keep a core busy (a Python loop), for at most `seconds`; stopped
+    when the `with` block ends, also on an error or Ctrl-C."""
+
+    def __init__(self, n, seconds):
+        self.n, self.seconds, self.procs = n, seconds, []
+
+    def __enter__(self):
+        code = f"import time\nend = time.time() + {self.seconds}\nwhile time.time() < end:\n    pass\n"
+        self.procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(self.n)]
+        if self.procs:
+            time.sleep(0.5)  # let them reach their loops
+        return self
+
+    def __exit__(self, *exc):
+        for p in self.procs:
+            p.kill()
+        for p in self.procs:
+            p.wait()
+        return False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -204,7 +266,7 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
-def machine_info():
+def machine_info(peers=("ort",)):
     info = {"python": platform.python_version(), "platform": platform.platform(),
             "cpus": os.cpu_count()}
     try:
@@ -233,6 +295,13 @@ def machine_info():
         info["onnxruntime"] = onnxruntime.__version__
     except ImportError:
         pass
+    if "openvino" in peers:  # importing it loads its own TBB: only when it runs
+        try:
+            import openvino
+
+            info["openvino"] = openvino.__version__.split("-")[0]
+        except ImportError:
+            pass
     try:
         git = ["git", "-C", ROOT]
         commit = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True,
@@ -249,29 +318,39 @@ def fmt(v, spec, missing="-"):
     return missing if v is None else format(v, spec)
 
 
-def print_table(rows, threads_list):
-    head = (f"{'model':14} {'thr':>3} {'onyx ms':>9} {'ORT ms':>9} {'ORT/onyx':>8} "
-            f"{'create onyx':>11} {'create ORT':>10} {'RSS onyx':>9} {'RSS ORT':>8} {'max rel diff':>12}")
+def print_table(rows, threads_list, peers=("ort",)):
+    head = f"{'model':14} {'thr':>3} {'onyx ms':>9}"
+    for p in peers:
+        n = PEER_NAMES.get(p, p)
+        head += f" {n + ' ms':>11} {n + '/onyx':>13}"
+    head += (f" {'create onyx':>11} {'create ' + PEER_NAMES.get(peers[0], peers[0]):>15} "
+             f"{'RSS onyx':>9} {'RSS ' + PEER_NAMES.get(peers[0], peers[0]):>12} {'max rel diff':>12}")
     print(head)
     print("-" * len(head))
     for r in rows:
         if "error" in r:
             print(f"{r['model']:14} {r['threads']:3d}  error: {r['error']}")
             continue
-        cx, co = r.get("create_onyx", {}), r.get("create_ort", {})
-        print(f"{r['model']:14} {r['threads']:3d} {r['onyx_ms']:9.2f} {r['ort_ms']:9.2f} "
-              f"{r['ratio']:8.2f} {fmt(cx.get('create_ms'), '9.0f'):>9}ms "
-              f"{fmt(co.get('create_ms'), '8.0f'):>8}ms {fmt(cx.get('peak_rss_mb'), '7.0f'):>7}MB "
-              f"{fmt(co.get('peak_rss_mb'), '6.0f'):>6}MB {r['max_rel_diff']:12.1e}")
+        cx, co = r.get("create_onyx", {}), r.get(f"create_{peers[0]}", {})
+        line = f"{r['model']:14} {r['threads']:3d} {r['onyx_ms']:9.2f}"
+        for p in peers:
+            line += f" {r[p + '_ms']:11.2f} {r[p + '_ratio']:13.2f}"
+        line += (f" {fmt(cx.get('create_ms'), '9.0f'):>9}ms {fmt(co.get('create_ms'), '13.0f'):>13}ms "
+                 f"{fmt(cx.get('peak_rss_mb'), '7.0f'):>7}MB {fmt(co.get('peak_rss_mb'), '10.0f'):>10}MB "
+                 f"{r[peers[0] + '_max_rel_diff']:12.1e}")
+        print(line)
     print("-" * len(head))
-    for t in threads_list:
-        g = geomean([r.get("ratio") for r in rows if r["threads"] == t])
-        lo = min((r["ratio"] for r in rows if r["threads"] == t and "ratio" in r), default=None)
-        print(f"geomean ORT/onyx at {t} thread{'s' if t > 1 else ''}: {fmt(g, '.2f')} "
-              f"(lowest model: {fmt(lo, '.2f')})")
+    for p in peers:
+        n = PEER_NAMES.get(p, p)
+        for t in threads_list:
+            g = geomean([r.get(f"{p}_ratio") for r in rows if r["threads"] == t])
+            lo = min((r[f"{p}_ratio"] for r in rows if r["threads"] == t and f"{p}_ratio" in r),
+                     default=None)
+            print(f"geomean {n}/onyx at {t} thread{'s' if t > 1 else ''}: {fmt(g, '.2f')} "
+                  f"(lowest model: {fmt(lo, '.2f')})")
 
 
-def write_png(rows, threads_list, path, title):
+def write_png(rows, threads_list, path, title, peer="ort"):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -288,8 +367,8 @@ def write_png(rows, threads_list, path, title):
         vals = []
         for n in names:
             r = next((r for r in rows if r["model"] == n and r["threads"] == t), {})
-            vals.append(r.get("ratio") or 0)
-        vals.append(geomean([r.get("ratio") for r in rows if r["threads"] == t]) or 0)
+            vals.append(r.get(f"{peer}_ratio") or 0)
+        vals.append(geomean([r.get(f"{peer}_ratio") for r in rows if r["threads"] == t]) or 0)
         xs = [i + (k - (len(threads_list) - 1) / 2) * width for i in range(len(labels))]
         ax.bar(xs, vals, width, label=f"{t} thread{'s' if t > 1 else ''}")
         for x, v in zip(xs, vals):
@@ -298,7 +377,7 @@ def write_png(rows, threads_list, path, title):
     ax.axhline(1.2, color="green", linewidth=0.8, linestyle="--", label="target 1.2")
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels(labels, rotation=20, ha="right")
-    ax.set_ylabel("ORT median / onyx median  (> 1: onyx faster)")
+    ax.set_ylabel(f"{PEER_NAMES.get(peer, peer)} median / onyx median  (> 1: onyx faster)")
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -332,7 +411,25 @@ def main():
                     help="bar chart of the ratios (default bench/results/compare.png; '' for none)")
     ap.add_argument("--no-probe", action="store_true",
                     help="skip the session-creation and memory subprocesses")
+    ap.add_argument("--peers", default="ort",
+                    help="engines to compare with: ort, openvino or both (default ort)")
+    ap.add_argument("--load", type=int, default=0,
+                    help="keep N cores busy with spinning processes while timing (default 0)")
+    ap.add_argument("--load-seconds", type=float, default=3600,
+                    help="each load process ends by itself after this long (default 3600)")
     args = ap.parse_args()
+    peers = tuple(p for p in args.peers.split(",") if p)
+    bad = [p for p in peers if p not in PEER_NAMES]
+    if bad or not peers:
+        ap.error(f"--peers takes ort and/or openvino, got '{args.peers}'")
+    if "openvino" in peers:
+        try:
+            import openvino  # noqa: F401
+        except ImportError:
+            ap.error("--peers openvino needs the openvino package: "
+                     ".venv/bin/pip install -r scripts/requirements-bench.txt")
+    if args.load < 0:
+        ap.error("--load must be >= 0")
     names = [m for m in args.models.split(",") if m]
     unknown = [m for m in names if m not in models.MODELS]
     if unknown:
@@ -342,9 +439,9 @@ def main():
         ap.error("--runs must be >= 1, --warmup >= 0, --threads positive")
 
     paths = models.ensure_models(args.models_dir, names, log=lambda s: print(s, file=sys.stderr))
-    machine = machine_info()
+    machine = machine_info(peers)
     load_start = os.getloadavg()
-    per_task = args.warmup + args.runs + (0 if args.no_probe else 2)
+    per_task = args.warmup + args.runs + (0 if args.no_probe else 1 + len(peers))
     progress = Progress(len(names) * len(threads_list) * per_task)
     rows = []
     t_start = time.perf_counter()
@@ -352,13 +449,14 @@ def main():
         for t in threads_list:
             row = {"model": name, "threads": t}
             try:
-                row.update(bench_pair(path, name, t, args.runs, args.warmup, args.gap_ms / 1e3,
-                                      progress, block=args.block))
+                with BackgroundLoad(args.load, args.load_seconds):
+                    row.update(bench_pair(path, name, t, args.runs, args.warmup, args.gap_ms / 1e3,
+                                          progress, block=args.block, peers=peers))
             except Exception as e:  # an engine that cannot run the model: report, go on
                 row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
                 progress.step(f"{name} t={t}: failed", args.warmup + args.runs)
             if not args.no_probe:
-                for engine in ("onyx", "ort"):
+                for engine in ("onyx",) + peers:
                     progress.show(f"{name} t={t}: session creation / memory ({engine})")
                     row[f"create_{engine}"] = probe(engine, path, name, t)
                     progress.step(f"{name} t={t}: probed {engine}")
@@ -366,13 +464,17 @@ def main():
             if "error" in row:
                 progress.log(f"{name} t={t}: error: {row['error']}")
             else:
-                progress.log(f"{name} t={t}: onyx {row['onyx_ms']:.2f} ms, ORT {row['ort_ms']:.2f} ms, "
-                             f"ORT/onyx {row['ratio']:.2f}, max rel diff {row['max_rel_diff']:.1e}")
+                progress.log(f"{name} t={t}: onyx {row['onyx_ms']:.2f} ms, " + ", ".join(
+                    f"{PEER_NAMES[p]} {row[p + '_ms']:.2f} ms ({PEER_NAMES[p]}/onyx "
+                    f"{row[p + '_ratio']:.2f})" for p in peers))
     progress.close()
     load_end = os.getloadavg()
 
     print()
-    print_table(rows, threads_list)
+    if args.load:
+        print(f"(with {args.load} core{'s' if args.load > 1 else ''} kept busy by a spinning "
+              f"process while timing: --load {args.load})")
+    print_table(rows, threads_list, peers)
     base = [r[f"create_{e}"].get("rss_before_mb") for r in rows for e in ("onyx", "ort")
             if isinstance(r.get(f"create_{e}"), dict) and "rss_before_mb" in r[f"create_{e}"]]
     if base:
@@ -381,8 +483,10 @@ def main():
     print(f"load average {load_start[0]:.1f} at start, {load_end[0]:.1f} at end "
           f"(other processes on this machine add noise)")
 
-    summary = {str(t): geomean([r.get("ratio") for r in rows if r["threads"] == t])
+    summary = {str(t): geomean([r.get(f"{peers[0]}_ratio") for r in rows if r["threads"] == t])
                for t in threads_list}
+    by_peer = {p: {str(t): geomean([r.get(f"{p}_ratio") for r in rows if r["threads"] == t])
+                   for t in threads_list} for p in peers}
     report = {
         "command": " ".join(
             ([f"ONYX_BUILD_DIR={os.environ['ONYX_BUILD_DIR']}"] if "ONYX_BUILD_DIR" in os.environ else [])
@@ -390,11 +494,13 @@ def main():
                os.path.relpath(os.path.abspath(__file__), ROOT)] + sys.argv[1:]),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "settings": {"runs": args.runs, "warmup": args.warmup, "gap_ms": args.gap_ms,
-                     "threads": threads_list, "models": names},
+                     "threads": threads_list, "models": names, "peers": list(peers),
+                     "load": args.load},
         "machine": machine,
         "load_average": {"start": load_start, "end": load_end},
         "elapsed_s": time.perf_counter() - t_start,
         "geomean_ratio": summary,
+        "geomean_ratio_by_peer": by_peer,
         "results": rows,
     }
     if args.json:
@@ -405,10 +511,12 @@ def main():
     if args.png:
         try:
             os.makedirs(os.path.dirname(os.path.abspath(args.png)), exist_ok=True)
-            title = (f"onyx vs ONNX Runtime {machine.get('onnxruntime', '')}: median of {args.runs} "
-                     f"runs, alternating\n{machine.get('cpu', '?')}, {os.cpu_count()} cores; "
-                     f"{report['date'][:10]}")
-            write_png(rows, threads_list, args.png, title)
+            peer = "ONNX Runtime " + machine.get("onnxruntime", "") if peers[0] == "ort" else \
+                PEER_NAMES[peers[0]] + " " + machine.get("openvino", "")
+            title = (f"onyx vs {peer}: median of {args.runs} runs, alternating"
+                     f"{f', {args.load} cores busy' if args.load else ''}\n"
+                     f"{machine.get('cpu', '?')}, {os.cpu_count()} cores; {report['date'][:10]}")
+            write_png(rows, threads_list, args.png, title, peers[0])
             print(f"wrote {args.png}")
         except ImportError:
             print("matplotlib is not installed: no PNG (scripts/setup.sh installs it)", file=sys.stderr)

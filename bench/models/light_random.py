@@ -17,7 +17,10 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-LIGHT_DIR = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
+# ONYX_LIGHT_MODELS_DIR: another folder of light_*.onnx files (an onnx release that does not ship
+# them; bench/scaling.sh bundles them).
+LIGHT_DIR = os.environ.get("ONYX_LIGHT_MODELS_DIR") or os.path.join(
+    os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
 
 
 def _consumers(graph):

@@ -31,11 +31,19 @@ void ThreadChoice::SwitchTo(size_t i) {
   next_probe_ = runs_ + interval_;
 }
 
+void ThreadChoice::ProbeSoon(size_t i) {
+  pending_ = static_cast<int>(i);
+  next_probe_ = runs_ + 1;
+}
+
 int ThreadChoice::Next() {
   std::lock_guard<std::mutex> lock(mu_);
   ++runs_;
   size_t pick = current_;
-  if (ladder_.size() > 1 && runs_ >= next_probe_) {
+  if (burst_left_ > 0) {
+    pick = burst_;
+    --burst_left_;
+  } else if (ladder_.size() > 1 && runs_ >= next_probe_) {
     if (pending_ >= 0) {
       pick = static_cast<size_t>(pending_);
       pending_ = -1;
@@ -44,9 +52,13 @@ int ThreadChoice::Next() {
       pick = down ? current_ + 1 : current_ - 1;
       probe_down_ = !probe_down_;
     }
+    burst_ = pick;
+    burst_left_ = 1;  // the second run of the probe is its sample
     // Until its result comes back (Record), no other probe.
     next_probe_ = runs_ + interval_;
   }
+  if (pick != last_) ++times_[pick].skip;
+  last_ = pick;
   ++times_[pick].runs;
   return ladder_[pick];
 }
@@ -56,12 +68,8 @@ void ThreadChoice::Record(int threads, double seconds) {
   const size_t i = IndexOf(threads);
   if (i == ladder_.size()) return;
   Times& t = times_[i];
-  if (!t.made) {  // the first run at a count makes its kernels' primitives: not a sample
-    t.made = true;
-    if (i != current_) {  // probe it again at once
-      pending_ = static_cast<int>(i);
-      next_probe_ = runs_ + 1;
-    }
+  if (t.skip > 0) {  // the first run after a change of count
+    --t.skip;
     return;
   }
   t.latest[t.next] = seconds;
@@ -74,8 +82,7 @@ void ThreadChoice::Record(int threads, double seconds) {
     } else if (now > 0 && seconds < kSwitchGain * now) {
       // Faster than the current count although its older runs were not: they are stale (the
       // machine's load changed). Probe it again at once.
-      pending_ = static_cast<int>(i);
-      next_probe_ = runs_ + 1;
+      ProbeSoon(i);
     } else {
       interval_ = std::min(interval_ * 2, kMaxInterval);
       next_probe_ = runs_ + interval_;

@@ -2,10 +2,13 @@
 // worker does; when other processes hold the cores, a worker the OS has descheduled stalls every
 // region of the run, and the run finishes sooner on fewer threads (docs/threading.md). So a plan
 // runs at the session's count and, now and then, at a neighbouring count of the ladder
-// T, T/2, ..., 1, and keeps the count whose latest runs were fastest. Safe to call from several
-// threads at once.
+// T, T/2, ..., 1, and keeps the count whose latest runs were fastest. The first run after a
+// change of count is not a sample: it makes that count's kernels the first time, and it pays for
+// the OpenMP team growing or shrinking. So a probe is two runs, the second one measured. Safe to
+// call from several threads at once.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -39,12 +42,13 @@ class ThreadChoice {
     double latest[3] = {0, 0, 0};  // the latest runs' seconds, a ring
     int count = 0;                 // of them valid, up to 3
     int next = 0;                  // ring position
-    bool made = false;             // its first run was seen (it makes the primitives: dropped)
+    int skip = 0;                  // runs handed out whose times are not samples
     int64_t runs = 0;
     double Median() const;
   };
   size_t IndexOf(int threads) const;
   void SwitchTo(size_t i);
+  void ProbeSoon(size_t i);
 
   mutable std::mutex mu_;
   std::vector<int> ladder_;  // max_threads, max_threads / 2, ..., 1
@@ -54,7 +58,10 @@ class ThreadChoice {
   int64_t next_probe_ = kFirstProbe;
   int64_t interval_ = kMinInterval;
   bool probe_down_ = true;  // the next probe tries the next smaller count (else the larger)
-  int pending_ = -1;        // a count to probe again at the next run
+  int pending_ = -1;        // the count the next probe tries, when set
+  size_t burst_ = 0;        // the count of a probe under way
+  int burst_left_ = 0;      // its runs still to hand out
+  size_t last_ = SIZE_MAX;  // the count handed out last
 };
 
 }  // namespace onyx::engine

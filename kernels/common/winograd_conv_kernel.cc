@@ -16,6 +16,7 @@
 #include "kernels/op_helpers.h"
 #include "kernels/reference/conv_pool.h"
 #include "kernels/reference/fused.h"
+#include "kernels/thread_variants.h"
 #include "kernels/weight_cache.h"
 
 namespace onyx::kernels::common {
@@ -270,7 +271,13 @@ void RegisterWinogradConvFast(OpRegistry& r) {
   KernelImpl impl;
   impl.name = "NhwcConv_f32_hwy";
   impl.supports = WinogradSupports;
-  impl.create_with_info = WinogradConvKernel::Create;
+  // Its blocks are a multiple of the plan's threads: runs on fewer get a kernel made for them.
+  impl.create_with_info = [](const NodeView& node, const std::vector<TypeInfo>& types,
+                             const KernelCreateInfo& info) -> StatusOr<std::unique_ptr<Kernel>> {
+    auto k = WinogradConvKernel::Create(node, types, info);
+    if (!k.ok()) return k;
+    return WithThreadVariants(std::move(k).value(), node, types, info, WinogradConvKernel::Create);
+  };
   r.PrependImpl(kOnyxDomain, "NhwcConv", std::move(impl));
 }
 

@@ -10,7 +10,7 @@
 #include <new>
 #include <unordered_map>
 
-#include "kernels/x86/thread_variants.h"
+#include "kernels/thread_variants.h"
 #include "memory/aligned_alloc.h"
 
 namespace onyx::kernels::x86 {

@@ -1,6 +1,8 @@
-// A oneDNN kernel remade for runs on fewer threads than its plan was made for. oneDNN divides a
-// primitive's work for the team size it sees when the primitive is created, so a run that the
-// session gives fewer threads (engine/thread_choice.h) needs primitives created for that many.
+// A kernel remade for runs on fewer threads than its plan was made for, for kernels that divide
+// their work for KernelCreateInfo::threads when they are created: oneDNN's primitives (the team
+// size they see at creation) and onyx's Winograd convolution (blocks a multiple of the threads).
+// A run that the session gives fewer threads (engine/thread_choice.h) needs kernels made for that
+// many.
 #pragma once
 
 #include <memory>
@@ -9,7 +11,7 @@
 #include "kernels/kernel.h"
 #include "kernels/node_view.h"
 
-namespace onyx::kernels::x86 {
+namespace onyx::kernels {
 
 // `kernel`, made by `create` for `info.threads` threads, wrapped so that a run asking for fewer
 // (KernelContext::intra_op_threads) uses a copy made by `create` for that many, on its first such
@@ -19,4 +21,4 @@ std::unique_ptr<Kernel> WithThreadVariants(std::unique_ptr<Kernel> kernel, const
                                            const std::vector<TypeInfo>& types,
                                            const KernelCreateInfo& info, CreateWithInfoFn create);
 
-}  // namespace onyx::kernels::x86
+}  // namespace onyx::kernels

@@ -1,12 +1,12 @@
 // Per-thread-count copies of a oneDNN kernel, made on first use.
-#include "kernels/x86/thread_variants.h"
+#include "kernels/thread_variants.h"
 
 #include <map>
 #include <mutex>
 #include <optional>
 #include <utility>
 
-namespace onyx::kernels::x86 {
+namespace onyx::kernels {
 namespace {
 
 class ThreadVariants : public Kernel {
@@ -69,4 +69,4 @@ std::unique_ptr<Kernel> WithThreadVariants(std::unique_ptr<Kernel> kernel, const
   return std::make_unique<ThreadVariants>(std::move(kernel), node, types, info, std::move(create));
 }
 
-}  // namespace onyx::kernels::x86
+}  // namespace onyx::kernels

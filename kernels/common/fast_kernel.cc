@@ -5,10 +5,22 @@ namespace onyx::kernels::common {
 
 int PrependFast(OpRegistry& r, const std::string& op, const std::string& name, SupportsFn supports,
                 FastCreateFn create, int64_t since, int64_t until) {
+  return PrependFast(
+      r, op, name, std::move(supports),
+      FastCreateWithInfoFn([create](const NodeView& node, const std::vector<TypeInfo>& types,
+                                    const KernelCreateInfo&, std::unique_ptr<Kernel> fallback) {
+        return create(node, types, std::move(fallback));
+      }),
+      since, until);
+}
+
+int PrependFast(OpRegistry& r, const std::string& op, const std::string& name, SupportsFn supports,
+                FastCreateWithInfoFn create, int64_t since, int64_t until,
+                const std::string& domain) {
   int n = 0;
-  for (const auto& [lo, hi] : r.Ranges("", op)) {
+  for (const auto& [lo, hi] : r.Ranges(domain, op)) {
     if (hi < since || lo > until) continue;
-    const OpDef* def = r.Find("", op, lo);
+    const OpDef* def = r.Find(domain, op, lo);
     if (def == nullptr || def->impls.empty()) continue;
     // The reference kernel is registered first, so it is the last impl of the definition.
     CreateFn reference = def->impls.back().create;
@@ -16,14 +28,14 @@ int PrependFast(OpRegistry& r, const std::string& op, const std::string& name, S
     KernelImpl impl;
     impl.name = name;
     impl.supports = supports;
-    impl.create = [reference, create](
-                      const NodeView& node,
-                      const std::vector<TypeInfo>& types) -> StatusOr<std::unique_ptr<Kernel>> {
+    impl.create_with_info = [reference, create](
+                                const NodeView& node, const std::vector<TypeInfo>& types,
+                                const KernelCreateInfo& info) -> StatusOr<std::unique_ptr<Kernel>> {
       auto fallback = reference(node, types);
       if (!fallback.ok()) return fallback.status();
-      return create(node, types, std::move(fallback).value());
+      return create(node, types, info, std::move(fallback).value());
     };
-    n += r.PrependImpl("", op, std::move(impl), lo, hi);
+    n += r.PrependImpl(domain, op, std::move(impl), lo, hi);
   }
   return n;
 }

@@ -35,11 +35,20 @@ using SupportsFn = std::function<Status(const NodeView&, const std::vector<TypeI
 using FastCreateFn = std::function<StatusOr<std::unique_ptr<Kernel>>(
     const NodeView& node, const std::vector<TypeInfo>& types, std::unique_ptr<Kernel> fallback)>;
 
+// Same, for kernels that read plan-time information (constant weights, threads).
+using FastCreateWithInfoFn = std::function<StatusOr<std::unique_ptr<Kernel>>(
+    const NodeView& node, const std::vector<TypeInfo>& types, const KernelCreateInfo& info,
+    std::unique_ptr<Kernel> fallback)>;
+
 // Puts impl `name` in front of every registered opset range of ai.onnx `op` that overlaps
 // [since, until]. Each range keeps its own reference kernel as the fallback. Returns the number of
 // ranges that received the impl.
 int PrependFast(OpRegistry& r, const std::string& op, const std::string& name, SupportsFn supports,
                 FastCreateFn create, int64_t since = 1, int64_t until = kLatestOpset);
+// `domain`: "" (ai.onnx) or kOnyxDomain.
+int PrependFast(OpRegistry& r, const std::string& op, const std::string& name, SupportsFn supports,
+                FastCreateWithInfoFn create, int64_t since = 1, int64_t until = kLatestOpset,
+                const std::string& domain = "");
 
 // Shorthand for kernels whose constructor takes (node, fallback).
 template <typename K>

@@ -225,5 +225,16 @@ void PanelGemvF32(const PanelGemvArgs& args, int64_t begin, int64_t end) {
   HWY_DYNAMIC_DISPATCH(PanelGemvF32Impl)(args, begin, end);
 }
 
+std::vector<float> PackColumnPanels(const float* rows_nk, int64_t n, int64_t k, int64_t panel) {
+  const int64_t panels = (n + panel - 1) / panel;
+  std::vector<float> out(static_cast<size_t>(panels * k * panel), 0.f);
+  for (int64_t col = 0; col < n; ++col) {
+    float* dst = out.data() + (col / panel) * k * panel + col % panel;
+    const float* src = rows_nk + col * k;
+    for (int64_t kk = 0; kk < k; ++kk) dst[kk * panel] = src[kk];
+  }
+  return out;
+}
+
 }  // namespace onyx::kernels::common
 #endif  // HWY_ONCE

@@ -16,6 +16,7 @@ void RegisterViewCommon(OpRegistry& r);           // view_kernels.cc
 void RegisterGatherCommon(OpRegistry& r);         // gather_kernel.cc
 void RegisterFusedFast(OpRegistry& r);            // fused_kernels.cc (com.onyx ops)
 void RegisterDepthwiseConvFast(OpRegistry& r);    // depthwise_conv_kernel.cc
+void RegisterLstmFast(OpRegistry& r);             // lstm_kernel.cc
 }  // namespace common
 
 void RegisterCommonKernels(OpRegistry& r) {
@@ -29,6 +30,7 @@ void RegisterCommonKernels(OpRegistry& r) {
   common::RegisterGatherCommon(r);
   common::RegisterFusedFast(r);
   common::RegisterDepthwiseConvFast(r);
+  common::RegisterLstmFast(r);
 }
 
 }  // namespace onyx::kernels

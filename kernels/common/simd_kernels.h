@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace onyx::kernels::common {
 
@@ -222,5 +223,15 @@ int64_t PanelGemvPlainPanel();
 // y = alpha * a B + bias + z for the columns of panels [begin, end): float sums in k order, no
 // write outside them, so disjoint panel ranges may run concurrently.
 void PanelGemvF32(const PanelGemvArgs& args, int64_t begin, int64_t end);
+// The [K, N] matrix whose column n is row n of `rows_nk` ([N, K] row-major, a weight as ONNX
+// stores W of y = x W^T), packed for PanelGemvF32 in column panels of `panel` floats: panel p
+// holds columns [p * panel, (p + 1) * panel) as K rows of `panel` floats, zero past N. Read it
+// with panel, panel_stride = K * panel, ldb = panel, b_padded = true.
+std::vector<float> PackColumnPanels(const float* rows_nk, int64_t n, int64_t k, int64_t panel);
+
+// One step of ONNX's LSTM cell with the default activations (Sigmoid, Tanh, Tanh), no clip, no
+// peepholes: for each of `batch` rows, `gates` holds the pre-activations i, o, f, c (hidden each);
+// c becomes f * c + i * tanh(gc) and h becomes o * tanh(c), in place.
+void LstmCellF32(const float* gates, int64_t batch, int64_t hidden, float* c, float* h);
 
 }  // namespace onyx::kernels::common

@@ -78,5 +78,10 @@ void AddRanges(OpRegistry& r, const char* op, std::initializer_list<int64_t> sin
 void RegisterAllOps(OpRegistry& r);
 void RegisterCommonKernels(OpRegistry& r);  // kernels/common/register_common.cc
 void RegisterX86Kernels(OpRegistry& r);     // kernels/x86/register_x86.cc (x86-64 only)
+namespace common {
+// Convolutions with few output positions, in front of every other convolution kernel
+// (kernels/common/small_conv_kernel.cc).
+void RegisterSmallConvFast(OpRegistry& r);
+}  // namespace common
 
 }  // namespace onyx::kernels

@@ -71,6 +71,8 @@ void RegisterAllOps(OpRegistry& r) {
 #if defined(__x86_64__) || defined(_M_X64)
   RegisterX86Kernels(r);
 #endif
+  // In front of every convolution kernel (oneDNN's included): few output positions.
+  common::RegisterSmallConvFast(r);
 }
 
 }  // namespace onyx::kernels

@@ -44,7 +44,4 @@ class FeedConverter {
 // without a copy; anything shared (a weight, the same value twice, a view of a feed) is copied.
 pybind11::object ValueToPython(const Value& v);
 
-// Registers the buffer type through which numpy takes over output buffers (module import).
-void RegisterOutputBuffer(pybind11::module_& m);
-
 }  // namespace onyx::python

@@ -223,7 +223,6 @@ PYBIND11_MODULE(_onyx, m) {
       "(onyx.InferenceSession) rather than this module directly.";
   onyx::python::RegisterErrors(m);
   onyx::python::InitNumpyBridge();
-  onyx::python::RegisterOutputBuffer(m);
   using onyx::python::TerminateFlag;
   py::class_<TerminateFlag>(m, "TerminateFlag",
                             "A flag that stops runs given it (onyx.RunOptions.terminate).")

@@ -365,8 +365,8 @@ def test_fresh_outputs_are_handed_over_without_a_copy_and_shared_ones_are_copied
     sess = onyx.InferenceSession(m.SerializeToString())
     x = np.array([[-1, 2, -3], [4, -5, 6]], np.float32)
     y, weights = sess.run(None, {"x": x})
-    # The Relu output's buffer became the array's memory: its base is onyx's buffer object.
-    assert not y.flags.owndata and type(y.base.obj).__name__ == "_OutputBuffer"
+    # The Relu output's buffer became the array's memory: its base is the capsule holding it.
+    assert not y.flags.owndata and type(y.base).__name__ == "PyCapsule"
     np.testing.assert_array_equal(y, np.maximum(x, 0))
     # A weight is shared with the session: the caller gets a copy, and writing it changes nothing.
     assert weights.flags.owndata

@@ -6,9 +6,13 @@
 namespace onyx::engine {
 
 double ThreadChoice::Times::Median() const {
-  if (count < 3) return count == 0 ? 0 : count == 1 ? latest[0] : (latest[0] + latest[1]) / 2;
-  const double a = latest[0], b = latest[1], c = latest[2];
-  return std::max(std::min(a, b), std::min(std::max(a, b), c));
+  if (count == 0) return 0;
+  double v[kKept];
+  std::copy(latest, latest + count, v);
+  std::nth_element(v, v + count / 2, v + count);
+  const double hi = v[count / 2];
+  if (count % 2) return hi;
+  return (*std::max_element(v, v + count / 2) + hi) / 2;
 }
 
 ThreadChoice::ThreadChoice(int max_threads) {
@@ -73,13 +77,13 @@ void ThreadChoice::Record(int threads, double seconds) {
     return;
   }
   t.latest[t.next] = seconds;
-  t.next = (t.next + 1) % 3;
-  t.count = std::min(t.count + 1, 3);
+  t.next = (t.next + 1) % Times::kKept;
+  t.count = std::min(t.count + 1, Times::kKept);
   const double now = times_[current_].Median();
   if (i != current_) {  // a probe's result
-    if (now > 0 && t.Median() < kSwitchGain * now) {
+    if (now > 0 && Faster(t.Median(), now)) {
       SwitchTo(i);
-    } else if (now > 0 && seconds < kSwitchGain * now) {
+    } else if (now > 0 && Faster(seconds, now)) {
       // Faster than the current count although its older runs were not: they are stale (the
       // machine's load changed). Probe it again at once.
       ProbeSoon(i);
@@ -92,7 +96,7 @@ void ThreadChoice::Record(int threads, double seconds) {
   // The current count slowed down past another count's latest runs: switch; a later probe of the
   // count left puts it back if the slowdown was the plan's and not the machine's.
   for (size_t j = 0; j < times_.size(); ++j)
-    if (j != current_ && times_[j].count > 0 && times_[j].Median() < kSwitchGain * now) {
+    if (j != current_ && times_[j].count > 0 && Faster(times_[j].Median(), now, kSlowdownGain)) {
       SwitchTo(j);
       break;
     }

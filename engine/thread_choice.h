@@ -34,21 +34,31 @@ class ThreadChoice {
   static constexpr int64_t kFirstProbe = 4;
   static constexpr int64_t kMinInterval = 8;
   static constexpr int64_t kMaxInterval = 256;
-  // A count must be this much faster (median of its latest runs) to be switched to.
+  // A count must be this much faster (median of its latest runs) to be switched to, and by
+  // at least kMinGainSeconds: runs of a few microseconds differ by noise alone, and each switch
+  // costs a run that is not measured.
   static constexpr double kSwitchGain = 0.95;
+  static constexpr double kMinGainSeconds = 2e-6;
+  // Without a probe, on older runs of another count, only for a clear slowdown: a few slow runs
+  // in a row happen on any machine now and then.
+  static constexpr double kSlowdownGain = 0.8;
 
  private:
   struct Times {
-    double latest[3] = {0, 0, 0};  // the latest runs' seconds, a ring
-    int count = 0;                 // of them valid, up to 3
-    int next = 0;                  // ring position
-    int skip = 0;                  // runs handed out whose times are not samples
+    static constexpr int kKept = 5;
+    double latest[kKept] = {};  // the latest runs' seconds, a ring
+    int count = 0;              // of them valid, up to kKept
+    int next = 0;               // ring position
+    int skip = 0;               // runs handed out whose times are not samples
     int64_t runs = 0;
     double Median() const;
   };
   size_t IndexOf(int threads) const;
   void SwitchTo(size_t i);
   void ProbeSoon(size_t i);
+  static bool Faster(double a, double b, double gain = kSwitchGain) {
+    return a < gain * b && b - a > kMinGainSeconds;
+  }
 
   mutable std::mutex mu_;
   std::vector<int> ladder_;  // max_threads, max_threads / 2, ..., 1

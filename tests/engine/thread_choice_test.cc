@@ -83,6 +83,14 @@ TEST(ThreadChoice, LadderOfHalvesFindsTheFastestCount) {
   for (int t : {16, 8, 4, 2}) EXPECT_GT(runs.count(t), 0u) << t << " threads never tried";
 }
 
+TEST(ThreadChoice, RunsOfAFewMicrosecondsStayPut) {
+  // 10% apart, but by 0.2 us: noise for runs this short.
+  ThreadChoice c(2);
+  const auto used = Drive(c, 1000, [](int t) { return t == 2 ? 0.0022 : 0.0020; });
+  EXPECT_EQ(c.Next(), 2);
+  EXPECT_EQ(used.at(1), 14);  // the probes of QuietHostKeepsAllThreadsAndProbesRarely
+}
+
 TEST(ThreadChoice, SmallDifferencesDoNotSwitch) {
   // One thread 3% faster: under the 5% needed to switch.
   ThreadChoice c(2);

@@ -31,13 +31,12 @@ size_t ThreadChoice::IndexOf(int threads) const {
 
 void ThreadChoice::SwitchTo(size_t i) {
   current_ = i;
-  interval_ = kMinInterval;
-  next_probe_ = runs_ + interval_;
+  down_ = up_ = Direction{runs_ + kMinInterval, kMinInterval};
 }
 
 void ThreadChoice::ProbeSoon(size_t i) {
   pending_ = static_cast<int>(i);
-  next_probe_ = runs_ + 1;
+  DirectionOf(i).next = runs_ + 1;
 }
 
 int ThreadChoice::Next() {
@@ -47,19 +46,24 @@ int ThreadChoice::Next() {
   if (burst_left_ > 0) {
     pick = burst_;
     --burst_left_;
-  } else if (ladder_.size() > 1 && runs_ >= next_probe_) {
-    if (pending_ >= 0) {
-      pick = static_cast<size_t>(pending_);
+  } else if (ladder_.size() > 1) {
+    // A pending probe first, then fewer threads, then more, each when due.
+    size_t probe = SIZE_MAX;
+    if (pending_ >= 0 && runs_ >= DirectionOf(static_cast<size_t>(pending_)).next) {
+      probe = static_cast<size_t>(pending_);
       pending_ = -1;
-    } else {
-      const bool down = (probe_down_ && current_ + 1 < ladder_.size()) || current_ == 0;
-      pick = down ? current_ + 1 : current_ - 1;
-      probe_down_ = !probe_down_;
+    } else if (current_ + 1 < ladder_.size() && runs_ >= down_.next) {
+      probe = current_ + 1;
+    } else if (current_ > 0 && runs_ >= up_.next) {
+      probe = current_ - 1;
     }
-    burst_ = pick;
-    burst_left_ = 1;  // the second run of the probe is its sample
-    // Until its result comes back (Record), no other probe.
-    next_probe_ = runs_ + interval_;
+    if (probe != SIZE_MAX) {
+      pick = burst_ = probe;
+      burst_left_ = 1;  // the second run of the probe is its sample
+      // Until its result comes back (Record), no other probe this way.
+      Direction& d = DirectionOf(probe);
+      d.next = runs_ + d.interval;
+    }
   }
   if (pick != last_) ++times_[pick].skip;
   last_ = pick;
@@ -88,8 +92,14 @@ void ThreadChoice::Record(int threads, double seconds) {
       // machine's load changed). Probe it again at once.
       ProbeSoon(i);
     } else {
-      interval_ = std::min(interval_ * 2, kMaxInterval);
-      next_probe_ = runs_ + interval_;
+      // A probe that cost much (two threads on a busy host, one on a quiet one) backs off
+      // faster: its runs are the slow ones a caller sees.
+      Direction& d = DirectionOf(i);
+      const int64_t cap = i > current_         ? kMaxDownInterval
+                          : runs_ < kEarlyRuns ? kEarlyUpInterval
+                                               : kMaxUpInterval;
+      d.interval = std::min(d.interval * (seconds > 1.5 * now ? 4 : 2), cap);
+      d.next = runs_ + d.interval;
     }
     return;
   }

@@ -28,12 +28,22 @@ class ThreadChoice {
   // Runs started at each count so far.
   std::map<int, int64_t> runs() const;
 
-  // A probe runs every kMinInterval runs at first; each probe that finds the current count still
-  // fastest doubles the interval, up to kMaxInterval (under 1% of runs on probes); a switch, or a
-  // probe much faster than the current median, starts again from kMinInterval.
+  // Probes toward fewer threads and toward more are scheduled apart. Each direction probes
+  // kMinInterval runs after the last switch at first; a probe that finds the current count still
+  // fastest doubles its direction's interval (quadruples it when the probe took over 1.5 times as
+  // long), up to kMaxDownInterval toward fewer threads and kMaxUpInterval toward more (or
+  // kEarlyUpInterval during a plan's first kEarlyRuns runs, so that load that passes early does
+  // not hold a new plan below its count for long); a switch, or a probe much faster than the
+  // current median, starts again from kMinInterval. Probes toward fewer threads can be rare: a
+  // load that arrives slows the current count past the older runs of fewer threads, which
+  // switches without a probe (kSlowdownGain); and on a quiet host each such probe costs, besides
+  // its own slower runs, the wake of the workers that slept meanwhile (20 ms on a 2-core VM).
   static constexpr int64_t kFirstProbe = 4;
   static constexpr int64_t kMinInterval = 8;
-  static constexpr int64_t kMaxInterval = 256;
+  static constexpr int64_t kMaxDownInterval = 4096;
+  static constexpr int64_t kMaxUpInterval = 256;
+  static constexpr int64_t kEarlyUpInterval = 16;
+  static constexpr int64_t kEarlyRuns = 128;
   // A count must be this much faster (median of its latest runs) to be switched to, and by
   // at least kMinGainSeconds: runs of a few microseconds differ by noise alone, and each switch
   // costs a run that is not measured.
@@ -53,7 +63,13 @@ class ThreadChoice {
     int64_t runs = 0;
     double Median() const;
   };
+  // Probes toward fewer threads (a larger ladder index) or more.
+  struct Direction {
+    int64_t next = kFirstProbe;  // the run at which the next probe may start
+    int64_t interval = kMinInterval;
+  };
   size_t IndexOf(int threads) const;
+  Direction& DirectionOf(size_t i) { return i > current_ ? down_ : up_; }
   void SwitchTo(size_t i);
   void ProbeSoon(size_t i);
   static bool Faster(double a, double b, double gain = kSwitchGain) {
@@ -65,9 +81,7 @@ class ThreadChoice {
   std::vector<Times> times_;
   size_t current_ = 0;
   int64_t runs_ = 0;
-  int64_t next_probe_ = kFirstProbe;
-  int64_t interval_ = kMinInterval;
-  bool probe_down_ = true;  // the next probe tries the next smaller count (else the larger)
+  Direction down_, up_;
   int pending_ = -1;        // the count the next probe tries, when set
   size_t burst_ = 0;        // the count of a probe under way
   int burst_left_ = 0;      // its runs still to hand out

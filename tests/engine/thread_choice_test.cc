@@ -41,9 +41,10 @@ TEST(ThreadChoice, QuietHostKeepsAllThreadsAndProbesRarely) {
   ThreadChoice c(2);
   const auto used = Drive(c, 1000, [](int t) { return t == 2 ? 5.5 : 10.0; });
   EXPECT_EQ(c.Next(), 2);
-  // Probes of two runs each at runs 4, then 8, 16, ..., 256 runs after the previous one:
-  // 4, 21, 54, 119, 248, 505, 762 (the first run of each is not measured).
-  EXPECT_EQ(used.at(1), 14);
+  // Probes of two runs each (the first is not measured) at run 4, then 32, 128 and 512 runs after
+  // the previous one: one thread takes over 1.5 times as long, so the interval grows fourfold
+  // (up to kMaxDownInterval). Runs 4, 37, 166 and 679.
+  EXPECT_EQ(used.at(1), 8);
 }
 
 TEST(ThreadChoice, BusyHostSwitchesToOneThreadAtTheFirstProbe) {
@@ -72,6 +73,21 @@ TEST(ThreadChoice, FollowsTheLoadBothWays) {
   EXPECT_GE(back.at(2), 2);
 }
 
+TEST(ThreadChoice, LoadThatPassesEarlyDoesNotHoldANewPlanBack) {
+  // A plan made while another process held a core: it moves to one thread, its probes of two
+  // find them slow, and once the load is gone a probe (every 16 runs at most, this early) finds
+  // two threads fast again.
+  ThreadChoice c(2);
+  const auto quiet = [](int t) { return t == 2 ? 5.5 : 10.0; };
+  const auto busy = [](int t) { return t == 2 ? 30.0 : 10.5; };
+  Drive(c, 100, busy);
+  EXPECT_EQ(c.Next(), 1);
+  c.Record(1, 10.5e-3);
+  const auto after = Drive(c, 20, quiet);
+  EXPECT_EQ(Settled(c, quiet), 2);
+  EXPECT_GE(after.at(2), 2);
+}
+
 TEST(ThreadChoice, LadderOfHalvesFindsTheFastestCount) {
   // 16 threads on a machine where 4 is fastest (small operators, too many threads).
   ThreadChoice c(16);
@@ -88,7 +104,9 @@ TEST(ThreadChoice, RunsOfAFewMicrosecondsStayPut) {
   ThreadChoice c(2);
   const auto used = Drive(c, 1000, [](int t) { return t == 2 ? 0.0022 : 0.0020; });
   EXPECT_EQ(c.Next(), 2);
-  EXPECT_EQ(used.at(1), 14);  // the probes of QuietHostKeepsAllThreadsAndProbesRarely
+  // Probes at runs 4, then 8, 16, ..., 512 runs later (the interval doubles: these probes cost
+  // little): 4, 21, 54, 119, 248, 505.
+  EXPECT_EQ(used.at(1), 12);
 }
 
 TEST(ThreadChoice, SmallDifferencesDoNotSwitch) {

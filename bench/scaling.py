@@ -34,28 +34,16 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "models"))
 import make_bench_models as models  # noqa: E402
 
-PEER_NAMES = {"ort": "ORT", "openvino": "OpenVINO"}
+sys.path.insert(0, HERE)
+import compare  # noqa: E402  (make_session: the peers' settings of the other benchmarks)
+
+PEER_NAMES = compare.PEER_NAMES
 
 
 def peer_session(peer, path, threads):
-    if peer == "ort":
-        import onnxruntime as ort
-
-        so = ort.SessionOptions()
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        so.intra_op_num_threads = threads
-        so.inter_op_num_threads = 1
-        so.log_severity_level = 3
-        s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-        return lambda feeds: s.run(None, feeds)
-    import openvino as ov
-
-    m = ov.Core().compile_model(path, "CPU", {
-        "INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "LATENCY",
-        "INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1})
-    req = m.create_infer_request()
-    return lambda feeds: req.infer(feeds)
+    """A peer's session (compare.py's settings) as a function of the feeds."""
+    sess = compare.make_session(peer, path, threads)
+    return lambda feeds: sess.run(None, feeds)
 
 
 def onyx_round(cli, path, threads, runs):

@@ -41,7 +41,7 @@ class ThreadChoice {
   static constexpr int64_t kFirstProbe = 4;
   static constexpr int64_t kMinInterval = 8;
   static constexpr int64_t kMaxDownInterval = 4096;
-  static constexpr int64_t kMaxUpInterval = 256;
+  static constexpr int64_t kMaxUpInterval = 64;
   static constexpr int64_t kEarlyUpInterval = 16;
   static constexpr int64_t kEarlyRuns = 128;
   // A count must be this much faster (median of its latest runs) to be switched to, and by

@@ -23,19 +23,6 @@ namespace {
 // to win.
 constexpr int64_t kMaxPositions = 8;
 
-bool ChannelsLast(const NodeView& node) {
-  return node.op_type() == "NhwcConv";
-}
-
-// Stored X shape -> (N, C, spatial...).
-std::vector<int64_t> Logical(const Shape& s, bool channels_last) {
-  std::vector<int64_t> d(s.begin(), s.end());
-  if (!channels_last) return d;
-  std::vector<int64_t> l = {d[0], d.back()};
-  l.insert(l.end(), d.begin() + 1, d.end() - 1);
-  return l;
-}
-
 class SmallConvKernel : public FastKernel {
  public:
   static StatusOr<std::unique_ptr<Kernel>> Create(const NodeView& node,
@@ -138,10 +125,10 @@ class SmallConvKernel : public FastKernel {
 
   Status Init(const NodeView& node, const std::vector<TypeInfo>& types,
               const KernelCreateInfo& info) {
-    channels_last_ = ChannelsLast(node);
+    channels_last_ = IsChannelsLastConv(node);
     x_shape_ = types[0].static_shape();
     w_shape_ = types[1].static_shape();
-    const std::vector<int64_t> xl = Logical(x_shape_, channels_last_);
+    const std::vector<int64_t> xl = ChannelsFirstDims(x_shape_, channels_last_);
     c_ = xl[1];
     m_ = w_shape_[0];
     std::vector<int64_t> spatial(xl.begin() + 2, xl.end());
@@ -185,7 +172,8 @@ Status SmallConvSupports(const NodeView& node, const std::vector<TypeInfo>& type
   const int64_t rank = types[0].rank();
   if ((rank != 3 && rank != 4) || types[1].rank() != rank)
     return node.NotSupported("needs 1-D or 2-D spatial input");
-  const std::vector<int64_t> xl = Logical(types[0].static_shape(), ChannelsLast(node));
+  const std::vector<int64_t> xl =
+      ChannelsFirstDims(types[0].static_shape(), IsChannelsLastConv(node));
   const Shape w = types[1].static_shape();
   if (node.attr_int("group", 1) != 1 || w[1] != xl[1]) return node.NotSupported("grouped");
   for (int64_t d : xl)

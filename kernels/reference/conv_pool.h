@@ -37,6 +37,13 @@ struct WindowGeometry {
 StatusOr<WindowGeometry> ResolveWindow(const NodeView& node, const std::vector<int64_t>& in,
                                        const std::vector<int64_t>& kernel, bool allow_ceil_mode);
 
+// com.onyx NhwcConv, the convolution the layout pass puts on channels-last activations.
+inline bool IsChannelsLastConv(const NodeView& node) {
+  return node.op_type() == "NhwcConv";
+}
+// The (N, C, spatial...) dims of an X stored as `stored`: (N, spatial..., C) when channels_last.
+std::vector<int64_t> ChannelsFirstDims(const Shape& stored, bool channels_last);
+
 // ConvTranspose: output sizes and pads from strides, dilations, output_padding, output_shape,
 // pads and auto_pad (the ONNX ConvTranspose rules). `geometry.in` is X's spatial sizes,
 // `geometry.out` the output's.

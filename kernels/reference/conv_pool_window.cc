@@ -91,6 +91,14 @@ int64_t WindowGeometry::KernelSize() const {
   return Product(kernel);
 }
 
+std::vector<int64_t> ChannelsFirstDims(const Shape& stored, bool channels_last) {
+  std::vector<int64_t> d(stored.begin(), stored.end());
+  if (!channels_last || d.size() < 2) return d;
+  std::vector<int64_t> l = {d[0], d.back()};
+  l.insert(l.end(), d.begin() + 1, d.end() - 1);
+  return l;
+}
+
 StatusOr<WindowGeometry> ResolveWindow(const NodeView& node, const std::vector<int64_t>& in,
                                        const std::vector<int64_t>& kernel, bool allow_ceil_mode) {
   const size_t rank = in.size();

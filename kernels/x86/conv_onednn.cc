@@ -20,19 +20,6 @@ Tag ChannelsLastTag(size_t rank) {
   return rank == 3 ? Tag::nwc : rank == 4 ? Tag::nhwc : Tag::ndhwc;
 }
 
-bool ChannelsLast(const NodeView& node) {
-  return node.op_type() == "NhwcConv";
-}
-
-// Logical (N, C, spatial...) dims of input 0 from its stored shape.
-std::vector<int64_t> LogicalDims(const Shape& stored, bool channels_last) {
-  std::vector<int64_t> d(stored.begin(), stored.end());
-  if (!channels_last) return d;
-  std::vector<int64_t> l = {d[0], d.back()};
-  l.insert(l.end(), d.begin() + 1, d.end() - 1);
-  return l;
-}
-
 // Stored shape of a logical (N, C, spatial...) tensor.
 Shape StoredShape(const std::vector<int64_t>& logical, bool channels_last) {
   if (!channels_last) return Shape(logical.begin(), logical.end());
@@ -116,10 +103,10 @@ class ConvOnednn : public Kernel {
   Status Init(const NodeView& node, const std::vector<TypeInfo>& types,
               const KernelCreateInfo& info) {
     threads_ = info.threads;
-    const bool cl = ChannelsLast(node);
+    const bool cl = IsChannelsLastConv(node);
     x_shape_ = types[0].static_shape();
     w_shape_ = types[1].static_shape();
-    const std::vector<int64_t> xl = LogicalDims(x_shape_, cl);
+    const std::vector<int64_t> xl = ChannelsFirstDims(x_shape_, cl);
     const size_t rank = xl.size();
     const int64_t group = node.attr_int("group", 1);
     const int64_t m = w_shape_[0];
@@ -223,11 +210,11 @@ class ConvOnednn : public Kernel {
 Status ConvOnednnSupports(const NodeView& node, const std::vector<TypeInfo>& types) {
   if (types.size() < 2 || !IsFloatStatic(types[0]) || !IsFloatStatic(types[1]))
     return node.NotSupported("needs float32 X and W with static shapes");
-  const bool cl = ChannelsLast(node);
+  const bool cl = IsChannelsLastConv(node);
   const int64_t rank = types[0].rank();
   if (rank < 3 || rank > 5 || types[1].rank() != rank)
     return node.NotSupported("needs 1-, 2- or 3-D spatial input");
-  const std::vector<int64_t> xl = LogicalDims(types[0].static_shape(), cl);
+  const std::vector<int64_t> xl = ChannelsFirstDims(types[0].static_shape(), cl);
   const Shape w = types[1].static_shape();
   const int64_t group = node.attr_int("group", 1);
   if (group < 1 || w[0] % group != 0 || xl[1] != w[1] * group || xl[0] == 0)

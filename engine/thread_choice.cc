@@ -32,6 +32,7 @@ size_t ThreadChoice::IndexOf(int threads) const {
 void ThreadChoice::SwitchTo(size_t i) {
   current_ = i;
   down_ = up_ = Direction{runs_ + kMinInterval, kMinInterval};
+  for (Times& t : times_) t.wins = 0;
 }
 
 void ThreadChoice::ProbeSoon(size_t i) {
@@ -86,12 +87,18 @@ void ThreadChoice::Record(int threads, double seconds) {
   const double now = times_[current_].Median();
   if (i != current_) {  // a probe's result
     if (now > 0 && Faster(t.Median(), now)) {
-      SwitchTo(i);
+      if (++t.wins >= 2) {
+        SwitchTo(i);
+      } else {  // confirm after a few fresh runs of the current count
+        pending_ = static_cast<int>(i);
+        DirectionOf(i).next = runs_ + kConfirmAfter;
+      }
     } else if (now > 0 && Faster(seconds, now)) {
       // Faster than the current count although its older runs were not: they are stale (the
       // machine's load changed). Probe it again at once.
       ProbeSoon(i);
     } else {
+      t.wins = 0;
       // A probe that cost much (two threads on a busy host, one on a quiet one) backs off
       // faster: its runs are the slow ones a caller sees.
       Direction& d = DirectionOf(i);
@@ -104,7 +111,9 @@ void ThreadChoice::Record(int threads, double seconds) {
     return;
   }
   // The current count slowed down past another count's latest runs: switch; a later probe of the
-  // count left puts it back if the slowdown was the plan's and not the machine's.
+  // count left puts it back if the slowdown was the plan's and not the machine's. Only on a full
+  // set of runs, so that two slow runs just after another engine's threads ran are outvoted.
+  if (t.count < Times::kKept) return;
   for (size_t j = 0; j < times_.size(); ++j)
     if (j != current_ && times_[j].count > 0 && Faster(times_[j].Median(), now, kSlowdownGain)) {
       SwitchTo(j);

@@ -44,6 +44,11 @@ class ThreadChoice {
   static constexpr int64_t kMaxUpInterval = 64;
   static constexpr int64_t kEarlyUpInterval = 16;
   static constexpr int64_t kEarlyRuns = 128;
+  // A probe that finds a count faster is confirmed by another probe kConfirmAfter runs later
+  // (fresh runs of the current count in between) before the switch: the runs just after another
+  // engine's threads spun in the same process measured two threads slow for a moment, and a
+  // single probe moved SqueezeNet to one thread for dozens of runs.
+  static constexpr int64_t kConfirmAfter = 5;
   // A count must be this much faster (median of its latest runs) to be switched to, and by
   // at least kMinGainSeconds: runs of a few microseconds differ by noise alone, and each switch
   // costs a run that is not measured.
@@ -60,6 +65,7 @@ class ThreadChoice {
     int count = 0;              // of them valid, up to kKept
     int next = 0;               // ring position
     int skip = 0;               // runs handed out whose times are not samples
+    int wins = 0;               // probes in a row that found it faster than the current count
     int64_t runs = 0;
     double Median() const;
   };

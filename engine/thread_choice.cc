@@ -87,7 +87,7 @@ void ThreadChoice::Record(int threads, double seconds) {
   const double now = times_[current_].Median();
   if (i != current_) {  // a probe's result
     if (now > 0 && Faster(t.Median(), now)) {
-      if (++t.wins >= 2) {
+      if (++t.wins >= 2 || Faster(t.Median(), now, kSureGain)) {
         SwitchTo(i);
       } else {  // confirm after a few fresh runs of the current count
         pending_ = static_cast<int>(i);

@@ -49,6 +49,9 @@ class ThreadChoice {
   // engine's threads spun in the same process measured two threads slow for a moment, and a
   // single probe moved SqueezeNet to one thread for dozens of runs.
   static constexpr int64_t kConfirmAfter = 5;
+  // A probe this much faster switches at once (a loaded host: two threads took 1.9 times as long
+  // as one on SqueezeNet; the passing slowdowns measured 1.2-1.3 times).
+  static constexpr double kSureGain = 0.6;
   // A count must be this much faster (median of its latest runs) to be switched to, and by
   // at least kMinGainSeconds: runs of a few microseconds differ by noise alone, and each switch
   // costs a run that is not measured.

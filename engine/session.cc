@@ -48,8 +48,8 @@ struct Session::Impl {
   std::unique_ptr<tbb::task_arena> arena;
   int threads = 1;
   bool adapt_threads = true;  // SessionOptions::adapt_threads and ONYX_ADAPT_THREADS
-  mutable std::mutex runs_mu;
-  mutable std::map<int, int64_t> runs_by_threads;
+  // Runs by thread count, indexed 1..threads (no lock on the run path).
+  std::unique_ptr<std::atomic<int64_t>[]> runs_by_threads;
   // Shared by every shape specialisation (DESIGN contract 3): packed weights, constants the
   // fusion pass derives, node outputs folded once whatever the shapes, and the run arenas.
   mutable kernels::WeightCache weights;
@@ -275,6 +275,8 @@ StatusOr<Session> Session::CreateFromModel(ir::Model model, SessionOptions optio
   const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   impl->threads = options.intra_op_threads > 0 ? options.intra_op_threads : hw;
   impl->arena = std::make_unique<tbb::task_arena>(impl->threads);
+  impl->runs_by_threads = std::make_unique<std::atomic<int64_t>[]>(impl->threads + 1);
+  for (int t = 0; t <= impl->threads; ++t) impl->runs_by_threads[t].store(0);
   const char* adapt = std::getenv("ONYX_ADAPT_THREADS");
   impl->adapt_threads = options.adapt_threads && !(adapt && std::string(adapt) == "0");
   for (const auto& in : impl->model.graph->inputs) impl->inputs.push_back({in.name, in.type});
@@ -429,10 +431,7 @@ Status Session::Run(const NamedValues& feeds, const RunOptions& options,
     if (choice && s.ok())
       choice->Record(
           threads, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    {
-      std::lock_guard<std::mutex> lock(im.runs_mu);
-      ++im.runs_by_threads[threads];
-    }
+    im.runs_by_threads[threads].fetch_add(1, std::memory_order_relaxed);
     return s;
   };
   Status s = execute(*cached, !generic);
@@ -557,8 +556,10 @@ int Session::intra_op_threads() const {
 }
 
 std::map<int, int64_t> Session::runs_by_threads() const {
-  std::lock_guard<std::mutex> lock(impl_->runs_mu);
-  return impl_->runs_by_threads;
+  std::map<int, int64_t> runs;
+  for (int t = 1; t <= impl_->threads; ++t)
+    if (const int64_t n = impl_->runs_by_threads[t].load(std::memory_order_relaxed)) runs[t] = n;
+  return runs;
 }
 
 size_t Session::released_weight_bytes() const {

@@ -1,7 +1,7 @@
-// Per-thread-count copies of a oneDNN kernel, made on first use.
+// Per-thread-count copies of a kernel that divides its work at creation, made on first use.
 #include "kernels/thread_variants.h"
 
-#include <map>
+#include <atomic>
 #include <mutex>
 #include <optional>
 #include <utility>
@@ -25,29 +25,36 @@ class ThreadVariants : public Kernel {
       held_.emplace_back(c ? std::optional<Tensor>(*c) : std::nullopt);
     info_.constants.clear();
     for (const auto& c : held_) info_.constants.push_back(c ? &*c : nullptr);
+    made_ = std::make_unique<std::atomic<const Kernel*>[]>(static_cast<size_t>(info.threads));
+    for (int t = 0; t < info.threads; ++t) made_[t].store(nullptr, std::memory_order_relaxed);
   }
 
   Status Run(KernelContext& ctx) const override {
     const int threads = ctx.intra_op_threads();
     if (threads >= info_.threads || threads < 1) return primary_->Run(ctx);
-    return For(threads).Run(ctx);
+    // Made once per count, then read without a lock: this runs for every step of such a run.
+    const Kernel* k = made_[threads].load(std::memory_order_acquire);
+    return (k ? *k : Make(threads)).Run(ctx);
   }
   std::string variant() const override { return primary_->variant(); }
   bool packed_input(size_t i) const override { return primary_->packed_input(i); }
 
  private:
-  // The kernel for `threads`; the primary one when a copy cannot be made (it then runs with the
-  // plan's team size, as before).
-  const Kernel& For(int threads) const {
+  // The kernel for `threads`, made now unless another run made it meanwhile; the primary one
+  // when a copy cannot be made (it then runs with the plan's team size, as before).
+  const Kernel& Make(int threads) const {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = variants_.find(threads);
-    if (it == variants_.end()) {
-      KernelCreateInfo info = info_;
-      info.threads = threads;
-      auto made = create_(node_, types_, info);
-      it = variants_.emplace(threads, made.ok() ? std::move(made).value() : nullptr).first;
+    if (const Kernel* k = made_[threads].load(std::memory_order_relaxed)) return *k;
+    KernelCreateInfo info = info_;
+    info.threads = threads;
+    auto made = create_(node_, types_, info);
+    const Kernel* k = primary_.get();
+    if (made.ok()) {
+      variants_.push_back(std::move(made).value());
+      k = variants_.back().get();
     }
-    return it->second ? *it->second : *primary_;
+    made_[threads].store(k, std::memory_order_release);
+    return *k;
   }
 
   std::unique_ptr<Kernel> primary_;
@@ -57,16 +64,21 @@ class ThreadVariants : public Kernel {
   CreateWithInfoFn create_;
   std::vector<std::optional<Tensor>> held_;
   mutable std::mutex mu_;
-  mutable std::map<int, std::unique_ptr<Kernel>> variants_;
+  mutable std::vector<std::unique_ptr<Kernel>> variants_;       // owned copies
+  mutable std::unique_ptr<std::atomic<const Kernel*>[]> made_;  // by count, below info_.threads
 };
 
 }  // namespace
 
-std::unique_ptr<Kernel> WithThreadVariants(std::unique_ptr<Kernel> kernel, const NodeView& node,
-                                           const std::vector<TypeInfo>& types,
-                                           const KernelCreateInfo& info, CreateWithInfoFn create) {
-  if (info.threads <= 1) return kernel;
-  return std::make_unique<ThreadVariants>(std::move(kernel), node, types, info, std::move(create));
+CreateWithInfoFn WithThreadVariants(CreateWithInfoFn create) {
+  return [create = std::move(create)](
+             const NodeView& node, const std::vector<TypeInfo>& types,
+             const KernelCreateInfo& info) -> StatusOr<std::unique_ptr<Kernel>> {
+    auto k = create(node, types, info);
+    if (!k.ok() || info.threads <= 1) return k;
+    return std::unique_ptr<Kernel>(
+        std::make_unique<ThreadVariants>(std::move(k).value(), node, types, info, create));
+  };
 }
 
 }  // namespace onyx::kernels

@@ -13,12 +13,10 @@
 
 namespace onyx::kernels {
 
-// `kernel`, made by `create` for `info.threads` threads, wrapped so that a run asking for fewer
-// (KernelContext::intra_op_threads) uses a copy made by `create` for that many, on its first such
-// run. The copies take the same constants (held here) and find their packed weights in
-// info.weights. Kernels made for one thread are returned as they are.
-std::unique_ptr<Kernel> WithThreadVariants(std::unique_ptr<Kernel> kernel, const NodeView& node,
-                                           const std::vector<TypeInfo>& types,
-                                           const KernelCreateInfo& info, CreateWithInfoFn create);
+// `create` wrapped so that the kernels it makes for more than one thread serve runs asking for
+// fewer (KernelContext::intra_op_threads) with a copy made by `create` for that many, on the first
+// such run. The copies take the same constants (held by the wrapper) and find their packed
+// weights in KernelCreateInfo::weights. Kernels made for one thread are returned as they are.
+CreateWithInfoFn WithThreadVariants(CreateWithInfoFn create);
 
 }  // namespace onyx::kernels

@@ -272,12 +272,7 @@ void RegisterWinogradConvFast(OpRegistry& r) {
   impl.name = "NhwcConv_f32_hwy";
   impl.supports = WinogradSupports;
   // Its blocks are a multiple of the plan's threads: runs on fewer get a kernel made for them.
-  impl.create_with_info = [](const NodeView& node, const std::vector<TypeInfo>& types,
-                             const KernelCreateInfo& info) -> StatusOr<std::unique_ptr<Kernel>> {
-    auto k = WinogradConvKernel::Create(node, types, info);
-    if (!k.ok()) return k;
-    return WithThreadVariants(std::move(k).value(), node, types, info, WinogradConvKernel::Create);
-  };
+  impl.create_with_info = WithThreadVariants(WinogradConvKernel::Create);
   r.PrependImpl(kOnyxDomain, "NhwcConv", std::move(impl));
 }
 

@@ -193,13 +193,7 @@ KernelImpl OnednnImpl(const std::string& name,
   KernelImpl impl;
   impl.name = name;
   impl.supports = std::move(supports);
-  impl.create_with_info = [create = std::move(create)](
-                              const NodeView& node, const std::vector<TypeInfo>& types,
-                              const KernelCreateInfo& info) -> StatusOr<std::unique_ptr<Kernel>> {
-    auto k = create(node, types, info);
-    if (!k.ok()) return k;
-    return WithThreadVariants(std::move(k).value(), node, types, info, create);
-  };
+  impl.create_with_info = WithThreadVariants(std::move(create));
   return impl;
 }
 

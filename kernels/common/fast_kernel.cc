@@ -130,4 +130,35 @@ size_t PlainSize(const Tensor& t) {
   return s == 1 || s == 2 || s == 4 || s == 8 ? s : 0;
 }
 
+PanelWeights PackPanelWeights(const float* rows_nk, int64_t n, int64_t k) {
+  PanelWeights w;
+  w.n = n;
+  w.k = k;
+  w.panel = PanelGemvPlainPanel();
+  w.data = PackColumnPanels(rows_nk, n, k, w.panel);
+  return w;
+}
+
+void PanelWeightsProduct(const PanelWeights& w, const float* a, int64_t rows, int64_t lda,
+                         const float* bias, const float* z, float* y, int64_t ldy, int threads) {
+  PanelGemvArgs args;
+  args.a = a;
+  args.lda = lda;
+  args.rows = rows;
+  args.b = w.data.data();
+  args.panel = w.panel;
+  args.panel_stride = w.k * w.panel;
+  args.ldb = w.panel;
+  args.b_padded = true;
+  args.k = w.k;
+  args.n = w.n;
+  args.bias = bias;
+  args.z = z;
+  args.y = y;
+  args.ldy = ldy;
+  const int64_t panels = (w.n + w.panel - 1) / w.panel;
+  ParallelFor(panels, rows * w.k * w.panel, threads,
+              [&](int64_t begin, int64_t end) { PanelGemvF32(args, begin, end); });
+}
+
 }  // namespace onyx::kernels::common

@@ -87,6 +87,19 @@ bool ToUnary(const FusedActivation& a, UnaryOp* op, UnaryParams* p);
 std::unique_ptr<Kernel> NewUnaryKernel(std::unique_ptr<Kernel> fallback, UnaryOp op,
                                        UnaryParams params, int64_t work);
 
+// A weight W as ONNX stores it for y = x W^T ([N, K] rows), packed once in column panels for
+// PanelGemvF32 (PackColumnPanels).
+struct PanelWeights {
+  std::vector<float> data;
+  int64_t n = 0, k = 0, panel = 0;
+  bool empty() const { return data.empty(); }
+};
+PanelWeights PackPanelWeights(const float* rows_nk, int64_t n, int64_t k);
+// y (rows x N, rows ldy apart) = a (rows x K, rows lda apart) W^T + bias + z, W's panels split
+// among the threads; bias [N] and z (laid out like y) may be null.
+void PanelWeightsProduct(const PanelWeights& w, const float* a, int64_t rows, int64_t lda,
+                         const float* bias, const float* z, float* y, int64_t ldy, int threads);
+
 // True when the tensor is float32 (run-time double check: plan-time types may be unknown).
 inline bool IsF32(const Tensor& t) {
   return t.dtype() == DType::kFloat;

@@ -66,8 +66,8 @@ class LstmKernel : public FastKernel {
     for (int64_t d = 0; d < dirs_; ++d) {
       const bool reverse = dirs_ == 2 ? d == 1 : reverse_;
       if (s_len * batch > 0)
-        Product(x.data<float>(), s_len * batch, input_, w_[d], bias_[d].data(), nullptr, xw.data(),
-                threads);
+        PanelWeightsProduct(w_[d], x.data<float>(), s_len * batch, input_, bias_[d].data(), nullptr,
+                            xw.data(), g, threads);
       const auto init = [&](int i, std::vector<float>& state) {
         if (present(i)) {
           std::memcpy(state.data(), ctx.input(i).data<float>() + d * batch * h,
@@ -81,8 +81,8 @@ class LstmKernel : public FastKernel {
       for (int64_t step = 0; step < s_len; ++step) {
         const int64_t t = reverse ? s_len - 1 - step : step;
         // gates = H_{t-1} R^T + (X_t W^T + Wb + Rb)
-        Product(hs.data(), batch, h, r_[d], nullptr, xw.data() + t * batch * g, gates.data(),
-                threads);
+        PanelWeightsProduct(r_[d], hs.data(), batch, h, nullptr, xw.data() + t * batch * g,
+                            gates.data(), g, threads);
         LstmCellF32(gates.data(), batch, h, cs.data(), hs.data());
         if (y.defined())
           std::memcpy(y.data<float>() + (t * dirs_ + d) * batch * h, hs.data(),
@@ -98,29 +98,6 @@ class LstmKernel : public FastKernel {
 
  private:
   explicit LstmKernel(std::unique_ptr<Kernel> fallback) : FastKernel(std::move(fallback)) {}
-
-  // y[rows, 4H] = a[rows, k] B + bias + z, B packed in column panels.
-  void Product(const float* a, int64_t rows, int64_t k, const std::vector<float>& b,
-               const float* bias, const float* z, float* y, int threads) const {
-    PanelGemvArgs args;
-    args.a = a;
-    args.lda = k;
-    args.rows = rows;
-    args.b = b.data();
-    args.panel = panel_;
-    args.panel_stride = k * panel_;
-    args.ldb = panel_;
-    args.b_padded = true;
-    args.k = k;
-    args.n = 4 * hidden_;
-    args.bias = bias;
-    args.z = z;
-    args.y = y;
-    args.ldy = 4 * hidden_;
-    const int64_t panels = (args.n + panel_ - 1) / panel_;
-    ParallelFor(panels, rows * k * panel_, threads,
-                [&](int64_t begin, int64_t end) { PanelGemvF32(args, begin, end); });
-  }
 
   Status Init(const NodeView& node, const std::vector<TypeInfo>& types,
               const KernelCreateInfo& info) {
@@ -148,10 +125,9 @@ class LstmKernel : public FastKernel {
     reverse_ = direction == "reverse";
     w_shape_ = w->shape();
     r_shape_ = r->shape();
-    panel_ = PanelGemvPlainPanel();
     for (int64_t d = 0; d < dirs_; ++d) {
-      w_.push_back(PackColumnPanels(w->data<float>() + d * g * input_, g, input_, panel_));
-      r_.push_back(PackColumnPanels(r->data<float>() + d * g * hidden_, g, hidden_, panel_));
+      w_.push_back(PackPanelWeights(w->data<float>() + d * g * input_, g, input_));
+      r_.push_back(PackPanelWeights(r->data<float>() + d * g * hidden_, g, hidden_));
       std::vector<float> bias(static_cast<size_t>(g), 0.f);
       if (b)
         for (int64_t j = 0; j < g; ++j)
@@ -161,10 +137,11 @@ class LstmKernel : public FastKernel {
     return Status::Ok();
   }
 
-  int64_t dirs_ = 1, hidden_ = 0, input_ = 0, panel_ = 0;
+  int64_t dirs_ = 1, hidden_ = 0, input_ = 0;
   bool reverse_ = false;
   Shape w_shape_, r_shape_;
-  std::vector<std::vector<float>> w_, r_, bias_;  // per direction: W^T, R^T in panels; Wb + Rb
+  std::vector<PanelWeights> w_, r_;       // per direction
+  std::vector<std::vector<float>> bias_;  // per direction: Wb + Rb
 };
 
 // What the fast kernel computes exactly as the reference does, up to float summation order.

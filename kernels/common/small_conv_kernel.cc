@@ -43,11 +43,11 @@ class SmallConvKernel : public FastKernel {
         (has_b && (ctx.input(2).dtype() != DType::kFloat || ctx.input(2).numel() != m_)) ||
         (has_z && (ctx.input(3).dtype() != DType::kFloat || ctx.input(3).shape() != y_shape_)))
       return Fallback(ctx);
-    std::vector<float> run_weights;
-    const float* packed = packed_.data();
+    PanelWeights run_weights;
+    const PanelWeights* packed = &packed_;
     if (packed_.empty()) {
-      run_weights = PackColumnPanels(w.data<float>(), m_, k_, panel_);
-      packed = run_weights.data();
+      run_weights = PackPanelWeights(w.data<float>(), m_, k_);
+      packed = &run_weights;
     }
     // Rows of the product: one per output position, its window in W's (c, taps) order.
     std::vector<float> rows(static_cast<size_t>(positions_ * k_));
@@ -61,23 +61,9 @@ class SmallConvKernel : public FastKernel {
       tmp.resize(static_cast<size_t>(positions_ * m_));
       out = tmp.data();
     }
-    PanelGemvArgs args;
-    args.a = rows.data();
-    args.lda = k_;
-    args.rows = positions_;
-    args.b = packed;
-    args.panel = panel_;
-    args.panel_stride = k_ * panel_;
-    args.ldb = panel_;
-    args.b_padded = true;
-    args.k = k_;
-    args.n = m_;
-    args.bias = has_b ? ctx.input(2).data<float>() : nullptr;
-    args.y = out;
-    args.ldy = m_;
-    const int64_t panels = (m_ + panel_ - 1) / panel_;
-    ParallelFor(panels, positions_ * k_ * panel_, ctx.intra_op_threads(),
-                [&](int64_t begin, int64_t end) { PanelGemvF32(args, begin, end); });
+    PanelWeightsProduct(*packed, rows.data(), positions_, k_,
+                        has_b ? ctx.input(2).data<float>() : nullptr, nullptr, out, m_,
+                        ctx.intra_op_threads());
     if (!channels_last_) {
       const int64_t per_image = positions_ / x_shape_[0];
       float* dst = y.data<float>();
@@ -152,18 +138,17 @@ class SmallConvKernel : public FastKernel {
         types[3].static_shape() != y_shape_)
       return node.NotSupported("residual must have the output's shape");
     ONYX_ASSIGN_OR_RETURN(act_, ParseFusedActivation(node));
-    panel_ = PanelGemvPlainPanel();
     const Tensor* w = info.constants.size() > 1 ? info.constants[1] : nullptr;
-    if (w) packed_ = PackColumnPanels(w->data<float>(), m_, k_, panel_);
+    if (w) packed_ = PackPanelWeights(w->data<float>(), m_, k_);
     return Status::Ok();
   }
 
   bool channels_last_ = false;
   Shape x_shape_, w_shape_, y_shape_;
   WindowGeometry g_;
-  int64_t c_ = 0, m_ = 0, k_ = 0, positions_ = 0, panel_ = 0;
+  int64_t c_ = 0, m_ = 0, k_ = 0, positions_ = 0;
   FusedActivation act_;
-  std::vector<float> packed_;  // W as [K, M] column panels when constant; else packed per run
+  PanelWeights packed_;  // W in column panels when constant; else packed per run
 };
 
 Status SmallConvSupports(const NodeView& node, const std::vector<TypeInfo>& types) {

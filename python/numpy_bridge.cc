@@ -140,76 +140,24 @@ py::tuple ShapeTuple(const Shape& shape) {
 static_assert(sizeof(long) == 8, "NPY_LONG is taken as int64");
 constexpr bool kLittleEndian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
 
+// The builtin dtypes by number; a DType's first entry is the one outputs get (NPY_LONG, NPY_ULONG).
+constexpr std::pair<int, DType> kNpyTypes[] = {
+    {0, DType::kBool},    {1, DType::kInt8},       {2, DType::kUInt8},       {3, DType::kInt16},
+    {4, DType::kUInt16},  {5, DType::kInt32},      {6, DType::kUInt32},      {7, DType::kInt64},
+    {9, DType::kInt64},   {8, DType::kUInt64},     {10, DType::kUInt64},     {11, DType::kFloat},
+    {12, DType::kDouble}, {14, DType::kComplex64}, {15, DType::kComplex128}, {23, DType::kFloat16},
+};
+
 DType DTypeOfNpyNum(int num) {
-  switch (num) {
-    case 0:
-      return DType::kBool;
-    case 1:
-      return DType::kInt8;
-    case 2:
-      return DType::kUInt8;
-    case 3:
-      return DType::kInt16;
-    case 4:
-      return DType::kUInt16;
-    case 5:
-      return DType::kInt32;
-    case 6:
-      return DType::kUInt32;
-    case 7:  // NPY_LONG
-    case 9:  // NPY_LONGLONG
-      return DType::kInt64;
-    case 8:
-    case 10:
-      return DType::kUInt64;
-    case 11:
-      return DType::kFloat;
-    case 12:
-      return DType::kDouble;
-    case 14:
-      return DType::kComplex64;
-    case 15:
-      return DType::kComplex128;
-    case 23:
-      return DType::kFloat16;
-    default:
-      return DType::kUndefined;
-  }
+  for (const auto& [n, t] : kNpyTypes)
+    if (n == num) return t;
+  return DType::kUndefined;
 }
 
 int NpyNumOf(DType t) {
-  switch (t) {
-    case DType::kBool:
-      return 0;
-    case DType::kInt8:
-      return 1;
-    case DType::kUInt8:
-      return 2;
-    case DType::kInt16:
-      return 3;
-    case DType::kUInt16:
-      return 4;
-    case DType::kInt32:
-      return 5;
-    case DType::kUInt32:
-      return 6;
-    case DType::kInt64:
-      return 7;
-    case DType::kUInt64:
-      return 8;
-    case DType::kFloat:
-      return 11;
-    case DType::kDouble:
-      return 12;
-    case DType::kComplex64:
-      return 14;
-    case DType::kComplex128:
-      return 15;
-    case DType::kFloat16:
-      return 23;
-    default:
-      return -1;
-  }
+  for (const auto& [n, d] : kNpyTypes)
+    if (d == t) return n;
+  return -1;
 }
 
 py::object TensorToArray(const Tensor& t) {
@@ -265,16 +213,10 @@ void InitNumpyBridge() {
   api->array = np.attr("array");
   api->object_dtype = np.attr("dtype")("O");
   for (auto& d : api->dtypes) d = py::none();
-  const std::pair<DType, const char*> kNumpy[] = {
-      {DType::kFloat, "float32"},       {DType::kDouble, "float64"},
-      {DType::kFloat16, "float16"},     {DType::kInt8, "int8"},
-      {DType::kInt16, "int16"},         {DType::kInt32, "int32"},
-      {DType::kInt64, "int64"},         {DType::kUInt8, "uint8"},
-      {DType::kUInt16, "uint16"},       {DType::kUInt32, "uint32"},
-      {DType::kUInt64, "uint64"},       {DType::kBool, "bool"},
-      {DType::kComplex64, "complex64"}, {DType::kComplex128, "complex128"},
-  };
-  for (const auto& [t, name] : kNumpy) api->dtypes[static_cast<int>(t)] = np.attr("dtype")(name);
+  for (const auto& [num, t] : kNpyTypes) {
+    py::object& d = api->dtypes[static_cast<int>(t)];
+    if (d.is_none()) d = py::dtype(num);
+  }
   api->dtypes[static_cast<int>(DType::kString)] = api->object_dtype;
   try {
     py::module_ ml = py::module_::import("ml_dtypes");

@@ -21,7 +21,6 @@ installed and listed in --peers.
 import argparse
 import datetime
 import json
-import math
 import os
 import platform
 import statistics
@@ -54,11 +53,6 @@ def onyx_round(cli, path, threads, runs):
     if p.returncode != 0:
         raise RuntimeError((p.stderr.strip().splitlines() or ["onyx bench failed"])[-1])
     return json.loads(p.stdout.strip().splitlines()[-1])
-
-
-def geomean(xs):
-    xs = [x for x in xs if x and x > 0]
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
 def main():
@@ -141,7 +135,7 @@ def main():
     print("-" * len(head))
     for p in peers:
         for t in threads:
-            g = geomean([r.get(f"{p}_ratio") for r in rows if r["threads"] == t])
+            g = compare.geomean([r.get(f"{p}_ratio") for r in rows if r["threads"] == t])
             lo = min((r[f"{p}_ratio"] for r in rows if r["threads"] == t and f"{p}_ratio" in r),
                      default=None)
             print(f"geomean {PEER_NAMES[p]}/onyx at {t:2d} threads: "

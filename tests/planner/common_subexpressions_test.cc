@@ -12,11 +12,13 @@
 #include "onyx/session.h"
 #include "planner/planner.h"
 #include "tests/engine/model_builder.h"
+#include "tests/planner/step_counts.h"
 
 namespace onyx::planner {
 namespace {
 
 using testing::ModelBuilder;
+using testing::StepCounts;
 constexpr auto kF = onnx::TensorProto::FLOAT;
 
 // y1 = Reshape(x, [x.shape[0], -1]) and y2 = Reshape(-x, [x.shape[0], -1]), each target shape
@@ -45,12 +47,6 @@ ModelBuilder RepeatedShapeModel() {
   b.Node("Mul", {"x", "two"}, {"y3"});
   b.Node("Mul", {"x", "two"}, {"y4"});  // a graph output: keeps its own step
   return b;
-}
-
-std::map<std::string, int> StepCounts(const ExecutionPlan& plan) {
-  std::map<std::string, int> n;
-  for (const PlanStep& st : plan.steps) ++n[st.node->op_type];
-  return n;
 }
 
 TEST(CommonSubexpressions, RepeatedShapeArithmeticRunsOnce) {

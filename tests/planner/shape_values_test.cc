@@ -12,11 +12,13 @@
 #include "onyx/session.h"
 #include "planner/planner.h"
 #include "tests/engine/model_builder.h"
+#include "tests/planner/step_counts.h"
 
 namespace onyx::planner {
 namespace {
 
 using testing::ModelBuilder;
+using testing::StepCounts;
 constexpr auto kF = onnx::TensorProto::FLOAT;
 constexpr auto kI64 = onnx::TensorProto::INT64;
 
@@ -51,12 +53,6 @@ ModelBuilder ExporterShapeModel() {
   b.Node("Reshape", {"relu", "merge"}, {"y"}, "reshape_back");
   b.Node("Range", {"i0", "s", "i1"}, {"pos"}, "range");
   return b;
-}
-
-std::map<std::string, int> StepCounts(const ExecutionPlan& plan) {
-  std::map<std::string, int> n;
-  for (const PlanStep& st : plan.steps) ++n[st.node->op_type];
-  return n;
 }
 
 TEST(ShapeValues, ExporterShapeArithmeticLeavesNoShapeSteps) {

@@ -69,6 +69,13 @@ struct Session::Impl {
   PlanPtr generic;
   std::set<std::string> generic_inputs;
   mutable std::atomic<bool> generic_ok{false};
+  // The count the latest switch of any plan's ThreadChoice chose (adapt_threads; 0: none yet).
+  // Shape-generic runs take it: runs at new shapes do not compare with each other, so they
+  // follow what the plans of shapes seen before learnt about the machine's load. New plans start
+  // at it: each shape's plan may see only a few runs, too few to learn the load on its own.
+  mutable std::atomic<int> learnt_threads{0};
+  std::shared_ptr<engine::ThreadChoice::Probes> probes =
+      std::make_shared<engine::ThreadChoice::Probes>();
   std::function<void(const std::string&)> before_build;  // testing::SetBeforePlanBuild
 
   planner::PlanOptions PlanOpts() const {
@@ -195,7 +202,8 @@ struct Session::Impl {
     for (const auto& [id, v] : cached->plan->constants)
       if (v.is_tensor() && v.tensor().owns_buffer_alone()) cached->bytes += v.tensor().nbytes();
     if (adapt_threads && threads > 1)
-      cached->threads = std::make_unique<engine::ThreadChoice>(threads);
+      cached->threads =
+          std::make_unique<engine::ThreadChoice>(threads, learnt_threads.load(), probes);
     return PlanPtr(std::move(cached));
   }
 
@@ -409,11 +417,14 @@ Status Session::Run(const NamedValues& feeds, const RunOptions& options,
   }
   std::vector<Value> outs;
   const auto execute = [&](const CachedPlan& cp, bool adapt) {
-    // Shape-generic runs see many shapes, whose times do not compare: always the full count.
+    // Shape-generic runs see many shapes, whose times do not compare: they take the count the
+    // shape plans chose last.
     engine::ThreadChoice* choice = adapt && options.max_threads <= 0 ? cp.threads.get() : nullptr;
-    const int threads = choice                    ? choice->Next()
-                        : options.max_threads > 0 ? std::min(options.max_threads, im.threads)
-                                                  : im.threads;
+    const int learnt = im.learnt_threads.load(std::memory_order_relaxed);
+    const int threads = choice                     ? choice->Next()
+                        : options.max_threads > 0  ? std::min(options.max_threads, im.threads)
+                        : cp.threads && learnt > 0 ? learnt
+                                                   : im.threads;
     const ExecutionPlan& plan = *cp.plan;
     const engine::Executor ex(&im.subplans, threads);
     const auto start = std::chrono::steady_clock::now();
@@ -428,9 +439,11 @@ Status Session::Run(const NamedValues& feeds, const RunOptions& options,
         s = RuntimeError("out of memory: the plan needs an arena of ", plan.arena_bytes, " bytes");
       }
     });
-    if (choice && s.ok())
-      choice->Record(
-          threads, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (choice && s.ok() &&
+        choice->Record(
+            threads,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()))
+      im.learnt_threads.store(choice->current(), std::memory_order_relaxed);
     im.runs_by_threads[threads].fetch_add(1, std::memory_order_relaxed);
     return s;
   };

@@ -15,12 +15,16 @@ double ThreadChoice::Times::Median() const {
   return (*std::max_element(v, v + count / 2) + hi) / 2;
 }
 
-ThreadChoice::ThreadChoice(int max_threads) {
+ThreadChoice::ThreadChoice(int max_threads, int start_threads, std::shared_ptr<Probes> probes)
+    : probes_(probes ? std::move(probes) : std::make_shared<Probes>()) {
   for (int t = std::max(1, max_threads);; t /= 2) {
     ladder_.push_back(t);
     if (t == 1) break;
   }
   times_.resize(ladder_.size());
+  // The ladder's count nearest below start_threads.
+  while (current_ + 1 < ladder_.size() && ladder_[current_] > start_threads && start_threads > 0)
+    ++current_;
 }
 
 size_t ThreadChoice::IndexOf(int threads) const {
@@ -29,33 +33,39 @@ size_t ThreadChoice::IndexOf(int threads) const {
   return ladder_.size();
 }
 
+ThreadChoice::Direction& ThreadChoice::DirectionOf(size_t i) {
+  return i > current_ ? probes_->down : probes_->up;
+}
+
 void ThreadChoice::SwitchTo(size_t i) {
   current_ = i;
-  down_ = up_ = Direction{runs_ + kMinInterval, kMinInterval};
+  probes_->down = probes_->up = Direction{probes_->runs + kMinInterval, kMinInterval};
   for (Times& t : times_) t.wins = 0;
 }
 
 void ThreadChoice::ProbeSoon(size_t i) {
   pending_ = static_cast<int>(i);
-  DirectionOf(i).next = runs_ + 1;
+  DirectionOf(i).next = probes_->runs + 1;
 }
 
 int ThreadChoice::Next() {
   std::lock_guard<std::mutex> lock(mu_);
-  ++runs_;
+  std::lock_guard<std::mutex> lock_probes(probes_->mu);
+  const int64_t runs = ++probes_->runs;
   size_t pick = current_;
   if (burst_left_ > 0) {
     pick = burst_;
     --burst_left_;
-  } else if (ladder_.size() > 1) {
-    // A pending probe first, then fewer threads, then more, each when due.
+  } else if (ladder_.size() > 1 && times_[current_].count > 0) {
+    // A pending probe first, then fewer threads, then more, each when due; only on a plan with
+    // a time at its current count to compare with (a plan new to the session has none).
     size_t probe = SIZE_MAX;
-    if (pending_ >= 0 && runs_ >= DirectionOf(static_cast<size_t>(pending_)).next) {
+    if (pending_ >= 0 && runs >= DirectionOf(static_cast<size_t>(pending_)).next) {
       probe = static_cast<size_t>(pending_);
       pending_ = -1;
-    } else if (current_ + 1 < ladder_.size() && runs_ >= down_.next) {
+    } else if (current_ + 1 < ladder_.size() && runs >= probes_->down.next) {
       probe = current_ + 1;
-    } else if (current_ > 0 && runs_ >= up_.next) {
+    } else if (current_ > 0 && runs >= probes_->up.next) {
       probe = current_ - 1;
     }
     if (probe != SIZE_MAX) {
@@ -63,7 +73,7 @@ int ThreadChoice::Next() {
       burst_left_ = 1;  // the second run of the probe is its sample
       // Until its result comes back (Record), no other probe this way.
       Direction& d = DirectionOf(probe);
-      d.next = runs_ + d.interval;
+      d.next = runs + d.interval;
     }
   }
   if (pick != last_) ++times_[pick].skip;
@@ -72,15 +82,23 @@ int ThreadChoice::Next() {
   return ladder_[pick];
 }
 
-void ThreadChoice::Record(int threads, double seconds) {
+int ThreadChoice::current() const {
   std::lock_guard<std::mutex> lock(mu_);
+  return ladder_[current_];
+}
+
+bool ThreadChoice::Record(int threads, double seconds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock_probes(probes_->mu);
+  const int64_t runs = probes_->runs;
   const size_t i = IndexOf(threads);
-  if (i == ladder_.size()) return;
+  if (i == ladder_.size()) return false;
   Times& t = times_[i];
   if (t.skip > 0) {  // the first run after a change of count
     --t.skip;
-    return;
+    return false;
   }
+  const size_t before = current_;
   t.latest[t.next] = seconds;
   t.next = (t.next + 1) % Times::kKept;
   t.count = std::min(t.count + 1, Times::kKept);
@@ -91,7 +109,7 @@ void ThreadChoice::Record(int threads, double seconds) {
         SwitchTo(i);
       } else {  // confirm after a few fresh runs of the current count
         pending_ = static_cast<int>(i);
-        DirectionOf(i).next = runs_ + kConfirmAfter;
+        DirectionOf(i).next = runs + kConfirmAfter;
       }
     } else if (now > 0 && Faster(seconds, now)) {
       // Faster than the current count although its older runs were not: they are stale (the
@@ -102,23 +120,24 @@ void ThreadChoice::Record(int threads, double seconds) {
       // A probe that cost much (two threads on a busy host, one on a quiet one) backs off
       // faster: its runs are the slow ones a caller sees.
       Direction& d = DirectionOf(i);
-      const int64_t cap = i > current_         ? kMaxDownInterval
-                          : runs_ < kEarlyRuns ? kEarlyUpInterval
-                                               : kMaxUpInterval;
+      const int64_t cap = i > current_        ? kMaxDownInterval
+                          : runs < kEarlyRuns ? kEarlyUpInterval
+                                              : kMaxUpInterval;
       d.interval = std::min(d.interval * (seconds > 1.5 * now ? 4 : 2), cap);
-      d.next = runs_ + d.interval;
+      d.next = runs + d.interval;
     }
-    return;
+    return current_ != before;
   }
   // The current count slowed down past another count's latest runs: switch; a later probe of the
   // count left puts it back if the slowdown was the plan's and not the machine's. Only on a full
   // set of runs, so that two slow runs just after another engine's threads ran are outvoted.
-  if (t.count < Times::kKept) return;
+  if (t.count < Times::kKept) return false;
   for (size_t j = 0; j < times_.size(); ++j)
     if (j != current_ && times_[j].count > 0 && Faster(times_[j].Median(), now, kSlowdownGain)) {
       SwitchTo(j);
       break;
     }
+  return current_ != before;
 }
 
 std::map<int, int64_t> ThreadChoice::runs() const {

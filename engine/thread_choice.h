@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -18,12 +19,25 @@ namespace onyx::engine {
 
 class ThreadChoice {
  public:
-  explicit ThreadChoice(int max_threads);
+  // Probes toward fewer threads (a larger ladder index) or more.
+  struct Direction;
+  // When to probe next, shared by the plans of one session: a session that runs many shapes has
+  // many plans that each see a few runs. Probing on a schedule of their own, each plan made a
+  // quiet host pay for its probes (BERT at 32 lengths, 2 threads: 200 ms a pass instead of 150).
+  struct Probes;
+  // Runs start at start_threads (0: max_threads), rounded down to the ladder: a plan made while
+  // the session's other plans run on fewer threads starts where they are. `probes`: the
+  // session's schedule (null: one of its own).
+  explicit ThreadChoice(int max_threads, int start_threads = 0,
+                        std::shared_ptr<Probes> probes = nullptr);
 
   // The thread count for the next run.
   int Next();
-  // A run that Next() gave `threads` finished after `seconds`.
-  void Record(int threads, double seconds);
+  // A run that Next() gave `threads` finished after `seconds`. True when this switched the
+  // current count (to current()).
+  bool Record(int threads, double seconds);
+  // The count runs get between probes.
+  int current() const;
 
   // Runs started at each count so far.
   std::map<int, int64_t> runs() const;
@@ -72,13 +86,8 @@ class ThreadChoice {
     int64_t runs = 0;
     double Median() const;
   };
-  // Probes toward fewer threads (a larger ladder index) or more.
-  struct Direction {
-    int64_t next = kFirstProbe;  // the run at which the next probe may start
-    int64_t interval = kMinInterval;
-  };
   size_t IndexOf(int threads) const;
-  Direction& DirectionOf(size_t i) { return i > current_ ? down_ : up_; }
+  Direction& DirectionOf(size_t i);
   void SwitchTo(size_t i);
   void ProbeSoon(size_t i);
   static bool Faster(double a, double b, double gain = kSwitchGain) {
@@ -89,12 +98,22 @@ class ThreadChoice {
   std::vector<int> ladder_;  // max_threads, max_threads / 2, ..., 1
   std::vector<Times> times_;
   size_t current_ = 0;
-  int64_t runs_ = 0;
-  Direction down_, up_;
-  int pending_ = -1;        // the count the next probe tries, when set
-  size_t burst_ = 0;        // the count of a probe under way
-  int burst_left_ = 0;      // its runs still to hand out
-  size_t last_ = SIZE_MAX;  // the count handed out last
+  std::shared_ptr<Probes> probes_;  // its mutex is taken after mu_
+  int pending_ = -1;                // the count the next probe tries, when set
+  size_t burst_ = 0;                // the count of a probe under way
+  int burst_left_ = 0;              // its runs still to hand out
+  size_t last_ = SIZE_MAX;          // the count handed out last
+};
+
+struct ThreadChoice::Direction {
+  int64_t next = kFirstProbe;  // the run at which the next probe may start
+  int64_t interval = kMinInterval;
+};
+
+struct ThreadChoice::Probes {
+  std::mutex mu;
+  int64_t runs = 0;  // runs handed out by every plan's ThreadChoice
+  Direction down, up;
 };
 
 }  // namespace onyx::engine

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 
 namespace onyx::engine {
 namespace {
@@ -140,6 +141,64 @@ TEST(ThreadChoice, SmallDifferencesDoNotSwitch) {
   // One thread 3% faster: under the 5% needed to switch.
   ThreadChoice c(2);
   EXPECT_EQ(Settled(c, [](int t) { return t == 2 ? 10.0 : 9.7; }), 2);
+}
+
+TEST(ThreadChoice, StartsAtTheGivenCountRoundedDownToTheLadder) {
+  EXPECT_EQ(ThreadChoice(8, 3).Next(), 2);
+  EXPECT_EQ(ThreadChoice(8, 0).Next(), 8);
+  EXPECT_EQ(ThreadChoice(8, 16).Next(), 8);
+  EXPECT_EQ(ThreadChoice(8, 1).current(), 1);
+}
+
+TEST(ThreadChoice, RecordSaysWhenItSwitched) {
+  ThreadChoice c(2);
+  int switches = 0;
+  for (int i = 0; i < 6; ++i) {
+    const int t = c.Next();
+    if (c.Record(t, (t == 2 ? 30.0 : 4.0) / 1e3)) {
+      ++switches;
+      EXPECT_EQ(i, 4);  // the probe's measured run
+      EXPECT_EQ(c.current(), 1);
+    }
+  }
+  EXPECT_EQ(switches, 1);
+}
+
+TEST(ThreadChoice, PlansOfOneSessionShareTheProbeSchedule) {
+  // 32 plans (one per shape), 6 runs each, on a quiet host: on schedules of their own each would
+  // probe one thread at its 4th run (32 probes); sharing one, the probes back off across plans.
+  auto probes = std::make_shared<ThreadChoice::Probes>();
+  int one_thread = 0;
+  for (int plan = 0; plan < 32; ++plan) {
+    ThreadChoice c(2, 0, probes);
+    const auto used = Drive(c, 6, [](int t) { return t == 2 ? 5.5 : 10.0; });
+    if (used.count(1)) one_thread += used.at(1);
+  }
+  // One thread at session runs 4-5, 39-40 (a plan's first run is not a sample, so the probe due
+  // at 37 waits for the plan's third run) and 168, 128 runs after the second result; that probe
+  // was the plan's last run, its sample never came.
+  EXPECT_EQ(one_thread, 5);
+}
+
+TEST(ThreadChoice, APlanNewToTheSessionDoesNotProbeBeforeItHasATime) {
+  // The shared schedule says a probe is due, but this plan has no time at its own count yet: the
+  // probe waits for its next run, which has one to compare with.
+  auto probes = std::make_shared<ThreadChoice::Probes>();
+  ThreadChoice old(2, 0, probes);
+  Drive(old, 3, [](int) { return 1.0; });
+  ThreadChoice fresh(2, 0, probes);
+  EXPECT_EQ(fresh.Next(), 2);  // shared run 4: due, but nothing to compare with
+  fresh.Record(2, 1e-3);       // not a sample (the plan's first run at this count)
+  EXPECT_EQ(fresh.Next(), 2);
+  fresh.Record(2, 1e-3);
+  EXPECT_EQ(fresh.Next(), 1);  // the probe, now that run 5 gave a time
+}
+
+TEST(ThreadChoice, APlanStartingBelowTheLadderTopProbesMoreThreads) {
+  // Learnt on other plans: a busy host. When the load passes, the new plan's probes of two
+  // threads find them faster and it moves up.
+  ThreadChoice c(2, 1);
+  EXPECT_EQ(Settled(c, [](int t) { return t == 2 ? 5.5 : 10.0; }), 2);
 }
 
 }  // namespace

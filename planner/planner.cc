@@ -124,6 +124,12 @@ class PlanBuilder {
     for (const auto& n : g_.nodes)
       for (const auto& o : n.outputs)
         if (!o.empty()) produced.insert(o);
+    // Values Conv reads: a DequantizeLinear of constant weights or bias there is left for the
+    // quantized-island rules (planner/fusion/quantization_rules.cc), which need its int8 input.
+    if (opts_.optimization == OptLevel::kAll && !opts_.reference_kernels)
+      for (const auto& n : g_.nodes)
+        if (n.domain.empty() && n.op_type == "Conv")
+          for (size_t i = 1; i < n.inputs.size(); ++i) island_inputs_.insert(n.inputs[i]);
     auto resolve = [&](const std::string& name) -> int {
       if (name.empty()) return -1;
       auto it = plan_->slot_of.find(name);
@@ -271,6 +277,9 @@ class PlanBuilder {
   bool TryFold(const ir::Node& node, const kernels::OpDef& op,
                const std::vector<const Value*>& in_values, const std::vector<TypeInfo>& in_types,
                const std::vector<int>& out_ids) {
+    if (node.domain.empty() && node.op_type == "DequantizeLinear" && node.outputs.size() == 1 &&
+        island_inputs_.count(node.outputs[0]))
+      return false;
     if (node.domain.empty() && (node.op_type == "Shape" || node.op_type == "Size") &&
         !in_types.empty() && out_ids.size() == 1 && out_ids[0] >= 0) {
       if (auto t = FoldShapeOp(node, in_types[0])) {
@@ -379,6 +388,7 @@ class PlanBuilder {
   const ir::Graph& g_;
   PlanOptions opts_;
   std::unique_ptr<ExecutionPlan> plan_;
+  std::set<std::string> island_inputs_;  // DequantizeLinear outputs not folded (see Build)
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "kernels/x86/lrn_onednn.h"
 #include "kernels/x86/matmul_onednn.h"
 #include "kernels/x86/pool_onednn.h"
+#include "kernels/x86/qconv_onednn.h"
 
 namespace onyx::kernels {
 
@@ -26,6 +27,7 @@ void RegisterX86Kernels(OpRegistry& r) {
     r.PrependImpl("", op, x86::PoolOnednnImpl(std::string(op) + "_f32_onednn"));
   for (const char* op : {"NhwcMaxPool", "NhwcAveragePool"})
     r.PrependImpl("com.onyx", op, x86::PoolOnednnImpl(std::string(op) + "_f32_onednn"));
+  r.PrependImpl("", "QLinearConv", x86::QLinearConvOnednnImpl("QLinearConv_8bit_onednn"));
   r.PrependImpl("", "LRN", x86::LrnOnednnImpl("LRN_f32_onednn"));
   r.PrependImpl("com.onyx", "NhwcLRN", x86::LrnOnednnImpl("NhwcLRN_f32_onednn"));
   // In front of oneDNN's convolution for the 3x3 shapes where it measured faster.

@@ -12,6 +12,7 @@ std::vector<Rule> AllRules() {
   AddAffineRules(rules);
   AddNormalizationRules(rules);
   AddAttentionRules(rules);
+  AddQuantizationRules(rules);
   return rules;
 }
 

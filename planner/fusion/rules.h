@@ -26,6 +26,9 @@ void AddNormalizationRules(std::vector<Rule>& rules);
 // Scaled dot-product attention with its head Reshape/Transpose → Attention.
 void AddAttentionRules(std::vector<Rule>& rules);
 
+// QDQ islands: DequantizeLinear -> Conv (-> Relu) -> QuantizeLinear → QLinearConv.
+void AddQuantizationRules(std::vector<Rule>& rules);
+
 // Every rule, in the canonical order.
 std::vector<Rule> AllRules();
 

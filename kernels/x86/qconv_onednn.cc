@@ -1,0 +1,243 @@
+// QLinearConv on oneDNN's int8 convolution. The activations' scale and zero point, the weights'
+// scales and the output's scale and zero point must be constants: they become the primitive's
+// output scales (x_scale * w_scale[m] / y_scale) and zero points, fixed at creation. oneDNN's
+// int8 convolutions want channels-last activations, so an NCHW X is reordered in and Y out
+// around the primitive (8-bit copies, a quarter of a float one's bytes). The weights, which
+// oneDNN takes only as int8 with no zero point, are packed once with the compensation the
+// activations' zero point needs.
+#include "kernels/x86/qconv_onednn.h"
+
+#include <cmath>
+
+#include "kernels/reference/conv_pool.h"
+#include "kernels/x86/onednn_context.h"
+
+namespace onyx::kernels::x86 {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+// QLinearConv's inputs.
+enum Input { kX, kXScale, kXZero, kW, kWScale, kWZero, kYScale, kYZero, kBias };
+
+bool Is8Bit(DType t) {
+  return t == DType::kUInt8 || t == DType::kInt8;
+}
+
+memory::data_type DnnlType(DType t) {
+  return t == DType::kUInt8 ? memory::data_type::u8 : memory::data_type::s8;
+}
+
+Tag PlainTag(size_t rank) {
+  return rank == 3 ? Tag::ncw : rank == 4 ? Tag::nchw : Tag::ncdhw;
+}
+Tag ChannelsLastTag(size_t rank) {
+  return rank == 3 ? Tag::nwc : rank == 4 ? Tag::nhwc : Tag::ndhwc;
+}
+
+// A constant input's elements as doubles (scales), or an error naming it when it is computed.
+StatusOr<std::vector<double>> ConstantValues(const NodeView& node, const KernelCreateInfo& info,
+                                             int i) {
+  const Tensor* t = static_cast<size_t>(i) < info.constants.size() ? info.constants[i] : nullptr;
+  if (!t) return node.NotSupported("input ", i, " must be a constant for oneDNN");
+  std::vector<double> v(static_cast<size_t>(t->numel()));
+  for (size_t k = 0; k < v.size(); ++k) v[k] = ElementAsDouble(*t, static_cast<int64_t>(k));
+  return v;
+}
+
+class QLinearConvOnednn : public Kernel {
+ public:
+  static StatusOr<std::unique_ptr<Kernel>> Create(const NodeView& node,
+                                                  const std::vector<TypeInfo>& types,
+                                                  const KernelCreateInfo& info) {
+    auto k = std::unique_ptr<QLinearConvOnednn>(new QLinearConvOnednn());
+    ONYX_RETURN_IF_ERROR(k->Init(node, types, info));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  bool packed_input(size_t i) const override { return i == kW; }
+
+  Status Run(KernelContext& ctx) const override {
+    SetOmpThreads(threads_);
+    const NodeView& node = ctx.node();
+    const Tensor& x = ctx.input(kX);
+    if (x.shape() != x_shape_) return node.Fail("input shapes changed after planning");
+    try {
+      dnnl::stream& stream = ThreadStream();
+      Tensor y = ctx.Output(0, y_type_, y_shape_);
+      memory user_src = ThreadMemory(keys_[kSrc], user_src_md_, x.raw_data());
+      memory user_dst = ThreadMemory(keys_[kDst], user_dst_md_, y.raw_data());
+      memory src = ThreadBuffer(ThreadBufferUse::kSource, src_md_, keys_[kCLSrc]);
+      memory dst = ThreadBuffer(ThreadBufferUse::kDestination, dst_md_, keys_[kCLDst]);
+      Execute(src_reorder_, stream, {{DNNL_ARG_FROM, user_src}, {DNNL_ARG_TO, src}});
+      ExecArgs args = {{DNNL_ARG_SRC, src},
+                       {DNNL_ARG_WEIGHTS, packed_weights_},
+                       {DNNL_ARG_DST, dst},
+                       {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(scratch_md_, keys_[kScratch])}};
+      if (has_bias_)
+        args.Add(DNNL_ARG_BIAS,
+                 ThreadMemory(keys_[kBiasArg], bias_md_, ctx.input(kBias).raw_data()));
+      Execute(prim_, stream, args);
+      Execute(dst_reorder_, stream, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, user_dst}});
+      stream.wait();
+    } catch (const dnnl::error& e) {
+      return FromDnnlError(node, e);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  Status Init(const NodeView& node, const std::vector<TypeInfo>& types,
+              const KernelCreateInfo& info) {
+    threads_ = info.threads;
+    x_shape_ = types[kX].static_shape();
+    const Shape w_shape = types[kW].static_shape();
+    const size_t rank = x_shape_.size();
+    const int64_t group = node.attr_int("group", 1);
+    const int64_t m = w_shape[0];
+    std::vector<int64_t> in(x_shape_.begin() + 2, x_shape_.end());
+    std::vector<int64_t> kernel(w_shape.begin() + 2, w_shape.end());
+    ONYX_ASSIGN_OR_RETURN(WindowGeometry g, ResolveWindow(node, in, kernel, false));
+    y_shape_ = {x_shape_[0], m};
+    y_shape_.insert(y_shape_.end(), g.out.begin(), g.out.end());
+    for (int64_t d : y_shape_)
+      if (d <= 0) return node.NotSupported("empty output");
+    y_type_ = types[kYZero].elem;
+    has_bias_ = types.size() > kBias && types[kBias].is_tensor();
+
+    // Scales and zero points, fixed in the primitive.
+    ONYX_ASSIGN_OR_RETURN(std::vector<double> x_scale, ConstantValues(node, info, kXScale));
+    ONYX_ASSIGN_OR_RETURN(std::vector<double> x_zero, ConstantValues(node, info, kXZero));
+    ONYX_ASSIGN_OR_RETURN(std::vector<double> w_scale, ConstantValues(node, info, kWScale));
+    ONYX_ASSIGN_OR_RETURN(std::vector<double> w_zero, ConstantValues(node, info, kWZero));
+    ONYX_ASSIGN_OR_RETURN(std::vector<double> y_scale, ConstantValues(node, info, kYScale));
+    ONYX_ASSIGN_OR_RETURN(std::vector<double> y_zero, ConstantValues(node, info, kYZero));
+    for (const auto* v : {&x_scale, &x_zero, &y_scale, &y_zero})
+      if (v->size() != 1)
+        return node.NotSupported("scales and zero points of X and Y must be scalars");
+    const Tensor* w = info.constants.size() > kW ? info.constants[kW] : nullptr;
+    if (!w) return node.NotSupported("input 3 (W) must be a constant for oneDNN");
+    for (double z : w_zero)
+      if (z != 0) return node.NotSupported("oneDNN takes int8 weights without a zero point");
+    if (w_scale.size() != 1 && static_cast<int64_t>(w_scale.size()) != m)
+      return node.NotSupported("w_scale must be a scalar or have M elements");
+    std::vector<float> scales(w_scale.size());
+    for (size_t c = 0; c < scales.size(); ++c) {
+      const double s = x_scale[0] * w_scale[c] / y_scale[0];
+      if (!std::isfinite(s) || s <= 0) return node.NotSupported("scales must be positive");
+      scales[c] = static_cast<float>(s);
+    }
+
+    std::vector<int64_t> wd = w_shape;
+    if (group > 1) {  // oneDNN's grouped weights: (G, M/G, C/G, k...), the same bytes
+      wd = {group, m / group};
+      wd.insert(wd.end(), w_shape.begin() + 1, w_shape.end());
+    }
+    memory::dims strides = ToDims(g.strides), pad_l = ToDims(g.pad_begin),
+                 pad_r = ToDims(g.pad_end), dil(rank - 2);
+    for (size_t i = 0; i < rank - 2; ++i) dil[i] = g.dilations[i] - 1;  // oneDNN counts gaps
+    try {
+      dnnl::engine& eng = CpuEngine();
+      const auto xt = DnnlType(types[kX].elem), yt = DnnlType(y_type_);
+      user_src_md_ = memory::desc(ToDims(x_shape_), xt, PlainTag(rank));
+      user_dst_md_ = memory::desc(ToDims(y_shape_), yt, PlainTag(rank));
+      src_md_ = memory::desc(ToDims(x_shape_), xt, ChannelsLastTag(rank));
+      dst_md_ = memory::desc(ToDims(y_shape_), yt, ChannelsLastTag(rank));
+      const memory::desc plain_wei = PlainS8(wd);
+      const memory::desc any_wei(ToDims(wd), memory::data_type::s8, Tag::any);
+      bias_md_ = memory::desc({m}, memory::data_type::s32, Tag::x);
+      dnnl::primitive_attr attr = ScratchpadAttr();
+      // Per output channel: dim 1 of the destination.
+      attr.set_output_scales(scales.size() == 1 ? 0 : 1 << 1, scales);
+      if (x_zero[0] != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {static_cast<int32_t>(x_zero[0])});
+      if (y_zero[0] != 0) attr.set_zero_points(DNNL_ARG_DST, 0, {static_cast<int32_t>(y_zero[0])});
+      SetOmpThreads(threads_);
+      auto desc =
+          has_bias_ ? dnnl::convolution_forward::desc(
+                          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                          src_md_, any_wei, bias_md_, dst_md_, strides, dil, pad_l, pad_r)
+                    : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                      dnnl::algorithm::convolution_direct, src_md_,
+                                                      any_wei, dst_md_, strides, dil, pad_l, pad_r);
+      const dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
+      // oneDNN's reference convolution is far slower than onyx's own reference kernel.
+      const std::string impl = pd.impl_info_str();
+      if (impl.find("ref") != std::string::npos)
+        return node.NotSupported("oneDNN has only its reference int8 convolution (", impl, ")");
+      scratch_md_ = pd.scratchpad_desc();
+      prim_ = dnnl::convolution_forward(pd);
+      const dnnl::reorder::primitive_desc to_cl(eng, user_src_md_, eng, src_md_, ScratchpadAttr());
+      const dnnl::reorder::primitive_desc from_cl(eng, dst_md_, eng, user_dst_md_,
+                                                  ScratchpadAttr());
+      // Reorders run concurrently from several threads: they must need no scratchpad.
+      if (to_cl.scratchpad_desc().get_size() != 0 || from_cl.scratchpad_desc().get_size() != 0)
+        return node.NotSupported("oneDNN's layout reorders need a scratchpad");
+      src_reorder_ = dnnl::reorder(to_cl);
+      dst_reorder_ = dnnl::reorder(from_cl);
+      packed_owner_ = PackConstantWeights(info.weights, *w, plain_wei, pd.weights_desc());
+      packed_weights_ = *packed_owner_;
+    } catch (const dnnl::error& e) {
+      return node.NotSupported("oneDNN: ", e.what());
+    }
+    return Status::Ok();
+  }
+
+  // Row-major int8 weights of these dims.
+  static memory::desc PlainS8(const std::vector<int64_t>& dims) {
+    memory::dims strides(dims.size(), 1);
+    for (size_t i = dims.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * dims[i];
+    return memory::desc(ToDims(dims), memory::data_type::s8, strides);
+  }
+
+  int threads_ = 1;
+  Shape x_shape_, y_shape_;
+  DType y_type_ = DType::kUInt8;
+  bool has_bias_ = false;
+  memory::desc user_src_md_, user_dst_md_, src_md_, dst_md_, bias_md_, scratch_md_;
+  dnnl::reorder src_reorder_, dst_reorder_;
+  memory packed_weights_;
+  std::shared_ptr<const memory> packed_owner_;  // keeps the shared packed weights
+  enum MemoryArg { kSrc, kDst, kCLSrc, kCLDst, kScratch, kBiasArg };
+  MemoryKeys keys_;
+  dnnl::convolution_forward prim_;
+};
+
+}  // namespace
+
+Status QLinearConvOnednnSupports(const NodeView& node, const std::vector<TypeInfo>& types) {
+  if (types.size() < 8) return node.NotSupported("needs 8 or 9 inputs");
+  const TypeInfo& x = types[kX];
+  const TypeInfo& w = types[kW];
+  if (!x.is_tensor() || !Is8Bit(x.elem) || !x.shape_is_static())
+    return node.NotSupported("needs 8-bit X with a static shape");
+  if (!w.is_tensor() || w.elem != DType::kInt8 || !w.shape_is_static())
+    return node.NotSupported("needs int8 W with a static shape");
+  const int64_t rank = x.rank();
+  if (rank < 3 || rank > 5 || w.rank() != rank)
+    return node.NotSupported("needs 1-, 2- or 3-D spatial input");
+  const Shape xs = x.static_shape(), ws = w.static_shape();
+  const int64_t group = node.attr_int("group", 1);
+  if (group < 1 || ws[0] % group != 0 || xs[1] != ws[1] * group)
+    return node.NotSupported("channel counts do not match group");
+  for (int64_t d : xs)
+    if (d == 0) return node.NotSupported("empty input");
+  const TypeInfo& yz = types[kYZero];
+  if (!yz.is_tensor() || !Is8Bit(yz.elem)) return node.NotSupported("needs an 8-bit y_zero_point");
+  if (!types[kXZero].is_tensor() || types[kXZero].elem != x.elem)
+    return node.NotSupported("x_zero_point must have X's type");
+  for (int i : {kXScale, kWScale, kYScale})
+    if (!types[i].is_tensor() || types[i].elem != DType::kFloat)
+      return node.NotSupported("scales must be float32");
+  if (types.size() > kBias && types[kBias].kind != TypeInfo::Kind::kUnknown &&
+      !(types[kBias].is_tensor() && types[kBias].elem == DType::kInt32 &&
+        types[kBias].shape_is_static() && types[kBias].static_shape() == Shape{ws[0]}))
+    return node.NotSupported("bias must be int32 [M]");
+  return Status::Ok();
+}
+
+KernelImpl QLinearConvOnednnImpl(const std::string& name) {
+  return OnednnImpl(name, QLinearConvOnednnSupports, QLinearConvOnednn::Create);
+}
+
+}  // namespace onyx::kernels::x86

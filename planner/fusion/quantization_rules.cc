@@ -1,0 +1,193 @@
+// Quantized islands (optimization level all), as ONNX Runtime's QDQ transformer reads them: a
+// float Conv between DequantizeLinear and QuantizeLinear nodes
+//
+//   Q(Conv(DQ(xq, xs, xz), DQ(wq, ws, 0), DQ(bq, xs * ws, 0)), ys, yz)      [a Relu before Q too]
+//
+// becomes QLinearConv(xq, xs, xz, wq, ws, 0, ys, yz, bq), which runs on int8 kernels with the
+// activations kept 8-bit. The float graph computes round((conv(xs (xq - xz), ws wq) + bs bq) / ys)
+// + yz; QLinearConv computes round((sum (xq - xz) wq + bq) xs ws / ys) + yz: the same value in
+// exact arithmetic, and within one quantization step in floating point (ONNX Runtime's int8
+// kernels make the same substitution). A Relu before the Q is dropped when the Q's zero point
+// is its type's minimum: every negative value saturates to it anyway.
+//
+// The planner leaves the weight and bias DequantizeLinear nodes of Conv, MatMul and Gemm
+// unfolded for these rules (planner.cc); where no rule applies, ConstantFold folds them.
+#include <cmath>
+
+#include "planner/fusion/rule_helpers.h"
+#include "planner/fusion/rules.h"
+
+namespace onyx::planner::fusion {
+namespace {
+
+using P = Pattern;
+
+int Input(const FusionNode& n, size_t i) {
+  return i < n.inputs.size() ? n.inputs[i] : -1;
+}
+
+// The alive DequantizeLinear producing `slot`, or null.
+const FusionNode* DequantizeOf(const FusionGraph& g, int slot) {
+  const int p = slot >= 0 ? g.Producer(slot) : -1;
+  if (p < 0) return nullptr;
+  const FusionNode& n = g.node(p);
+  return n.node->domain.empty() && n.node->op_type == "DequantizeLinear" ? &n : nullptr;
+}
+
+bool Is8Bit(DType t) {
+  return t == DType::kUInt8 || t == DType::kInt8;
+}
+
+// A constant float scale of `count` positive finite values (1: per tensor).
+const Tensor* Scales(const FusionGraph& g, int slot, int64_t count) {
+  const Tensor* s = g.Constant(slot);
+  if (!s || s->dtype() != DType::kFloat || s->numel() != count || (count > 1 && s->rank() != 1))
+    return nullptr;
+  for (int64_t i = 0; i < count; ++i)
+    if (!(s->data<float>()[i] > 0) || !std::isfinite(s->data<float>()[i])) return nullptr;
+  return s;
+}
+
+// The zero point input of a Q/DQ is absent, or a constant of `type` with `count` elements.
+bool ZeroPointIs(const FusionGraph& g, const FusionNode& n, DType type, int64_t count) {
+  if (Input(n, 2) < 0) return true;
+  const Tensor* z = g.Constant(Input(n, 2));
+  return z && z->dtype() == type && z->numel() == count;
+}
+
+// Every element of the zero point (absent: 0) is 0.
+bool ZeroPointIsZero(const FusionGraph& g, const FusionNode& n) {
+  if (Input(n, 2) < 0) return true;
+  const Tensor* z = g.Constant(Input(n, 2));
+  if (!z) return false;
+  const auto* bytes = static_cast<const uint8_t*>(z->raw_data());
+  for (size_t i = 0; i < z->nbytes(); ++i)
+    if (bytes[i] != 0) return false;
+  return true;
+}
+
+// The per-axis attribute of a Q/DQ: `axis` (default 1) taken modulo the rank.
+int64_t Axis(const ir::Node& n, int64_t rank) {
+  int64_t axis = 1;
+  if (const ir::Attribute* a = n.attr("axis")) axis = a->i;
+  return axis < 0 ? axis + rank : axis;
+}
+
+// A per-tensor Q or DQ of 8-bit values of type `type`: scalar scale and zero point.
+bool PerTensor8Bit(const FusionGraph& g, const FusionNode& n, DType type) {
+  return Is8Bit(type) && Scales(g, Input(n, 1), 1) && ZeroPointIs(g, n, type, 1) &&
+         IntAttrIs(*n.node, "block_size", 0);
+}
+
+int64_t ZeroPointValue(const FusionGraph& g, const FusionNode& n) {
+  if (Input(n, 2) < 0) return 0;
+  const Tensor& z = *g.Constant(Input(n, 2));
+  return z.dtype() == DType::kUInt8 ? z.data<uint8_t>()[0] : z.data<int8_t>()[0];
+}
+
+struct ConvIsland {
+  const FusionNode* conv = nullptr;
+  const FusionNode* relu = nullptr;  // between the Conv and the Q, or null
+  const FusionNode* q = nullptr;
+  const FusionNode* x = nullptr;  // DQ of the activations
+  const FusionNode* w = nullptr;  // DQ of the int8 weights
+  const FusionNode* b = nullptr;  // DQ of the int32 bias, or null
+};
+
+// Reads the island around the match; false when it is not one that QLinearConv computes.
+bool ReadConvIsland(const Match& m, const FusionGraph& g, ConvIsland* is) {
+  is->conv = &Captured(g, m, "conv");
+  is->q = &Captured(g, m, "q");
+  is->relu = m.node("relu") >= 0 ? &Captured(g, m, "relu") : nullptr;
+  const FusionNode& conv = *is->conv;
+  const FusionNode& q = *is->q;
+  if (!conv.node->domain.empty() || conv.outputs.size() != 1 || conv.inputs.size() < 2)
+    return false;
+  is->x = DequantizeOf(g, conv.inputs[0]);
+  is->w = DequantizeOf(g, conv.inputs[1]);
+  if (!is->x || !is->w) return false;
+  // Activations in and out: 8-bit, one scale and zero point each.
+  const TypeInfo& xq = g.Type(Input(*is->x, 0));
+  if (!xq.is_tensor() || !PerTensor8Bit(g, *is->x, xq.elem)) return false;
+  if (Input(q, 2) < 0 || !g.Constant(Input(q, 2))) return false;  // the output type must be given
+  const DType yt = g.Constant(Input(q, 2))->dtype();
+  if (!PerTensor8Bit(g, q, yt) || !IntAttrIs(*q.node, "saturate", 1)) return false;
+  if (is->relu) {
+    const int64_t lowest = yt == DType::kUInt8 ? 0 : -128;
+    if (ZeroPointValue(g, q) != lowest) return false;
+  }
+  // Weights: constant int8 [M, C/group, k...], zero point 0, one scale or one per output channel.
+  const Tensor* wq = g.Constant(Input(*is->w, 0));
+  if (!wq || wq->dtype() != DType::kInt8 || wq->rank() < 3) return false;
+  const int64_t channels = wq->dim(0);
+  const bool per_channel =
+      g.Constant(Input(*is->w, 1)) && g.Constant(Input(*is->w, 1))->numel() > 1;
+  if (per_channel && Axis(*is->w->node, wq->rank()) != 0) return false;
+  const Tensor* ws = Scales(g, Input(*is->w, 1), per_channel ? channels : 1);
+  if (!ws || !ZeroPointIsZero(g, *is->w) || !IntAttrIs(*is->w->node, "block_size", 0)) return false;
+  // Bias: absent, or int32 [M] dequantized with scale xs * ws and zero point 0.
+  if (Input(conv, 2) < 0) return true;
+  is->b = DequantizeOf(g, Input(conv, 2));
+  if (!is->b) return false;
+  const Tensor* bq = g.Constant(Input(*is->b, 0));
+  if (!bq || bq->dtype() != DType::kInt32 || bq->numel() != channels || bq->rank() != 1)
+    return false;
+  const bool bias_per_channel =
+      g.Constant(Input(*is->b, 1)) && g.Constant(Input(*is->b, 1))->numel() > 1;
+  if (bias_per_channel && Axis(*is->b->node, 1) != 0) return false;
+  const Tensor* bs = Scales(g, Input(*is->b, 1), bias_per_channel ? channels : 1);
+  if (!bs || !ZeroPointIsZero(g, *is->b)) return false;
+  const double xs = g.Constant(Input(*is->x, 1))->data<float>()[0];
+  for (int64_t c = 0; c < channels; ++c) {
+    const double want = xs * ws->data<float>()[per_channel ? c : 0];
+    if (!Near(bs->data<float>()[bias_per_channel ? c : 0], want, 1e-5)) return false;
+  }
+  return true;
+}
+
+// A scalar zero of an 8-bit type.
+Tensor ZeroScalar(DType type) {
+  Tensor t = Tensor::Allocate(type, {});
+  *static_cast<uint8_t*>(t.raw_data()) = 0;
+  return t;
+}
+
+Rule QdqConvRule(bool with_relu) {
+  Rule r;
+  r.name = with_relu ? "QdqConv/relu" : "QdqConv";
+  r.kind = "QdqConv";
+  P conv = P::Op("Conv").As("conv");
+  P body = with_relu ? P::Op("Relu", {conv}).As("relu") : conv;
+  r.pattern = P::Op("QuantizeLinear", {body}).As("q");
+  r.valid = [](const Match& m, const FusionGraph& g) {
+    ConvIsland is;
+    return ReadConvIsland(m, g, &is);
+  };
+  r.rewrite = [](const Match& m, FusionGraph& g) {
+    ConvIsland is;
+    ReadConvIsland(m, g, &is);
+    const FusionNode& conv = *is.conv;
+    ir::Node def = MakeNode("", "QLinearConv", std::max<int64_t>(conv.node->opset, 10), *conv.node);
+    def.attributes = conv.node->attributes;
+    const std::string base = g.Name(m.root_value);
+    int xz = Input(*is.x, 2);
+    if (xz < 0)
+      xz = g.AddConstant(base + "/x_zero_point", ZeroScalar(g.Type(Input(*is.x, 0)).elem));
+    const int wz = g.AddConstant(base + "/w_zero_point", ZeroScalar(DType::kInt8));
+    std::vector<int> inputs = {Input(*is.x, 0), Input(*is.x, 1), xz,
+                               Input(*is.w, 0), Input(*is.w, 1), wz,
+                               Input(*is.q, 1), Input(*is.q, 2)};
+    if (is.b) inputs.push_back(Input(*is.b, 0));
+    return Single(std::move(def), inputs, {m.root_value});
+  };
+  return r;
+}
+
+}  // namespace
+
+void AddQuantizationRules(std::vector<Rule>& rules) {
+  rules.push_back(QdqConvRule(false));
+  rules.push_back(QdqConvRule(true));
+}
+
+}  // namespace onyx::planner::fusion

@@ -1,8 +1,8 @@
 // Layout propagation: 2-D convolutions whose fast kernel works on channels-last activations
-// become com.onyx NhwcConv, and the ops between them that do not care about the layout
-// (elementwise, pooling, channel Concat) follow, so activations stay [N, H, W, C] across the
-// network (per-channel ChannelAffine and LRN too). Transposes are placed only where a consumer
-// needs the ONNX (NCHW) layout.
+// become com.onyx NhwcConv (QLinearConv: NhwcQLinearConv), and the ops between them that do not
+// care about the layout (elementwise, pooling, channel Concat) follow, so activations stay [N, H,
+// W, C] across the network (per-channel ChannelAffine and LRN too). Transposes are placed only
+// where a consumer needs the ONNX (NCHW) layout.
 #include "planner/layout.h"
 
 #include <algorithm>
@@ -43,6 +43,16 @@ Shape Permute(const Shape& s, const Shape& perm) {
 
 bool IsStatic4dFloat(const TypeInfo& t) {
   return t.is_tensor() && t.elem == DType::kFloat && t.shape_is_static() && t.rank() == 4;
+}
+bool IsStatic4d8Bit(const TypeInfo& t) {
+  return t.is_tensor() && (t.elem == DType::kUInt8 || t.elem == DType::kInt8) &&
+         t.shape_is_static() && t.rank() == 4;
+}
+
+// QuantizeLinear / DequantizeLinear with one scale and zero point: elementwise between the
+// quantized and float forms of a value, whatever the layout (a per-axis one is not).
+bool IsPerTensorQdq(const ir::Node& n) {
+  return n.domain.empty() && (n.op_type == "QuantizeLinear" || n.op_type == "DequantizeLinear");
 }
 
 class LayoutPass {
@@ -237,6 +247,30 @@ class LayoutPass {
     return true;
   }
 
+  // QLinearConv on 8-bit activations becomes com.onyx NhwcQLinearConv when its fast kernel
+  // takes it (oneDNN's int8 convolution works channels-last).
+  bool TryQLinearConv(PlanStep& st, std::vector<PlanStep>& before) {
+    const ir::Node& n = *st.node;
+    if (!n.domain.empty() || n.op_type != "QLinearConv" || st.inputs.size() < 8 ||
+        st.inputs[0] < 0 || st.outputs.size() != 1 || st.outputs[0] < 0 ||
+        !IsStatic4d8Bit(TypeOf(st.inputs[0])) || !IsStatic4d8Bit(TypeOf(st.outputs[0])))
+      return false;
+    ir::Node candidate = n;
+    candidate.domain = "com.onyx";
+    candidate.op_type = "NhwcQLinearConv";
+    candidate.opset = 1;
+    std::vector<TypeInfo> types = InputTypes(st);
+    const TypeInfo& x = TypeOf(st.inputs[0]);
+    types[0] = TypeInfo::TensorWithShape(x.elem, Permute(x.static_shape(), kToChannelsLast));
+    const kernels::OpDef* def = Def("com.onyx", "NhwcQLinearConv", 1);
+    if (!FastImplAccepts(def, candidate, types)) return false;
+    st.node = &CloneNode(n, "com.onyx", "NhwcQLinearConv");
+    st.op = def;
+    st.inputs[0] = RequireChannelsLast(st.inputs[0], before);
+    MoveOutputToChannelsLast(st, 0);
+    return true;
+  }
+
   bool TryPool(PlanStep& st) {
     const ir::Node& n = *st.node;
     if (!n.domain.empty() || st.inputs.empty() || !IsChannelsLast(st.inputs[0])) return false;
@@ -270,10 +304,12 @@ class LayoutPass {
 
   bool TryElementwise(PlanStep& st, std::vector<PlanStep>& before) {
     const ir::Node& n = *st.node;
-    const bool unary = IsUnaryElementwise(n);
+    const bool qdq = IsPerTensorQdq(n);
+    const bool unary = qdq || IsUnaryElementwise(n);
     if (!unary && !IsBinaryElementwise(n)) return false;
-    if (st.outputs.size() != 1 || st.outputs[0] < 0 || !IsStatic4dFloat(TypeOf(st.outputs[0])))
-      return false;
+    if (st.outputs.size() != 1 || st.outputs[0] < 0) return false;
+    const TypeInfo& y = TypeOf(st.outputs[0]);
+    if (!(IsStatic4dFloat(y) || (qdq && IsStatic4d8Bit(y)))) return false;
     bool any_cl = false;
     for (int id : st.inputs) any_cl = any_cl || IsChannelsLast(id);
     if (!any_cl) return false;
@@ -456,8 +492,8 @@ class LayoutPass {
   }
 
   void Rewrite(PlanStep& st, std::vector<PlanStep>& before) {
-    if (TryConv(st, before) || TryPool(st) || TryElementwise(st, before) || TryChannelAffine(st) ||
-        TryLrn(st) || TryConcat(st, before))
+    if (TryConv(st, before) || TryQLinearConv(st, before) || TryPool(st) ||
+        TryElementwise(st, before) || TryChannelAffine(st) || TryLrn(st) || TryConcat(st, before))
       return;
     for (int id : st.inputs) RequirePlain(id, before);
     for (int id : st.implicit) RequirePlain(id, before);
@@ -481,7 +517,8 @@ int PropagateChannelsLast(ExecutionPlan& plan) {
   if (!HasChannelsLastConv()) return 0;
   bool any_conv = false;
   for (const PlanStep& st : plan.steps)
-    any_conv = any_conv || st.node->op_type == "Conv" || st.node->op_type == "FusedConv";
+    any_conv = any_conv || st.node->op_type == "Conv" || st.node->op_type == "FusedConv" ||
+               st.node->op_type == "QLinearConv";
   if (!any_conv) return 0;
   return LayoutPass(plan).Run();
 }

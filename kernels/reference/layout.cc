@@ -56,7 +56,86 @@ Status CheckChannelsLast(const NodeView& node, const Tensor& x) {
   return Status::Ok();
 }
 
+// `x` with its dims reordered by `perm` (stored dim i of the result is dim perm[i] of x).
+Tensor PermuteDims(const Tensor& x, const std::vector<int64_t>& perm) {
+  const Shape& s = x.shape();
+  const size_t r = s.size(), es = DTypeSize(x.dtype());
+  Shape os(r);
+  for (size_t i = 0; i < r; ++i) os[i] = s[perm[i]];
+  std::vector<int64_t> in_strides(r, 1);
+  for (size_t i = r - 1; i > 0; --i) in_strides[i - 1] = in_strides[i] * s[i];
+  Tensor o = Tensor::Allocate(x.dtype(), os);
+  const auto* src = static_cast<const uint8_t*>(x.raw_data());
+  auto* dst = static_cast<uint8_t*>(o.raw_data());
+  ForEachPosition(std::vector<int64_t>(os.begin(), os.end()),
+                  [&](int64_t k, const std::vector<int64_t>& idx) {
+                    int64_t from = 0;
+                    for (size_t i = 0; i < r; ++i) from += idx[i] * in_strides[perm[i]];
+                    std::copy(src + from * es, src + (from + 1) * es, dst + k * es);
+                  });
+  return o;
+}
+
+// The permutations between [N, C, spatial...] and [N, spatial..., C] of rank r.
+std::vector<int64_t> ToChannelsFirst(size_t r) {
+  std::vector<int64_t> p = {0, static_cast<int64_t>(r) - 1};
+  for (size_t i = 1; i + 1 < r; ++i) p.push_back(static_cast<int64_t>(i));
+  return p;
+}
+std::vector<int64_t> ToChannelsLast(size_t r) {
+  std::vector<int64_t> p = {0};
+  for (size_t i = 2; i < r; ++i) p.push_back(static_cast<int64_t>(i));
+  p.push_back(1);
+  return p;
+}
+
+// Presents a channels-last node's inputs to the channels-first kernel with input 0 replaced by
+// `x`, and keeps the output the kernel writes (on the heap) for the caller to permute.
+class ChannelsFirstContext : public KernelContext {
+ public:
+  ChannelsFirstContext(KernelContext& outer, Value x) : outer_(outer), x_(std::move(x)) {}
+  const NodeView& node() const override { return outer_.node(); }
+  int num_inputs() const override { return outer_.num_inputs(); }
+  bool has_input(int i) const override { return outer_.has_input(i); }
+  const Value& input_value(int i) const override { return i == 0 ? x_ : outer_.input_value(i); }
+  int num_outputs() const override { return 1; }
+  bool has_output(int i) const override { return i == 0; }
+  Tensor Output(int i, DType dtype, const Shape& shape) override {
+    Tensor t = Tensor::Allocate(dtype, shape);
+    if (i == 0) y_ = t;
+    return t;
+  }
+  void SetOutput(int i, Value value) override {
+    if (i == 0 && value.is_tensor()) y_ = value.tensor();
+  }
+  StatusOr<std::vector<Value>> RunSubgraph(const std::string& attr,
+                                           const std::vector<Value>& inputs) override {
+    return outer_.RunSubgraph(attr, inputs);
+  }
+  int intra_op_threads() const override { return outer_.intra_op_threads(); }
+  const Tensor& output() const { return y_; }
+
+ private:
+  KernelContext& outer_;
+  Value x_;
+  Tensor y_;
+};
+
 }  // namespace
+
+Status NhwcQLinearConvKernel(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (x.rank() < 3)
+    return ctx.node().Invalid("input 0 must be a channels-last tensor of rank >= 3");
+  ChannelsFirstContext inner(ctx, Value(PermuteDims(x, ToChannelsFirst(x.rank()))));
+  ONYX_RETURN_IF_ERROR(QLinearConvKernel(inner));
+  const Tensor y = PermuteDims(inner.output(), ToChannelsLast(x.rank()));
+  Tensor out = ctx.Output(0, y.dtype(), y.shape());
+  std::copy(static_cast<const uint8_t*>(y.raw_data()),
+            static_cast<const uint8_t*>(y.raw_data()) + y.nbytes(),
+            static_cast<uint8_t*>(out.raw_data()));
+  return Status::Ok();
+}
 
 float ApplyNamedActivation(const std::string& name, const std::vector<float>& p, float x) {
   auto param = [&](size_t i, float def) { return i < p.size() ? p[i] : def; };

@@ -21,5 +21,7 @@ Status NhwcAveragePoolKernel(KernelContext& ctx);
 Status NhwcChannelAffineKernel(KernelContext& ctx);
 // LRN's attributes on [N, H, W, C]: each pixel's C values are one LRN window sequence.
 Status NhwcLrnKernel(KernelContext& ctx);
+// QLinearConv's inputs and attributes with X and Y stored [N, spatial..., C].
+Status NhwcQLinearConvKernel(KernelContext& ctx);
 
 }  // namespace onyx::kernels

@@ -1,10 +1,13 @@
 // QLinearConv on oneDNN's int8 convolution. The activations' scale and zero point, the weights'
 // scales and the output's scale and zero point must be constants: they become the primitive's
 // output scales (x_scale * w_scale[m] / y_scale) and zero points, fixed at creation. oneDNN's
-// int8 convolutions want channels-last activations, so an NCHW X is reordered in and Y out
+// int8 convolutions want channels-last activations: com.onyx NhwcQLinearConv (placed by the
+// planner's layout pass) has them; for QLinearConv an NCHW X is reordered in and Y out
 // around the primitive (8-bit copies, a quarter of a float one's bytes). The weights, which
 // oneDNN takes only as int8 with no zero point, are packed once with the compensation the
-// activations' zero point needs.
+// activations' zero point needs. oneDNN adds Y's zero point in float before rounding, where
+// QLinearConv rounds and then adds it: a product within a few 1e-6 of a .5 tie may round the
+// other way (one step; never with zero point 0).
 #include "kernels/x86/qconv_onednn.h"
 
 #include <cmath>
@@ -27,6 +30,10 @@ bool Is8Bit(DType t) {
 
 memory::data_type DnnlType(DType t) {
   return t == DType::kUInt8 ? memory::data_type::u8 : memory::data_type::s8;
+}
+
+bool IsChannelsLastQLinearConv(const NodeView& node) {
+  return node.op_type() == "NhwcQLinearConv";
 }
 
 Tag PlainTag(size_t rank) {
@@ -68,9 +75,12 @@ class QLinearConvOnednn : public Kernel {
       Tensor y = ctx.Output(0, y_type_, y_shape_);
       memory user_src = ThreadMemory(keys_[kSrc], user_src_md_, x.raw_data());
       memory user_dst = ThreadMemory(keys_[kDst], user_dst_md_, y.raw_data());
-      memory src = ThreadBuffer(ThreadBufferUse::kSource, src_md_, keys_[kCLSrc]);
-      memory dst = ThreadBuffer(ThreadBufferUse::kDestination, dst_md_, keys_[kCLDst]);
-      Execute(src_reorder_, stream, {{DNNL_ARG_FROM, user_src}, {DNNL_ARG_TO, src}});
+      memory src = user_src, dst = user_dst;
+      if (!channels_last_) {
+        src = ThreadBuffer(ThreadBufferUse::kSource, src_md_, keys_[kCLSrc]);
+        dst = ThreadBuffer(ThreadBufferUse::kDestination, dst_md_, keys_[kCLDst]);
+        Execute(src_reorder_, stream, {{DNNL_ARG_FROM, user_src}, {DNNL_ARG_TO, src}});
+      }
       ExecArgs args = {{DNNL_ARG_SRC, src},
                        {DNNL_ARG_WEIGHTS, packed_weights_},
                        {DNNL_ARG_DST, dst},
@@ -79,7 +89,8 @@ class QLinearConvOnednn : public Kernel {
         args.Add(DNNL_ARG_BIAS,
                  ThreadMemory(keys_[kBiasArg], bias_md_, ctx.input(kBias).raw_data()));
       Execute(prim_, stream, args);
-      Execute(dst_reorder_, stream, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, user_dst}});
+      if (!channels_last_)
+        Execute(dst_reorder_, stream, {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, user_dst}});
       stream.wait();
     } catch (const dnnl::error& e) {
       return FromDnnlError(node, e);
@@ -91,18 +102,26 @@ class QLinearConvOnednn : public Kernel {
   Status Init(const NodeView& node, const std::vector<TypeInfo>& types,
               const KernelCreateInfo& info) {
     threads_ = info.threads;
+    channels_last_ = IsChannelsLastQLinearConv(node);
     x_shape_ = types[kX].static_shape();
+    const std::vector<int64_t> xl = ChannelsFirstDims(x_shape_, channels_last_);
     const Shape w_shape = types[kW].static_shape();
-    const size_t rank = x_shape_.size();
+    const size_t rank = xl.size();
     const int64_t group = node.attr_int("group", 1);
     const int64_t m = w_shape[0];
-    std::vector<int64_t> in(x_shape_.begin() + 2, x_shape_.end());
+    std::vector<int64_t> in(xl.begin() + 2, xl.end());
     std::vector<int64_t> kernel(w_shape.begin() + 2, w_shape.end());
     ONYX_ASSIGN_OR_RETURN(WindowGeometry g, ResolveWindow(node, in, kernel, false));
-    y_shape_ = {x_shape_[0], m};
-    y_shape_.insert(y_shape_.end(), g.out.begin(), g.out.end());
-    for (int64_t d : y_shape_)
+    std::vector<int64_t> yl = {xl[0], m};
+    yl.insert(yl.end(), g.out.begin(), g.out.end());
+    for (int64_t d : yl)
       if (d <= 0) return node.NotSupported("empty output");
+    y_shape_ = Shape(yl.begin(), yl.end());
+    if (channels_last_) {  // stored [N, spatial..., M]
+      y_shape_ = {yl[0]};
+      y_shape_.insert(y_shape_.end(), yl.begin() + 2, yl.end());
+      y_shape_.push_back(m);
+    }
     y_type_ = types[kYZero].elem;
     has_bias_ = types.size() > kBias && types[kBias].is_tensor();
 
@@ -124,9 +143,12 @@ class QLinearConvOnednn : public Kernel {
       return node.NotSupported("w_scale must be a scalar or have M elements");
     std::vector<float> scales(w_scale.size());
     for (size_t c = 0; c < scales.size(); ++c) {
-      const double s = x_scale[0] * w_scale[c] / y_scale[0];
+      // In float and in this order, as ONNX Runtime computes it: the products that land on a
+      // rounding tie then round the same way.
+      const float s = static_cast<float>(x_scale[0]) * static_cast<float>(w_scale[c]) /
+                      static_cast<float>(y_scale[0]);
       if (!std::isfinite(s) || s <= 0) return node.NotSupported("scales must be positive");
-      scales[c] = static_cast<float>(s);
+      scales[c] = s;
     }
 
     std::vector<int64_t> wd = w_shape;
@@ -140,10 +162,10 @@ class QLinearConvOnednn : public Kernel {
     try {
       dnnl::engine& eng = CpuEngine();
       const auto xt = DnnlType(types[kX].elem), yt = DnnlType(y_type_);
-      user_src_md_ = memory::desc(ToDims(x_shape_), xt, PlainTag(rank));
-      user_dst_md_ = memory::desc(ToDims(y_shape_), yt, PlainTag(rank));
-      src_md_ = memory::desc(ToDims(x_shape_), xt, ChannelsLastTag(rank));
-      dst_md_ = memory::desc(ToDims(y_shape_), yt, ChannelsLastTag(rank));
+      src_md_ = memory::desc(ToDims(xl), xt, ChannelsLastTag(rank));
+      dst_md_ = memory::desc(ToDims(yl), yt, ChannelsLastTag(rank));
+      user_src_md_ = channels_last_ ? src_md_ : memory::desc(ToDims(xl), xt, PlainTag(rank));
+      user_dst_md_ = channels_last_ ? dst_md_ : memory::desc(ToDims(yl), yt, PlainTag(rank));
       const memory::desc plain_wei = PlainS8(wd);
       const memory::desc any_wei(ToDims(wd), memory::data_type::s8, Tag::any);
       bias_md_ = memory::desc({m}, memory::data_type::s32, Tag::x);
@@ -173,8 +195,10 @@ class QLinearConvOnednn : public Kernel {
       // Reorders run concurrently from several threads: they must need no scratchpad.
       if (to_cl.scratchpad_desc().get_size() != 0 || from_cl.scratchpad_desc().get_size() != 0)
         return node.NotSupported("oneDNN's layout reorders need a scratchpad");
-      src_reorder_ = dnnl::reorder(to_cl);
-      dst_reorder_ = dnnl::reorder(from_cl);
+      if (!channels_last_) {
+        src_reorder_ = dnnl::reorder(to_cl);
+        dst_reorder_ = dnnl::reorder(from_cl);
+      }
       packed_owner_ = PackConstantWeights(info.weights, *w, plain_wei, pd.weights_desc());
       packed_weights_ = *packed_owner_;
     } catch (const dnnl::error& e) {
@@ -191,6 +215,7 @@ class QLinearConvOnednn : public Kernel {
   }
 
   int threads_ = 1;
+  bool channels_last_ = false;  // com.onyx NhwcQLinearConv: X and Y stored [N, spatial..., C]
   Shape x_shape_, y_shape_;
   DType y_type_ = DType::kUInt8;
   bool has_bias_ = false;
@@ -216,7 +241,9 @@ Status QLinearConvOnednnSupports(const NodeView& node, const std::vector<TypeInf
   const int64_t rank = x.rank();
   if (rank < 3 || rank > 5 || w.rank() != rank)
     return node.NotSupported("needs 1-, 2- or 3-D spatial input");
-  const Shape xs = x.static_shape(), ws = w.static_shape();
+  const std::vector<int64_t> xs =
+      ChannelsFirstDims(x.static_shape(), IsChannelsLastQLinearConv(node));
+  const Shape ws = w.static_shape();
   const int64_t group = node.attr_int("group", 1);
   if (group < 1 || ws[0] % group != 0 || xs[1] != ws[1] * group)
     return node.NotSupported("channel counts do not match group");

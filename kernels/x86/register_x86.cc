@@ -28,6 +28,8 @@ void RegisterX86Kernels(OpRegistry& r) {
   for (const char* op : {"NhwcMaxPool", "NhwcAveragePool"})
     r.PrependImpl("com.onyx", op, x86::PoolOnednnImpl(std::string(op) + "_f32_onednn"));
   r.PrependImpl("", "QLinearConv", x86::QLinearConvOnednnImpl("QLinearConv_8bit_onednn"));
+  r.PrependImpl("com.onyx", "NhwcQLinearConv",
+                x86::QLinearConvOnednnImpl("NhwcQLinearConv_8bit_onednn"));
   r.PrependImpl("", "LRN", x86::LrnOnednnImpl("LRN_f32_onednn"));
   r.PrependImpl("com.onyx", "NhwcLRN", x86::LrnOnednnImpl("NhwcLRN_f32_onednn"));
   // In front of oneDNN's convolution for the 3x3 shapes where it measured faster.

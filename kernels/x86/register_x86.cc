@@ -7,6 +7,7 @@
 #include "kernels/x86/matmul_onednn.h"
 #include "kernels/x86/pool_onednn.h"
 #include "kernels/x86/qconv_onednn.h"
+#include "kernels/x86/qmatmul_onednn.h"
 
 namespace onyx::kernels {
 
@@ -30,6 +31,9 @@ void RegisterX86Kernels(OpRegistry& r) {
   r.PrependImpl("", "QLinearConv", x86::QLinearConvOnednnImpl("QLinearConv_8bit_onednn"));
   r.PrependImpl("com.onyx", "NhwcQLinearConv",
                 x86::QLinearConvOnednnImpl("NhwcQLinearConv_8bit_onednn"));
+  r.PrependImpl("", "MatMulInteger", x86::QuantizedMatMulOnednnImpl("MatMulInteger_8bit_onednn"));
+  r.PrependImpl("com.microsoft", "MatMulIntegerToFloat",
+                x86::QuantizedMatMulOnednnImpl("MatMulIntegerToFloat_8bit_onednn"));
   r.PrependImpl("", "LRN", x86::LrnOnednnImpl("LRN_f32_onednn"));
   r.PrependImpl("com.onyx", "NhwcLRN", x86::LrnOnednnImpl("NhwcLRN_f32_onednn"));
   // In front of oneDNN's convolution for the 3x3 shapes where it measured faster.

@@ -10,8 +10,11 @@
 // kernels make the same substitution). A Relu before the Q is dropped when the Q's zero point
 // is its type's minimum: every negative value saturates to it anyway.
 //
-// The planner leaves the weight and bias DequantizeLinear nodes of Conv, MatMul and Gemm
-// unfolded for these rules (planner.cc); where no rule applies, ConstantFold folds them.
+// The planner leaves the weight and bias DequantizeLinear nodes of Conv unfolded for these rules
+// (planner.cc); where no rule applies, ConstantFold folds them.
+//
+// onnxruntime.quantization's dynamic MatMul (DynamicQuantizeLinear -> MatMulInteger -> Cast ->
+// Mul by a_scale * b_scale -> Add bias) becomes com.microsoft MatMulIntegerToFloat.
 #include <cmath>
 
 #include "planner/fusion/rule_helpers.h"
@@ -55,15 +58,20 @@ bool ZeroPointIs(const FusionGraph& g, const FusionNode& n, DType type, int64_t 
   return z && z->dtype() == type && z->numel() == count;
 }
 
-// Every element of the zero point (absent: 0) is 0.
-bool ZeroPointIsZero(const FusionGraph& g, const FusionNode& n) {
-  if (Input(n, 2) < 0) return true;
-  const Tensor* z = g.Constant(Input(n, 2));
+// Every element of constant `slot` (absent: -1) is 0.
+bool AllZero(const FusionGraph& g, int slot) {
+  if (slot < 0) return true;
+  const Tensor* z = g.Constant(slot);
   if (!z) return false;
   const auto* bytes = static_cast<const uint8_t*>(z->raw_data());
   for (size_t i = 0; i < z->nbytes(); ++i)
     if (bytes[i] != 0) return false;
   return true;
+}
+
+// Every element of a Q/DQ's zero point (absent: 0) is 0.
+bool ZeroPointIsZero(const FusionGraph& g, const FusionNode& n) {
+  return AllZero(g, Input(n, 2));
 }
 
 // The per-axis attribute of a Q/DQ: `axis` (default 1) taken modulo the rank.
@@ -183,11 +191,70 @@ Rule QdqConvRule(bool with_relu) {
   return r;
 }
 
+// onnxruntime.quantization's dynamic MatMul: A quantized per run by DynamicQuantizeLinear, then
+//   Add(Mul(Cast<float>(MatMulInteger(A, B, a_zp, b_zp)), Mul(a_scale, b_scale)), bias)
+// which is com.microsoft MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zp, b_zp, bias), the
+// multiplier a_scale * b_scale[j] computed in float the same way. Without the Add: no bias.
+bool ReadDynamicMatMul(const Match& m, const FusionGraph& g, int* bias) {
+  const FusionNode& mmi = Captured(g, m, "mmi");
+  const FusionNode& cast = Captured(g, m, "cast");
+  if (!mmi.node->domain.empty() || mmi.outputs.size() != 1 || mmi.inputs.size() < 2) return false;
+  if (kernels::NodeView(*cast.node).attr_int("to", 0) != 1) return false;  // FLOAT
+  const Tensor* b = g.Constant(mmi.inputs[1]);
+  if (!b || b->dtype() != DType::kInt8 || b->rank() != 2) return false;
+  const int64_t n = b->dim(1);
+  if (!AllZero(g, Input(mmi, 3))) return false;  // b_zero_point
+  const TypeInfo& as = g.Type(m.value("a_scale"));
+  if (!as.is_tensor() || as.elem != DType::kFloat || !as.shape_is_static() ||
+      as.static_shape().size() > 1 || (as.rank() == 1 && as.static_shape()[0] != 1))
+    return false;
+  const Tensor* bs = g.Constant(m.value("b_scale"));
+  if (!bs || bs->dtype() != DType::kFloat || (bs->numel() != 1 && bs->numel() != n) ||
+      (bs->numel() == n && n > 1 && bs->rank() != 1))
+    return false;
+  *bias = m.value("bias");
+  if (*bias >= 0) {
+    const Tensor* t = g.Constant(*bias);
+    if (!t || t->dtype() != DType::kFloat || t->numel() != n || t->rank() != 1) return false;
+  }
+  return true;
+}
+
+Rule DynamicMatMulRule(bool with_bias) {
+  Rule r;
+  r.name = with_bias ? "DynamicMatMul/bias" : "DynamicMatMul";
+  r.kind = "DynamicMatMul";
+  const P scale = P::Op("Mul", {P::Any("a_scale"), P::Const("b_scale")}).Commutative().As("smul");
+  const P product =
+      P::Op("Mul", {P::Op("Cast", {P::Op("MatMulInteger").As("mmi")}).As("cast"), scale})
+          .Commutative()
+          .As("mul");
+  r.pattern =
+      with_bias ? P::Op("Add", {product, P::Const("bias")}).Commutative().As("add") : product;
+  r.valid = [](const Match& m, const FusionGraph& g) {
+    int bias = -1;
+    return ReadDynamicMatMul(m, g, &bias);
+  };
+  r.rewrite = [](const Match& m, FusionGraph& g) {
+    int bias = -1;
+    ReadDynamicMatMul(m, g, &bias);
+    const FusionNode& mmi = Captured(g, m, "mmi");
+    ir::Node def = MakeNode("com.microsoft", "MatMulIntegerToFloat", 1, *mmi.node);
+    std::vector<int> inputs = {mmi.inputs[0],      mmi.inputs[1], m.value("a_scale"),
+                               m.value("b_scale"), Input(mmi, 2), Input(mmi, 3)};
+    if (bias >= 0) inputs.push_back(bias);
+    return Single(std::move(def), inputs, {m.root_value});
+  };
+  return r;
+}
+
 }  // namespace
 
 void AddQuantizationRules(std::vector<Rule>& rules) {
   rules.push_back(QdqConvRule(false));
   rules.push_back(QdqConvRule(true));
+  rules.push_back(DynamicMatMulRule(false));
+  rules.push_back(DynamicMatMulRule(true));
 }
 
 }  // namespace onyx::planner::fusion

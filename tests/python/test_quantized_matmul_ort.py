@@ -1,0 +1,142 @@
+"""Int8 matrix products against ONNX Runtime (the oracle).
+
+MatMulInteger and com.microsoft MatMulIntegerToFloat with constant int8 B run on oneDNN's int8
+matmul (MatMulInteger_8bit_onednn, MatMulIntegerToFloat_8bit_onednn): A's zero point and scale
+fed at run time, A of rank 2 and 3, rows fixed and symbolic, per-tensor and per-column B scales,
+with and without bias. A model quantized by onnxruntime.quantization.quantize_dynamic
+(DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul -> Add) has each chain planned as one
+MatMulIntegerToFloat, and matches ORT's outputs."""
+import json
+import subprocess
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+RNG = np.random.default_rng(11)
+K, N = 96, 40
+
+
+def model(op, a_dims, per_column=True, bias=True):
+    b = RNG.integers(-127, 128, (K, N)).astype(np.int8)
+    inits = [numpy_helper.from_array(b, "b")]
+    inputs = [helper.make_tensor_value_info("a", TensorProto.UINT8, a_dims),
+              helper.make_tensor_value_info("az", TensorProto.UINT8, [])]
+    if op == "MatMulInteger":
+        node = helper.make_node("MatMulInteger", ["a", "b", "az"], ["y"], name="mm")
+        out = TensorProto.INT32
+        opsets = [helper.make_opsetid("", 17)]
+    else:
+        bs = RNG.uniform(0.001, 0.01, N if per_column else 1).astype(np.float32)
+        inits.append(numpy_helper.from_array(bs if per_column else bs.reshape([]), "bs"))
+        names = ["a", "b", "as", "bs", "az", ""]
+        if bias:
+            inits.append(numpy_helper.from_array(RNG.normal(0, 1, N).astype(np.float32), "bias"))
+            names.append("bias")
+        inputs.append(helper.make_tensor_value_info("as", TensorProto.FLOAT, []))
+        node = helper.make_node("MatMulIntegerToFloat", names, ["y"], name="mm", domain="com.microsoft")
+        out = TensorProto.FLOAT
+        opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    g = helper.make_graph([node], "mm", inputs, [helper.make_tensor_value_info("y", out, None)], inits)
+    return helper.make_model(g, opset_imports=opsets, ir_version=8)
+
+
+CASES = {
+    "integer_static": ("MatMulInteger", [5, K], {}),
+    "integer_symbolic": ("MatMulInteger", ["batch", "seq", K], {}),
+    "to_float_per_column_bias": ("MatMulIntegerToFloat", [3, 17, K], {}),
+    "to_float_per_tensor_no_bias": ("MatMulIntegerToFloat", ["rows", K], dict(per_column=False, bias=False)),
+}
+
+
+def impls(cli, path):
+    p = subprocess.run([cli, "plan", path, "--json"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return [s["impl"] for s in json.loads(p.stdout)["schedule"]]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_int8_matmul_on_onednn_matches_onnxruntime(case, tmp_path, onyx_cli):
+    import onyx
+
+    op, dims, kw = CASES[case]
+    path = str(tmp_path / "mm.onnx")
+    onnx.save(model(op, dims, **kw), path)
+    assert impls(onyx_cli, path) == [op + "_8bit_onednn"]
+    want_sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    for threads in (1, 2):
+        so = onyx.SessionOptions()
+        so.intra_op_num_threads = threads
+        sess = onyx.InferenceSession(path, so)
+        if all(isinstance(d, int) for d in dims):
+            shapes = [dims]
+        else:  # symbolic rows: several row counts through one session
+            shapes = [[5, K], [1, K], [33, K]] if len(dims) == 2 else [[1, 1, K], [2, 33, K], [3, 17, K]]
+        for shape in shapes:
+            feeds = {"a": RNG.integers(0, 256, shape).astype(np.uint8),
+                     "az": np.array(RNG.integers(0, 256), np.uint8)}
+            if op != "MatMulInteger":
+                feeds["as"] = np.array(RNG.uniform(0.01, 0.05), np.float32)
+            want = want_sess.run(None, feeds)[0]
+            got = sess.run(None, feeds)[0]
+            assert got.dtype == want.dtype
+            if op == "MatMulInteger":
+                np.testing.assert_array_equal(got, want)
+            else:
+                np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def float_mlp():
+    """x [batch, seq, 64] -> MatMul 64x96 + bias -> Relu -> MatMul 96x32 + bias."""
+    inits = [numpy_helper.from_array(RNG.normal(0, 0.2, (64, 96)).astype(np.float32), "w1"),
+             numpy_helper.from_array(RNG.normal(0, 0.1, 96).astype(np.float32), "b1"),
+             numpy_helper.from_array(RNG.normal(0, 0.2, (96, 32)).astype(np.float32), "w2"),
+             numpy_helper.from_array(RNG.normal(0, 0.1, 32).astype(np.float32), "b2")]
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["m1"], name="mm1"),
+             helper.make_node("Add", ["m1", "b1"], ["a1"], name="add1"),
+             helper.make_node("Relu", ["a1"], ["r1"], name="relu"),
+             helper.make_node("MatMul", ["r1", "w2"], ["m2"], name="mm2"),
+             helper.make_node("Add", ["m2", "b2"], ["y"], name="add2")]
+    g = helper.make_graph(nodes, "mlp",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", 64])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.fixture(scope="module")
+def dynamic_mlp(tmp_path_factory):
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    d = tmp_path_factory.mktemp("dyn")
+    fp32, q = str(d / "mlp.onnx"), str(d / "mlp_dynamic.onnx")
+    onnx.save(float_mlp(), fp32)
+    quantize_dynamic(fp32, q, weight_type=QuantType.QInt8)
+    return q
+
+
+def test_dynamic_chains_become_matmul_integer_to_float(dynamic_mlp, onyx_cli):
+    p = subprocess.run([onyx_cli, "plan", dynamic_mlp, "--json", "--shape", "x=2x9x64"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    plan = json.loads(p.stdout)
+    got = [s["impl"] for s in plan["schedule"]]
+    assert got.count("MatMulIntegerToFloat_8bit_onednn") == 2, got
+    assert not any(i.startswith(("MatMulInteger_", "Cast")) for i in got), got
+    assert [f["kind"] for f in plan["fusions"]].count("DynamicMatMul") == 2
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_dynamic_mlp_matches_onnxruntime(dynamic_mlp, threads):
+    import onyx
+
+    want_sess = ort.InferenceSession(dynamic_mlp, providers=["CPUExecutionProvider"])
+    so = onyx.SessionOptions()
+    so.intra_op_num_threads = threads
+    sess = onyx.InferenceSession(dynamic_mlp, so)
+    for shape in ((1, 5, 64), (2, 9, 64), (2, 9, 64), (1, 1, 64)):
+        x = RNG.normal(0, 1, shape).astype(np.float32)
+        want = want_sess.run(None, {"x": x})[0]
+        got = sess.run(None, {"x": x})[0]
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

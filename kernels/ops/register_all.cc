@@ -17,6 +17,7 @@ void RegisterControlFlow(OpRegistry& r);
 void RegisterSequence(OpRegistry& r);
 void RegisterImageSignal(OpRegistry& r);
 void RegisterQuantization(OpRegistry& r);
+void RegisterQuantizationMs(OpRegistry& r);  // com.microsoft QOperator ops
 void RegisterText(OpRegistry& r);
 void RegisterRandom(OpRegistry& r);
 void RegisterAttention(OpRegistry& r);
@@ -43,6 +44,7 @@ void RegisterAllOps(OpRegistry& r) {
   RegisterSequence(r);
   RegisterImageSignal(r);
   RegisterQuantization(r);
+  RegisterQuantizationMs(r);
   RegisterText(r);
   RegisterRandom(r);
   RegisterAttention(r);

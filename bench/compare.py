@@ -4,6 +4,7 @@
     .venv/bin/python bench/compare.py [--models resnet50,bert_base] [--threads 1,2,4,8,16]
         [--peers ort,openvino] [--load N] [--runs 20] [--warmup 3] [--block 5] [--gap-ms 50]
         [--json bench/results/compare.json] [--png bench/results/compare.png]
+    .venv/bin/python bench/compare.py --int8 [--top1 20]   (or --models resnet50_qdq,bert_base_dynamic)
 
 For each model and thread count every engine runs in this process, alternating in blocks of
 `--block` back-to-back runs (the order rotates every block; one untimed run starts each block
@@ -24,6 +25,16 @@ Session-creation time and peak resident memory are measured separately, each eng
 subprocess (its peak RSS, VmHWM, after creating the session and running it once), so neither
 pollutes the other. Outputs are compared: "max rel diff" is max |onyx - ORT| / max |ORT| over every output.
 
+Int8 models (--int8 for all six, or by name in --models: resnet50_qdq, resnet50_qop,
+resnet50_qop_default, mobilenet_v2_qdq, bert_base_qdq, bert_base_dynamic) are the fp32 models
+quantized by onnxruntime.quantization (bench/models/quantized.py) and timed the same way. For each
+an accuracy table follows the timings, at the first thread count: the max abs diff of onyx's
+outputs against ORT's on the same int8 model, next to ORT's own int8-versus-fp32 max abs diff
+(ORT on the fp32 source model, same inputs); with --top1 N, the CNNs also run N other random
+inputs and report how often onyx's argmax equals ORT's (and ORT int8's equals ORT fp32's). An
+engine that cannot load a model is reported as "refused: <first line of its error>" and the
+other engines are still timed.
+
 The models come from bench/models/make_bench_models.py (built on first use, without downloads).
 The onyx module is taken from $ONYX_BUILD_DIR/python (default build/python) when it exists.
 """
@@ -43,6 +54,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "models"))
 import make_bench_models as models  # noqa: E402
+import quantized  # noqa: E402  (int8 variants: quantized.INT8)
 
 RESULTS = os.path.join(HERE, "results")
 
@@ -108,7 +120,7 @@ def _status_mb(field):
 
 def probe_main(engine, path, name, threads):
     """Subprocess: session-creation time and peak RSS of one engine, printed as JSON."""
-    feeds = models.make_feeds(name)
+    feeds = quantized.make_feeds(name)
     before = _status_mb("VmRSS")
     t0 = time.perf_counter()
     sess = make_session(engine, path, threads)
@@ -181,15 +193,34 @@ def max_rel_diff(a_list, b_list):
     return worst
 
 
-def bench_pair(path, name, threads, runs, warmup, gap_s, progress, block=5, peers=("ort",)):
+def first_line(e):
+    """The first line of an error, with the next one when it ends in ':' (onyx's "3 nodes cannot
+    run:" heads a list of the nodes, one a line)."""
+    lines = [x.strip() for x in str(e).strip().splitlines()] or [type(e).__name__]
+    line = lines[0] + (" " + lines[1] if lines[0].endswith(":") and len(lines) > 1 else "")
+    return line[:300]
+
+
+def bench_pair(path, name, threads, runs, warmup, gap_s, progress, block=5, peers=("ort",),
+               outputs=None):
     """Medians of onyx and each peer on one model at one thread count. Row keys: onyx_ms and, per
     peer P, P_ms, P_ratio (P / onyx) and P_max_rel_diff; for ORT also the plain ratio and
-    max_rel_diff."""
-    feeds = models.make_feeds(name)
+    max_rel_diff. An engine whose session cannot be created is left out and named in
+    row["refused"] (engine -> first line of its error); the others are still timed. `outputs`, a
+    dict, receives each engine's outputs on the benchmark feeds."""
+    feeds = quantized.make_feeds(name)
     label = f"{name} t={threads}"
     progress.show(f"{label}: creating sessions")
-    engines = ("onyx",) + tuple(peers)
-    sessions = {e: make_session(e, path, threads) for e in engines}
+    sessions, refused = {}, {}
+    for e in ("onyx",) + tuple(peers):
+        try:
+            sessions[e] = make_session(e, path, threads)
+        except Exception as ex:  # noqa: BLE001 (an unsupported model: report it, time the rest)
+            refused[e] = first_line(ex)
+    engines = tuple(sessions)
+    if not engines:
+        progress.step(f"{label}: refused", warmup + runs)
+        return {"refused": refused}
     outs = {}
     for i in range(warmup):
         for e in engines:
@@ -221,15 +252,76 @@ def bench_pair(path, name, threads, runs, warmup, gap_s, progress, block=5, peer
             time.sleep(gap_s)
         progress.step(f"{label}: block {i + 1}/{blocks}", n)
     del sessions
-    onyx_ms = statistics.median(times["onyx"])
-    row = {"onyx_ms": onyx_ms, "onyx_min_ms": min(times["onyx"])}
+    if outputs is not None:
+        outputs.update(outs)
+    row = {"refused": refused} if refused else {}
+    if "onyx" in times:
+        row.update({"onyx_ms": statistics.median(times["onyx"]), "onyx_min_ms": min(times["onyx"])})
     for p in peers:
+        if p not in times:
+            continue
         ms = statistics.median(times[p])
-        row.update({f"{p}_ms": ms, f"{p}_min_ms": min(times[p]), f"{p}_ratio": ms / onyx_ms,
-                    f"{p}_max_rel_diff": max_rel_diff(outs["onyx"], outs[p])})
-    if "ort" in peers:
+        row.update({f"{p}_ms": ms, f"{p}_min_ms": min(times[p])})
+        if "onyx" in times:
+            row.update({f"{p}_ratio": ms / row["onyx_ms"],
+                        f"{p}_max_rel_diff": max_rel_diff(outs["onyx"], outs[p])})
+    if "ort_ratio" in row:
         row["ratio"], row["max_rel_diff"] = row["ort_ratio"], row["ort_max_rel_diff"]
     return row
+
+
+def max_abs_diff(a_list, b_list):
+    import numpy as np
+
+    worst = 0.0
+    for a, b in zip(a_list, b_list):
+        a = np.asarray(a, dtype=np.float64)
+        b = np.asarray(b, dtype=np.float64)
+        if a.shape != b.shape:
+            return float("inf")
+        if b.size:
+            worst = max(worst, float(np.max(np.abs(a - b))))
+    return worst
+
+
+def int8_accuracy(name, path, src_path, threads, outs, top1, progress):
+    """Accuracy of an int8 model: onyx against ORT on it (max abs diff over every output, from the
+    benchmark run's `outs`), beside ORT int8 against ORT on the fp32 source model (the error the
+    quantization itself makes), on the benchmark feeds; with top1 > 0 and a CNN, the fraction of
+    top1 further random inputs (seeds 100..) whose argmax agrees, onyx vs ORT and ORT int8 vs
+    fp32."""
+    import numpy as np
+
+    label = f"{name} t={threads}"
+    progress.show(f"{label}: int8 accuracy (ORT fp32 reference)")
+    feeds = quantized.make_feeds(name)
+    acc = {"model": name, "threads": threads}
+    ref = make_session("ort", src_path, threads)
+    fp32 = ref.run(None, feeds)
+    acc["fp32_max_abs"] = max(float(np.max(np.abs(o))) for o in fp32)
+    if "ort" in outs:
+        acc["ort_int8_vs_fp32_max_abs_diff"] = max_abs_diff(outs["ort"], fp32)
+    if "onyx" in outs and "ort" in outs:
+        acc["onyx_vs_ort_max_abs_diff"] = max_abs_diff(outs["onyx"], outs["ort"])
+    if top1 <= 0 or quantized.source(name) not in models.LIGHT + ["mobilenet_v2"]:
+        return acc
+    sessions = {"fp32": ref}
+    for e in ("onyx", "ort"):
+        if e in outs:  # not refused in the benchmark run
+            sessions[e] = make_session(e, path, threads)
+    top = {e: [] for e in sessions}
+    for i in range(top1):
+        progress.show(f"{label}: top-1 agreement {i + 1}/{top1}")
+        x = quantized.make_feeds(name, seed=100 + i)
+        for e, sess in sessions.items():
+            top[e].append(int(np.argmax(sess.run(None, x)[0])))
+    agree = lambda a, b: sum(x == y for x, y in zip(top[a], top[b])) / top1  # noqa: E731
+    acc["top1_inputs"] = top1
+    if "onyx" in top and "ort" in top:
+        acc["top1_onyx_vs_ort"] = agree("onyx", "ort")
+    if "ort" in top:
+        acc["top1_ort_int8_vs_fp32"] = agree("ort", "fp32")
+    return acc
 
 
 PEER_NAMES = {"ort": "ORT", "openvino": "OpenVINO"}
@@ -319,7 +411,8 @@ def fmt(v, spec, missing="-"):
 
 
 def print_table(rows, threads_list, peers=("ort",)):
-    head = f"{'model':14} {'thr':>3} {'onyx ms':>9}"
+    w = max([14] + [len(r["model"]) for r in rows])
+    head = f"{'model':{w}} {'thr':>3} {'onyx ms':>9}"
     for p in peers:
         n = PEER_NAMES.get(p, p)
         head += f" {n + ' ms':>11} {n + '/onyx':>13}"
@@ -329,17 +422,24 @@ def print_table(rows, threads_list, peers=("ort",)):
     print("-" * len(head))
     for r in rows:
         if "error" in r:
-            print(f"{r['model']:14} {r['threads']:3d}  error: {r['error']}")
+            print(f"{r['model']:{w}} {r['threads']:3d}  error: {r['error']}")
+            continue
+        if "onyx_ms" not in r and not any(p + "_ms" in r for p in peers):
+            print(f"{r['model']:{w}} {r['threads']:3d}  refused by every engine (below)")
             continue
         cx, co = r.get("create_onyx", {}), r.get(f"create_{peers[0]}", {})
-        line = f"{r['model']:14} {r['threads']:3d} {r['onyx_ms']:9.2f}"
+        line = f"{r['model']:{w}} {r['threads']:3d} {fmt(r.get('onyx_ms'), '9.2f', 'refused'):>9}"
         for p in peers:
-            line += f" {r[p + '_ms']:11.2f} {r[p + '_ratio']:13.2f}"
+            line += (f" {fmt(r.get(p + '_ms'), '11.2f', 'refused'):>11}"
+                     f" {fmt(r.get(p + '_ratio'), '13.2f'):>13}")
         line += (f" {fmt(cx.get('create_ms'), '9.0f'):>9}ms {fmt(co.get('create_ms'), '13.0f'):>13}ms "
                  f"{fmt(cx.get('peak_rss_mb'), '7.0f'):>7}MB {fmt(co.get('peak_rss_mb'), '10.0f'):>10}MB "
-                 f"{r[peers[0] + '_max_rel_diff']:12.1e}")
+                 f"{fmt(r.get(peers[0] + '_max_rel_diff'), '12.1e'):>12}")
         print(line)
     print("-" * len(head))
+    for r in rows:
+        for e, msg in r.get("refused", {}).items():
+            print(f"{r['model']} t={r['threads']}: {PEER_NAMES.get(e, e)} refused: {msg}")
     for p in peers:
         n = PEER_NAMES.get(p, p)
         for t in threads_list:
@@ -348,6 +448,36 @@ def print_table(rows, threads_list, peers=("ort",)):
                      default=None)
             print(f"geomean {n}/onyx at {t} thread{'s' if t > 1 else ''}: {fmt(g, '.2f')} "
                   f"(lowest model: {fmt(lo, '.2f')})")
+
+
+def print_accuracy(acc_rows):
+    """The int8 accuracy table: onyx vs ORT on the int8 model beside ORT int8 vs ORT fp32."""
+    if not acc_rows:
+        return
+    w = max([14] + [len(a["model"]) for a in acc_rows])
+    top = any("top1_inputs" in a for a in acc_rows)
+    head = (f"{'int8 model':{w}} {'thr':>3} {'onyx-ORT int8':>13} {'ORT int8-fp32':>13} "
+            f"{'ratio':>6} {'max |fp32|':>10}")
+    if top:
+        head += f" {'top1 onyx=ORT':>13} {'top1 ORT8=fp32':>14}"
+    print()
+    print("int8 accuracy: max abs diff over every output on the benchmark inputs; ratio = "
+          "onyx-ORT int8 / ORT int8-fp32 (below 1: onyx is within ORT's own int8-versus-fp32 error)")
+    print(head)
+    print("-" * len(head))
+    for a in acc_rows:
+        d, q = a.get("onyx_vs_ort_max_abs_diff"), a.get("ort_int8_vs_fp32_max_abs_diff")
+        if "error" in a:
+            print(f"{a['model']:{w}} {a['threads']:3d}  error: {a['error']}")
+            continue
+        line = (f"{a['model']:{w}} {a['threads']:3d} {fmt(d, '13.3g', 'refused'):>13} "
+                f"{fmt(q, '13.3g'):>13} {fmt(d / q if d is not None and q else None, '6.2f'):>6} "
+                f"{fmt(a.get('fp32_max_abs'), '10.3g'):>10}")
+        if top:
+            n = a.get("top1_inputs")
+            of = lambda v: "-" if v is None else f"{v:.0%} of {n}"  # noqa: E731
+            line += f" {of(a.get('top1_onyx_vs_ort')):>13} {of(a.get('top1_ort_int8_vs_fp32')):>14}"
+        print(line)
 
 
 def write_png(rows, threads_list, path, title, peer="ort"):
@@ -394,8 +524,14 @@ def main():
         probe_main(engine, path, name, int(threads))
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--models", default=",".join(models.MODELS),
-                    help="comma-separated (default: all): " + ",".join(models.MODELS))
+    ap.add_argument("--models", default=None,
+                    help="comma-separated (default: all fp32 models): " + ",".join(models.MODELS)
+                    + "; int8: " + ",".join(quantized.INT8))
+    ap.add_argument("--int8", action="store_true",
+                    help="add the int8 models (all six; alone: only them), built by "
+                         "bench/models/quantized.py")
+    ap.add_argument("--top1", type=int, default=0, metavar="N",
+                    help="int8 CNNs: top-1 agreement onyx vs ORT on N random inputs (default 0: off)")
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts (default 1,2)")
     ap.add_argument("--runs", type=int, default=20, help="timed runs per engine (default 20)")
     ap.add_argument("--warmup", type=int, default=3, help="untimed runs per engine first (default 3)")
@@ -430,31 +566,52 @@ def main():
                      ".venv/bin/pip install -r scripts/requirements-bench.txt")
     if args.load < 0:
         ap.error("--load must be >= 0")
-    names = [m for m in args.models.split(",") if m]
-    unknown = [m for m in names if m not in models.MODELS]
+    if args.models is None:
+        names = [] if args.int8 else list(models.MODELS)
+    else:
+        names = [m for m in args.models.split(",") if m]
+    if args.int8:
+        names += [m for m in quantized.INT8 if m not in names]
+    known = list(models.MODELS) + quantized.INT8
+    unknown = [m for m in names if m not in known]
     if unknown:
-        ap.error(f"unknown model '{unknown[0]}'; known: {', '.join(models.MODELS)}")
+        ap.error(f"unknown model '{unknown[0]}'; known: {', '.join(known)}")
     threads_list = [int(t) for t in args.threads.split(",") if t]
     if args.runs < 1 or args.warmup < 0 or not threads_list or min(threads_list) < 1:
         ap.error("--runs must be >= 1, --warmup >= 0, --threads positive")
+    if args.top1 < 0:
+        ap.error("--top1 must be >= 0")
 
-    paths = models.ensure_models(args.models_dir, names, log=lambda s: print(s, file=sys.stderr))
+    log = lambda s: print(s, file=sys.stderr)  # noqa: E731
+    fp32 = [m for m in names if m in models.MODELS]
+    int8 = [m for m in names if m in quantized.VARIANTS]
+    built = dict(zip(fp32, models.ensure_models(args.models_dir, fp32, log=log) if fp32 else []))
+    built.update(zip(int8, quantized.ensure(args.models_dir, int8, log=log) if int8 else []))
+    paths = [built[m] for m in names]
     machine = machine_info(peers)
     load_start = os.getloadavg()
     per_task = args.warmup + args.runs + (0 if args.no_probe else 1 + len(peers))
     progress = Progress(len(names) * len(threads_list) * per_task)
-    rows = []
+    rows, acc_rows = [], []
     t_start = time.perf_counter()
     for name, path in zip(names, paths):
         for t in threads_list:
             row = {"model": name, "threads": t}
+            outs = {}
             try:
                 with BackgroundLoad(args.load, args.load_seconds):
                     row.update(bench_pair(path, name, t, args.runs, args.warmup, args.gap_ms / 1e3,
-                                          progress, block=args.block, peers=peers))
+                                          progress, block=args.block, peers=peers, outputs=outs))
             except Exception as e:  # an engine that cannot run the model: report, go on
                 row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
                 progress.step(f"{name} t={t}: failed", args.warmup + args.runs)
+            if name in quantized.VARIANTS and t == threads_list[0]:
+                src = models.model_path(args.models_dir, quantized.source(name))
+                try:
+                    acc_rows.append(int8_accuracy(name, path, src, t, outs, args.top1, progress))
+                except Exception as e:  # noqa: BLE001 (e.g. onyx fails on another input)
+                    acc_rows.append({"model": name, "threads": t,
+                                     "error": f"{type(e).__name__}: {first_line(e)}"})
             if not args.no_probe:
                 for engine in ("onyx",) + peers:
                     progress.show(f"{name} t={t}: session creation / memory ({engine})")
@@ -463,10 +620,14 @@ def main():
             rows.append(row)
             if "error" in row:
                 progress.log(f"{name} t={t}: error: {row['error']}")
-            else:
+            elif "refused" not in row:
                 progress.log(f"{name} t={t}: onyx {row['onyx_ms']:.2f} ms, " + ", ".join(
                     f"{PEER_NAMES[p]} {row[p + '_ms']:.2f} ms ({PEER_NAMES[p]}/onyx "
                     f"{row[p + '_ratio']:.2f})" for p in peers))
+            else:
+                progress.log(f"{name} t={t}: " + ", ".join(
+                    f"{PEER_NAMES.get(e, e)} refused: {row['refused'][e]}" if e in row["refused"]
+                    else f"{PEER_NAMES.get(e, e)} {row[e + '_ms']:.2f} ms" for e in ("onyx",) + peers))
     progress.close()
     load_end = os.getloadavg()
 
@@ -482,6 +643,7 @@ def main():
               f"the process held {min(base):.0f}-{max(base):.0f} MB before creating the session)")
     print(f"load average {load_start[0]:.1f} at start, {load_end[0]:.1f} at end "
           f"(other processes on this machine add noise)")
+    print_accuracy(acc_rows)
 
     summary = {str(t): geomean([r.get(f"{peers[0]}_ratio") for r in rows if r["threads"] == t])
                for t in threads_list}
@@ -503,6 +665,9 @@ def main():
         "geomean_ratio_by_peer": by_peer,
         "results": rows,
     }
+    if acc_rows:
+        report["settings"]["top1"] = args.top1
+        report["int8_accuracy"] = acc_rows
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as f:

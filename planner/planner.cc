@@ -124,11 +124,13 @@ class PlanBuilder {
     for (const auto& n : g_.nodes)
       for (const auto& o : n.outputs)
         if (!o.empty()) produced.insert(o);
-    // Values Conv reads: a DequantizeLinear of constant weights or bias there is left for the
-    // quantized-island rules (planner/fusion/quantization_rules.cc), which need its int8 input.
+    // Values Conv, Gemm and MatMul read: a DequantizeLinear of constant weights or bias there is
+    // left for the quantized-island rules (planner/fusion/quantization_rules.cc), which need its
+    // int8 input.
     if (opts_.optimization == OptLevel::kAll && !opts_.reference_kernels)
       for (const auto& n : g_.nodes)
-        if (n.domain.empty() && n.op_type == "Conv")
+        if (n.domain.empty() &&
+            (n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul"))
           for (size_t i = 1; i < n.inputs.size(); ++i) island_inputs_.insert(n.inputs[i]);
     auto resolve = [&](const std::string& name) -> int {
       if (name.empty()) return -1;

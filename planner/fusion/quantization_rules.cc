@@ -10,8 +10,11 @@
 // kernels make the same substitution). A Relu before the Q is dropped when the Q's zero point
 // is its type's minimum: every negative value saturates to it anyway.
 //
-// The planner leaves the weight and bias DequantizeLinear nodes of Conv unfolded for these rules
-// (planner.cc); where no rule applies, ConstantFold folds them.
+// The planner leaves the weight and bias DequantizeLinear nodes of Conv, Gemm and MatMul
+// unfolded for these rules (planner.cc); where no rule applies, ConstantFold folds them.
+//
+// Gemm / MatMul of a dequantized activation and dequantized constant int8 weights becomes
+// com.microsoft MatMulIntegerToFloat (the Q after it, if any, stays).
 //
 // onnxruntime.quantization's dynamic MatMul (DynamicQuantizeLinear -> MatMulInteger -> Cast ->
 // Mul by a_scale * b_scale -> Add bias) becomes com.microsoft MatMulIntegerToFloat.
@@ -248,9 +251,98 @@ Rule DynamicMatMulRule(bool with_bias) {
   return r;
 }
 
+// A float matrix product of dequantized operands with constant int8 weights,
+//   Gemm|MatMul(DQ(xq, xs, xz), DQ(wq, ws, 0)[, DQ(bq, xs * ws, 0) or a float bias])
+// (QDQ models: BERT's Gemms after quant_pre_process), which is
+// com.microsoft MatMulIntegerToFloat(xq, wq, xs, ws, xz, -, bias): float(acc) * xs * ws[n] +
+// bias[n], the float product of the dequantized operands up to rounding. The bias is
+// dequantized at plan time. The Q after it, if any, stays (a fast elementwise step).
+struct MatMulIsland {
+  const FusionNode* mm = nullptr;
+  const FusionNode* x = nullptr;  // DQ of the activations
+  const FusionNode* w = nullptr;  // DQ of the int8 weights [K, N]
+  std::vector<float> bias;        // [N] or empty
+};
+
+bool ReadMatMulIsland(const Match& m, const FusionGraph& g, MatMulIsland* is) {
+  const FusionNode& mm = Captured(g, m, "mm");
+  is->mm = &mm;
+  if (!mm.node->domain.empty() || mm.outputs.size() != 1 || mm.inputs.size() < 2) return false;
+  const bool gemm = mm.node->op_type == "Gemm";
+  if (gemm) {
+    const kernels::NodeView v(*mm.node);
+    if (v.attr_int("transA", 0) != 0 || v.attr_int("transB", 0) != 0 ||
+        v.attr_float("alpha", 1.f) != 1.f || v.attr_float("beta", 1.f) != 1.f)
+      return false;
+  }
+  is->x = DequantizeOf(g, mm.inputs[0]);
+  is->w = DequantizeOf(g, mm.inputs[1]);
+  if (!is->x || !is->w) return false;
+  const TypeInfo& xq = g.Type(Input(*is->x, 0));
+  if (!xq.is_tensor() || !PerTensor8Bit(g, *is->x, xq.elem) || !IsFloat32(g, mm.outputs[0]))
+    return false;
+  const Tensor* wq = g.Constant(Input(*is->w, 0));
+  if (!wq || wq->dtype() != DType::kInt8 || wq->rank() != 2) return false;
+  const int64_t n = wq->dim(1);
+  const Tensor* ws0 = g.Constant(Input(*is->w, 1));
+  const bool per_column = ws0 && ws0->numel() > 1;
+  if (per_column && Axis(*is->w->node, 2) != 1) return false;
+  const Tensor* ws = Scales(g, Input(*is->w, 1), per_column ? n : 1);
+  if (!ws || !ZeroPointIsZero(g, *is->w) || !IntAttrIs(*is->w->node, "block_size", 0)) return false;
+  is->bias.clear();
+  const int b = gemm ? Input(mm, 2) : -1;
+  if (b < 0) return true;
+  if (const Tensor* f = g.Constant(b)) {  // a float bias [N]
+    if (f->dtype() != DType::kFloat || f->numel() != n || f->rank() != 1) return false;
+    is->bias.assign(f->data<float>(), f->data<float>() + n);
+    return true;
+  }
+  const FusionNode* bdq = DequantizeOf(g, b);
+  if (!bdq) return false;
+  const Tensor* bq = g.Constant(Input(*bdq, 0));
+  if (!bq || bq->dtype() != DType::kInt32 || bq->numel() != n || bq->rank() != 1) return false;
+  const Tensor* bs0 = g.Constant(Input(*bdq, 1));
+  const bool bias_per_column = bs0 && bs0->numel() > 1;
+  if (bias_per_column && Axis(*bdq->node, 1) != 0) return false;
+  const Tensor* bs = Scales(g, Input(*bdq, 1), bias_per_column ? n : 1);
+  if (!bs || !ZeroPointIsZero(g, *bdq)) return false;
+  for (int64_t j = 0; j < n; ++j)  // as DequantizeLinear computes it
+    is->bias.push_back(static_cast<float>(bq->data<int32_t>()[j]) *
+                       bs->data<float>()[bias_per_column ? j : 0]);
+  return true;
+}
+
+Rule QdqMatMulRule() {
+  Rule r;
+  r.name = "QdqMatMul";
+  r.kind = "QdqMatMul";
+  // A match of one node, like ConstantFold's of the weights' DequantizeLinear next to it, which
+  // must not go first (the int8 weights would be gone).
+  r.priority = 1;
+  r.pattern = P::Op("Gemm|MatMul").As("mm");
+  r.valid = [](const Match& m, const FusionGraph& g) {
+    MatMulIsland is;
+    return ReadMatMulIsland(m, g, &is);
+  };
+  r.rewrite = [](const Match& m, FusionGraph& g) {
+    MatMulIsland is;
+    ReadMatMulIsland(m, g, &is);
+    ir::Node def = MakeNode("com.microsoft", "MatMulIntegerToFloat", 1, *is.mm->node);
+    std::vector<int> inputs = {Input(*is.x, 0), Input(*is.w, 0), Input(*is.x, 1),
+                               Input(*is.w, 1), Input(*is.x, 2), -1};
+    if (!is.bias.empty()) {
+      const int64_t n = static_cast<int64_t>(is.bias.size());
+      inputs.push_back(g.AddConstant(g.Name(m.root_value) + "/bias", FloatTensor({n}, is.bias)));
+    }
+    return Single(std::move(def), inputs, {m.root_value});
+  };
+  return r;
+}
+
 }  // namespace
 
 void AddQuantizationRules(std::vector<Rule>& rules) {
+  rules.push_back(QdqMatMulRule());
   rules.push_back(QdqConvRule(false));
   rules.push_back(QdqConvRule(true));
   rules.push_back(DynamicMatMulRule(false));

@@ -26,7 +26,8 @@ void AddNormalizationRules(std::vector<Rule>& rules);
 // Scaled dot-product attention with its head Reshape/Transpose → Attention.
 void AddAttentionRules(std::vector<Rule>& rules);
 
-// QDQ islands: DequantizeLinear -> Conv (-> Relu) -> QuantizeLinear → QLinearConv; the dynamic
+// QDQ islands: DequantizeLinear -> Conv (-> Relu) -> QuantizeLinear → QLinearConv, Gemm/MatMul
+// of DQ operands with int8 weights → MatMulIntegerToFloat; the dynamic
 // MatMulInteger -> Cast -> Mul (-> Add) chain → com.microsoft MatMulIntegerToFloat.
 void AddQuantizationRules(std::vector<Rule>& rules);
 

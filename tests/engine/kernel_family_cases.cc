@@ -2,6 +2,7 @@
 #include "tests/engine/kernel_family_cases.h"
 
 #include <cstring>
+#include <tuple>
 
 #include "tests/engine/model_builder.h"
 
@@ -163,10 +164,45 @@ Case HighwayCase() {
            "ReduceMean_f32_hwy"}};
 }
 
+// QDQ: QuantizeLinear and DequantizeLinear per tensor (uint8) and per channel (int8), and
+// DynamicQuantizeLinear, on a tensor large enough to be split between threads.
+Case QuantizeCase() {
+  const std::vector<int64_t> shape = {1, 64, 64, 64};
+  ModelBuilder b(21);
+  b.Input("x", kF, shape);
+  for (const char* y : {"y1", "y2", "y3"}) b.Output(y, kF, shape);
+  b.FloatInit("s", {}, {0.006f});  // x in [-1, 1): x / 0.006 + 128 saturates at both ends
+  std::vector<float> cs(64);
+  std::string zp_u8(1, static_cast<char>(128)), zp_i8(64, 0);
+  for (int c = 0; c < 64; ++c) {
+    cs[c] = 0.002f + 0.0005f * static_cast<float>(c);
+    zp_i8[c] = static_cast<char>(c - 32);
+  }
+  b.FloatInit("cs", {64}, cs);
+  for (auto [name, type, bytes] : {std::tuple{"z", onnx::TensorProto::UINT8, &zp_u8},
+                                   std::tuple{"cz", onnx::TensorProto::INT8, &zp_i8}}) {
+    onnx::TensorProto& t = *b.graph().add_initializer();
+    t.set_name(name);
+    t.set_data_type(type);
+    if (bytes->size() > 1) t.add_dims(static_cast<int64_t>(bytes->size()));
+    t.set_raw_data(*bytes);
+  }
+  b.Node("QuantizeLinear", {"x", "s", "z"}, {"q1"}, "q1");
+  b.Node("DequantizeLinear", {"q1", "s", "z"}, {"y1"}, "dq1");
+  b.Node("QuantizeLinear", {"x", "cs", "cz"}, {"q2"}, "q2");
+  b.Node("DequantizeLinear", {"q2", "cs", "cz"}, {"y2"}, "dq2");
+  b.Node("DynamicQuantizeLinear", {"x"}, {"q3", "s3", "z3"}, "dynamic");
+  b.Node("DequantizeLinear", {"q3", "s3", "z3"}, {"y3"}, "dq3");
+  return {"quantize",
+          b.Bytes(),
+          {{"x", shape}},
+          {"QuantizeLinear_f32_hwy", "DequantizeLinear_f32_hwy", "DynamicQuantizeLinear_f32_hwy"}};
+}
+
 }  // namespace
 
 std::vector<std::string> KernelFamilyNames() {
-  return {"cnn", "winograd_onednn", "winograd_f2", "matmul", "attention", "highway"};
+  return {"cnn", "winograd_onednn", "winograd_f2", "matmul", "attention", "highway", "quantize"};
 }
 
 Case KernelFamilyCase(const std::string& name) {
@@ -175,6 +211,7 @@ Case KernelFamilyCase(const std::string& name) {
   if (name == "winograd_f2") return WinogradCase(OptimizationLevel::kAll);
   if (name == "matmul") return MatMulCase();
   if (name == "attention") return AttentionCase();
+  if (name == "quantize") return QuantizeCase();
   return HighwayCase();
 }
 

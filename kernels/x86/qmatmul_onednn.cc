@@ -1,4 +1,5 @@
-// MatMulInteger and com.microsoft MatMulIntegerToFloat on oneDNN's int8 matmul. B is packed
+// MatMulInteger, com.microsoft MatMulIntegerToFloat and com.microsoft QGemm (transB, alpha, an
+// int32 C row, float or requantized 8-bit output) on oneDNN's int8 matmul. B is packed
 // once (int8 with a zero zero point: oneDNN takes no other). oneDNN computes the raw products
 // sum_k A[r][k] B[k][n] in int32, written into Y's own buffer; an epilogue subtracts A's zero
 // point times B's column sums and, for MatMulIntegerToFloat, computes float(acc) * a_scale *
@@ -8,6 +9,7 @@
 // three times as slow (BERT-base's 768x768 products at 128 rows: 0.74 against 0.25 ms).
 #include "kernels/x86/qmatmul_onednn.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/x86/onednn_context.h"
@@ -23,13 +25,24 @@ bool Is8Bit(DType t) {
 
 // Where each operand is among the node's inputs (-1: the op has none).
 struct Operands {
-  int a_scale = -1, b_scale = -1, a_zero = -1, b_zero = -1, bias = -1;
-  bool to_float = false;
+  int b = 1, a_scale = -1, b_scale = -1, a_zero = -1, b_zero = -1;
+  int bias = -1;                  // float, added after the multiplier (MatMulIntegerToFloat)
+  int c = -1;                     // int32, added to the products (QGemm)
+  int y_scale = -1, y_zero = -1;  // QGemm's quantized output
+  bool to_float = false;          // scaled by a_scale * b_scale (else int32 out)
 };
 
 Operands OperandsOf(const NodeView& node) {
-  if (node.op_type() == "MatMulIntegerToFloat") return {2, 3, 4, 5, 6, true};
-  return {-1, -1, 2, 3, -1, false};  // MatMulInteger
+  Operands o;
+  if (node.op_type() == "MatMulIntegerToFloat") {
+    o.a_scale = 2, o.b_scale = 3, o.a_zero = 4, o.b_zero = 5, o.bias = 6, o.to_float = true;
+  } else if (node.op_type() == "QGemm") {
+    o.b = 3, o.a_scale = 1, o.a_zero = 2, o.b_scale = 4, o.b_zero = 5, o.c = 6, o.y_scale = 7;
+    o.y_zero = 8, o.to_float = true;
+  } else {  // MatMulInteger
+    o.a_zero = 2, o.b_zero = 3;
+  }
+  return o;
 }
 
 bool Given(const std::vector<TypeInfo>& types, int i) {
@@ -51,7 +64,7 @@ class QuantizedMatMulOnednn : public Kernel {
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
-  bool packed_input(size_t i) const override { return i == 1; }
+  bool packed_input(size_t i) const override { return static_cast<int>(i) == ops_.b; }
 
   Status Run(KernelContext& ctx) const override {
     SetOmpThreads(threads_);
@@ -78,10 +91,20 @@ class QuantizedMatMulOnednn : public Kernel {
         return node.Fail("input ", ops_.a_scale, " (a_scale) must be one float");
       const float a_scale = s.data<float>()[0];
       multiplier = b_scale_;
-      for (float& m : multiplier) m = a_scale * m;  // in float, as ONNX Runtime computes it
+      // In float and in this order, as ONNX Runtime computes it.
+      for (float& m : multiplier) m = alpha_ * a_scale * m;
+      if (y_type_ != DType::kFloat)
+        for (float& m : multiplier) m /= y_scale_;
     }
-    Tensor y = ctx.Output(0, ops_.to_float ? DType::kFloat : DType::kInt32, y_shape);
+    Tensor y = ctx.Output(0, y_type_, y_shape);
     if (rows == 0) return Status::Ok();
+    // The int32 products go to Y's own buffer when it has 4-byte elements.
+    std::vector<int32_t> acc_buffer;
+    int32_t* acc = static_cast<int32_t*>(y.raw_data());
+    if (DTypeSize(y_type_) != 4) {
+      acc_buffer.resize(static_cast<size_t>(rows * n_));
+      acc = acc_buffer.data();
+    }
     try {
       dnnl::stream& stream = ThreadStream();
       dnnl::engine& eng = CpuEngine();
@@ -90,39 +113,53 @@ class QuantizedMatMulOnednn : public Kernel {
       Execute(prim_, stream,
               {{DNNL_ARG_SRC, memory(src_md, eng, const_cast<void*>(a.raw_data()))},
                {DNNL_ARG_WEIGHTS, packed_weights_},
-               {DNNL_ARG_DST, memory(dst_md, eng, y.raw_data())},
+               {DNNL_ARG_DST, memory(dst_md, eng, acc)},
                {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(scratch_md_, keys_[kScratch])}});
       stream.wait();
     } catch (const dnnl::error& e) {
       return FromDnnlError(node, e);
     }
-    Epilogue(static_cast<int32_t*>(y.raw_data()), rows, a_zero, multiplier);
+    Epilogue(acc, y.raw_data(), rows, a_zero, multiplier);
     return Status::Ok();
   }
 
  private:
-  // acc -= a_zero * colsum[n]; to float: float(acc) * multiplier[n] + bias[n], in place.
-  void Epilogue(int32_t* y, int64_t rows, int32_t a_zero,
+  // acc += c[n] - a_zero * colsum[n]; then int32 out as it is, float out as float(acc) *
+  // multiplier[n] + bias[n], or 8-bit out as saturate(round(float(acc) * multiplier[n]) + y_zero).
+  // `y` may be `acc` itself (4-byte outputs, written in place).
+  void Epilogue(int32_t* acc, void* y, int64_t rows, int32_t a_zero,
                 const std::vector<float>& multiplier) const {
     const int64_t n = n_;
-    const bool to_float = ops_.to_float, per_column = multiplier.size() > 1;
+    const bool per_column = multiplier.size() > 1;
     const float* bias = bias_ ? bias_->data<float>() : nullptr;
     std::vector<int32_t> offset(colsum_.size());
-    for (size_t j = 0; j < offset.size(); ++j) offset[j] = a_zero * colsum_[j];
+    for (size_t j = 0; j < offset.size(); ++j)
+      offset[j] = a_zero * colsum_[j] - (c_.empty() ? 0 : c_[j]);
     const int32_t* off = offset.data();
     const float* mul = multiplier.empty() ? nullptr : multiplier.data();
+    const DType yt = y_type_;
+    const float lo = yt == DType::kUInt8 ? 0.f : -128.f, hi = yt == DType::kUInt8 ? 255.f : 127.f;
+    const float zero = static_cast<float>(y_zero_);
 #pragma omp parallel for num_threads(threads_) if (rows * n >= (1 << 15))
     for (int64_t r = 0; r < rows; ++r) {
-      int32_t* row = y + r * n;
-      if (!to_float) {
-        if (a_zero != 0)
-          for (int64_t j = 0; j < n; ++j) row[j] -= off[j];
-        continue;
-      }
-      float* out = reinterpret_cast<float*>(row);
-      for (int64_t j = 0; j < n; ++j) {
-        const float v = static_cast<float>(row[j] - off[j]) * mul[per_column ? j : 0];
-        out[j] = bias ? v + bias[j] : v;
+      int32_t* row = acc + r * n;
+      if (yt == DType::kInt32) {
+        for (int64_t j = 0; j < n; ++j) row[j] -= off[j];
+      } else if (yt == DType::kFloat) {
+        float* out = static_cast<float*>(y) + r * n;
+        for (int64_t j = 0; j < n; ++j) {
+          const float v = static_cast<float>(row[j] - off[j]) * mul[per_column ? j : 0];
+          out[j] = bias ? v + bias[j] : v;
+        }
+      } else {
+        for (int64_t j = 0; j < n; ++j) {
+          const float v = static_cast<float>(row[j] - off[j]) * mul[per_column ? j : 0];
+          const float q = std::min(hi, std::max(lo, std::nearbyint(v) + zero));
+          if (yt == DType::kUInt8)
+            static_cast<uint8_t*>(y)[r * n + j] = static_cast<uint8_t>(q);
+          else
+            static_cast<int8_t*>(y)[r * n + j] = static_cast<int8_t>(q);
+        }
       }
     }
   }
@@ -136,10 +173,30 @@ class QuantizedMatMulOnednn : public Kernel {
     threads_ = info.threads;
     ops_ = OperandsOf(node);
     a_type_ = types[0].elem;
-    const Tensor* b = ConstantInput(info, 1);
-    if (!b) return node.NotSupported("input 1 (B) must be a constant for oneDNN");
-    k_ = b->dim(0);
-    n_ = b->dim(1);
+    const Tensor* b = ConstantInput(info, ops_.b);
+    if (!b) return node.NotSupported("input ", ops_.b, " (B) must be a constant for oneDNN");
+    const bool trans_b = node.attr_int("transB", 0) != 0;  // QGemm: B stored [N, K]
+    k_ = b->dim(trans_b ? 1 : 0);
+    n_ = b->dim(trans_b ? 0 : 1);
+    alpha_ = node.attr_float("alpha", 1.f);
+    y_type_ = !ops_.to_float ? DType::kInt32 : DType::kFloat;
+    if (Given(types, ops_.y_zero)) {
+      const Tensor* ys = ConstantInput(info, ops_.y_scale);
+      const Tensor* yz = ConstantInput(info, ops_.y_zero);
+      if (!ys || !yz || ys->numel() != 1 || yz->numel() != 1)
+        return node.NotSupported("y_scale and y_zero_point must be constant scalars for oneDNN");
+      y_type_ = yz->dtype();
+      y_scale_ = ys->data<float>()[0];
+      y_zero_ = y_type_ == DType::kUInt8 ? yz->data<uint8_t>()[0] : yz->data<int8_t>()[0];
+    } else if (Given(types, ops_.y_scale)) {
+      return node.NotSupported("y_scale without y_zero_point");
+    }
+    if (Given(types, ops_.c)) {
+      const Tensor* c = ConstantInput(info, ops_.c);
+      if (!c || c->dtype() != DType::kInt32 || c->numel() != n_ || c->shape().back() != n_)
+        return node.NotSupported("C must be a constant int32 row of N values for oneDNN");
+      c_.assign(c->data<int32_t>(), c->data<int32_t>() + n_);
+    }
     if (ops_.b_zero >= 0 && Given(types, ops_.b_zero)) {
       const Tensor* z = ConstantInput(info, ops_.b_zero);
       if (!z) return node.NotSupported("b_zero_point must be a constant for oneDNN");
@@ -181,11 +238,14 @@ class QuantizedMatMulOnednn : public Kernel {
         return node.NotSupported("oneDNN has only its reference int8 matmul (", impl, ")");
       scratch_md_ = pd.scratchpad_desc();
       prim_ = dnnl::matmul(pd);
-      const memory::desc plain_wei({k_, n_}, memory::data_type::s8, memory::format_tag::ab);
+      // B as stored: [K, N] row-major, or [N, K] (transB) read with swapped strides.
+      const memory::desc plain_wei({k_, n_}, memory::data_type::s8,
+                                   trans_b ? memory::dims{1, k_} : memory::dims{n_, 1});
       packed_owner_ = PackConstantWeights(info.weights, *b, plain_wei, pd.weights_desc());
       colsum_.assign(static_cast<size_t>(n_), 0);
+      const int8_t* bd = b->data<int8_t>();
       for (int64_t kk = 0; kk < k_; ++kk)
-        for (int64_t j = 0; j < n_; ++j) colsum_[j] += b->data<int8_t>()[kk * n_ + j];
+        for (int64_t j = 0; j < n_; ++j) colsum_[j] += bd[trans_b ? j * k_ + kk : kk * n_ + j];
       packed_weights_ = *packed_owner_;
     } catch (const dnnl::error& e) {
       return node.NotSupported("oneDNN: ", e.what());
@@ -198,7 +258,11 @@ class QuantizedMatMulOnednn : public Kernel {
   DType a_type_ = DType::kUInt8;
   int64_t k_ = 0, n_ = 0;
   std::vector<float> b_scale_;
-  std::vector<int32_t> colsum_;   // sum over k of B[k][n]
+  std::vector<int32_t> colsum_;  // sum over k of B[k][n]
+  std::vector<int32_t> c_;       // QGemm's C, or empty
+  float alpha_ = 1.f, y_scale_ = 1.f;
+  int32_t y_zero_ = 0;
+  DType y_type_ = DType::kInt32;  // int32, float, or QGemm's 8-bit output
   const Tensor* bias_ = nullptr;  // a plan constant: lives as long as the plan
   memory::desc scratch_md_;
   memory packed_weights_;
@@ -212,17 +276,20 @@ class QuantizedMatMulOnednn : public Kernel {
 
 Status QuantizedMatMulOnednnSupports(const NodeView& node, const std::vector<TypeInfo>& types) {
   const Operands ops = OperandsOf(node);
-  if (types.size() < 2) return node.NotSupported("needs A and B");
+  if (types.size() <= static_cast<size_t>(ops.b)) return node.NotSupported("needs A and B");
   const TypeInfo& a = types[0];
-  const TypeInfo& b = types[1];
+  const TypeInfo& b = types[ops.b];
+  if (node.attr_int("transA", 0) != 0) return node.NotSupported("transA is not supported");
+  const bool trans_b = node.attr_int("transB", 0) != 0;
   if (!a.is_tensor() || !Is8Bit(a.elem) || !a.has_shape || a.rank() < 2)
     return node.NotSupported("needs 8-bit A of rank >= 2");
   if (!a.dims.back().known()) return node.NotSupported("A's last dim must be known");
   if (!b.is_tensor() || b.elem != DType::kInt8 || !b.shape_is_static() || b.rank() != 2)
     return node.NotSupported("needs int8 B [K, N] of static shape");
-  if (b.static_shape()[0] != a.dims.back().value || b.static_shape()[0] == 0 ||
-      b.static_shape()[1] == 0)
-    return node.NotSupported("A's last dim must equal B's rows (both non-zero)");
+  const int64_t k = b.static_shape()[trans_b ? 1 : 0], n = b.static_shape()[trans_b ? 0 : 1];
+  if (k != a.dims.back().value || k == 0 || n == 0)
+    return node.NotSupported("A's last dim must equal B's K (both non-zero)");
+  if (ops.c >= 0 && a.rank() != 2) return node.NotSupported("QGemm's A must be a matrix");
   if (Given(types, ops.a_zero) &&
       (!types[ops.a_zero].is_tensor() || types[ops.a_zero].elem != a.elem))
     return node.NotSupported("a_zero_point must have A's type");

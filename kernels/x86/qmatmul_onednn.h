@@ -1,6 +1,7 @@
-// oneDNN int8 matrix products with constant int8 weights: MatMulInteger (int32 out) and
-// com.microsoft MatMulIntegerToFloat (float out: a_scale * b_scale, plus a bias). A's rows may
-// change from run to run (a symbolic batch or sequence length).
+// oneDNN int8 matrix products with constant int8 weights: MatMulInteger (int32 out),
+// com.microsoft MatMulIntegerToFloat (float out: a_scale * b_scale, plus a bias) and
+// com.microsoft QGemm (float or 8-bit out). A's rows may change from run to run (a symbolic batch
+// or sequence length).
 #pragma once
 
 #include <string>

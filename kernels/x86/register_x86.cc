@@ -34,6 +34,7 @@ void RegisterX86Kernels(OpRegistry& r) {
   r.PrependImpl("", "MatMulInteger", x86::QuantizedMatMulOnednnImpl("MatMulInteger_8bit_onednn"));
   r.PrependImpl("com.microsoft", "MatMulIntegerToFloat",
                 x86::QuantizedMatMulOnednnImpl("MatMulIntegerToFloat_8bit_onednn"));
+  r.PrependImpl("com.microsoft", "QGemm", x86::QuantizedMatMulOnednnImpl("QGemm_8bit_onednn"));
   r.PrependImpl("", "LRN", x86::LrnOnednnImpl("LRN_f32_onednn"));
   r.PrependImpl("com.onyx", "NhwcLRN", x86::LrnOnednnImpl("NhwcLRN_f32_onednn"));
   // In front of oneDNN's convolution for the 3x3 shapes where it measured faster.

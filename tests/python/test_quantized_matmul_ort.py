@@ -1,6 +1,6 @@
 """Int8 matrix products against ONNX Runtime (the oracle).
 
-MatMulInteger and com.microsoft MatMulIntegerToFloat with constant int8 B run on oneDNN's int8
+MatMulInteger and com.microsoft MatMulIntegerToFloat and QGemm with constant int8 B run on oneDNN's int8
 matmul (MatMulInteger_8bit_onednn, MatMulIntegerToFloat_8bit_onednn): A's zero point and scale
 fed at run time, A of rank 2 and 3, rows fixed and symbolic, per-tensor and per-column B scales,
 with and without bias. A model quantized by onnxruntime.quantization.quantize_dynamic
@@ -214,3 +214,44 @@ def test_qdq_mlp_matches_onnxruntime(qdq_mlp, threads):
         diff = np.abs(got - want)
         assert diff.max() <= step * 1.001, (diff.max(), step)
         assert diff.max() < np.abs(want - ref_sess.run(None, {"x": x})[0]).max()
+
+
+@pytest.mark.parametrize("trans_b", [0, 1])
+@pytest.mark.parametrize("output", ["float", "uint8"])
+@pytest.mark.parametrize("alpha", [1.0, 0.5])
+def test_qgemm_on_onednn_matches_onnxruntime(trans_b, output, alpha, tmp_path, onyx_cli):
+    """com.microsoft QGemm with constant int8 B (zero point 0), an int32 C row, transB, alpha, a
+    float or a requantized uint8 output: QGemm_8bit_onednn, equal to ORT."""
+    import onyx
+
+    m, k, n = 6, 80, 24
+    b = RNG.integers(-64, 64, (n, k) if trans_b else (k, n)).astype(np.int8)
+    inits = [numpy_helper.from_array(np.array(0.03, np.float32), "as"),
+             numpy_helper.from_array(np.array(121, np.uint8), "az"),
+             numpy_helper.from_array(b, "b"),
+             numpy_helper.from_array(RNG.uniform(0.002, 0.02, n).astype(np.float32), "bs"),
+             numpy_helper.from_array(np.zeros(n, np.int8), "bz"),
+             numpy_helper.from_array(RNG.integers(-3000, 3000, n).astype(np.int32), "c")]
+    names = ["a", "as", "az", "b", "bs", "bz", "c"]
+    out = TensorProto.FLOAT
+    if output == "uint8":
+        inits += [numpy_helper.from_array(np.array(0.2, np.float32), "ys"),
+                  numpy_helper.from_array(np.array(37, np.uint8), "yz")]
+        names += ["ys", "yz"]
+        out = TensorProto.UINT8
+    node = helper.make_node("QGemm", names, ["y"], domain="com.microsoft", transB=trans_b, alpha=alpha)
+    g = helper.make_graph([node], "qgemm", [helper.make_tensor_value_info("a", TensorProto.UINT8, [m, k])],
+                          [helper.make_tensor_value_info("y", out, None)], inits)
+    path = str(tmp_path / "qgemm.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17),
+                                                  helper.make_opsetid("com.microsoft", 1)],
+                                ir_version=8), path)
+    assert impls(onyx_cli, path) == ["QGemm_8bit_onednn"]
+    a = RNG.integers(0, 256, (m, k)).astype(np.uint8)
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"a": a})[0]
+    got = onyx.InferenceSession(path).run(None, {"a": a})[0]
+    assert got.dtype == want.dtype
+    if output == "uint8":
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)

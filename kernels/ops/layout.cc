@@ -69,7 +69,11 @@ Status InferSameFloat(InferContext& ctx) {
 }
 
 Status InferNhwcPool(InferContext& ctx) {
-  return InferChannelsLast(ctx, ctx.node().attr_ints("kernel_shape"), -1, true);
+  // NhwcMaxPool also takes 8-bit values (quantized models), keeping their type.
+  const DType t = ctx.input_type(0).elem;
+  const bool int8 = t == DType::kUInt8 || t == DType::kInt8;
+  return InferChannelsLast(ctx, ctx.node().attr_ints("kernel_shape"), -1, true,
+                           int8 && ctx.node().op_type() == "NhwcMaxPool" ? t : DType::kFloat);
 }
 
 }  // namespace

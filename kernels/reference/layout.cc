@@ -1,6 +1,7 @@
 // Reference kernels of the channels-last ops: direct loops over NHWC storage.
 #include "kernels/reference/layout.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -217,9 +218,45 @@ Status NhwcConvKernel(KernelContext& ctx) {
 
 namespace {
 
+// NhwcMaxPool of 8-bit values (quantized models): the maximum over the window, as MaxPool's
+// reference computes it on integers (padding never wins).
+template <typename T>
+void MaxPool8Bit(const T* xd, T* yd, int64_t n, int64_t c, const WindowGeometry& g) {
+  std::vector<int64_t> pos(g.rank());
+  for (int64_t b = 0; b < n; ++b)
+    ForEachPosition(g.out, [&](int64_t p, const std::vector<int64_t>& o) {
+      for (int64_t ch = 0; ch < c; ++ch) {
+        int best = std::numeric_limits<int>::min();
+        ForEachPosition(g.kernel, [&](int64_t, const std::vector<int64_t>& k) {
+          for (size_t i = 0; i < g.rank(); ++i)
+            pos[i] = o[i] * g.strides[i] - g.pad_begin[i] + k[i] * g.dilations[i];
+          const int64_t off = SpatialOffset(pos, g.in);
+          if (off >= 0) best = std::max<int>(best, xd[(b * g.InSize() + off) * c + ch]);
+        });
+        yd[(b * g.OutSize() + p) * c + ch] = static_cast<T>(
+            best == std::numeric_limits<int>::min() ? std::numeric_limits<T>::lowest() : best);
+      }
+    });
+}
+
+Status NhwcMaxPool8Bit(KernelContext& ctx, const Tensor& x) {
+  const std::vector<int64_t> xl = Logical(x.shape());
+  std::vector<int64_t> in(xl.begin() + 2, xl.end());
+  ONYX_ASSIGN_OR_RETURN(WindowGeometry g,
+                        ResolveWindow(ctx.node(), in, ctx.node().attr_ints("kernel_shape"), true));
+  Tensor y = ctx.Output(0, x.dtype(), Stored(xl[0], xl[1], g.out));
+  if (x.dtype() == DType::kUInt8)
+    MaxPool8Bit(x.data<uint8_t>(), y.data<uint8_t>(), xl[0], xl[1], g);
+  else
+    MaxPool8Bit(x.data<int8_t>(), y.data<int8_t>(), xl[0], xl[1], g);
+  return Status::Ok();
+}
+
 Status NhwcPool(KernelContext& ctx, bool max) {
   const NodeView& node = ctx.node();
   const Tensor& x = ctx.input(0);
+  const bool int8 = x.dtype() == DType::kUInt8 || x.dtype() == DType::kInt8;
+  if (max && int8 && x.rank() >= 3) return NhwcMaxPool8Bit(ctx, x);
   ONYX_RETURN_IF_ERROR(CheckChannelsLast(node, x));
   const std::vector<int64_t> xl = Logical(x.shape());
   const int64_t n = xl[0], c = xl[1];

@@ -124,7 +124,7 @@ Status RunSrcDstPrimitive(KernelContext& ctx, const dnnl::primitive& prim, int t
   if (x.shape() != x_shape) return ctx.node().Fail("input shape changed after planning");
   try {
     dnnl::stream& stream = ThreadStream();
-    Tensor y = ctx.Output(0, DType::kFloat, y_shape);
+    Tensor y = ctx.Output(0, x.dtype(), y_shape);
     Execute(prim, stream,
             {{DNNL_ARG_SRC, ThreadMemory(keys[0], src_md, x.raw_data())},
              {DNNL_ARG_DST, ThreadMemory(keys[1], dst_md, y.raw_data())},

@@ -89,7 +89,8 @@ dnnl::memory ThreadBuffer(ThreadBufferUse use, const dnnl::memory::desc& md, uin
 dnnl::memory ThreadScratchpad(const dnnl::memory::desc& md, uint64_t key);
 
 // Runs a primitive with one source and one destination (pooling, LRN): input 0, which must still
-// have the planned `x_shape`, into a new output 0 of `y_shape`, with this thread's scratchpad.
+// have the planned `x_shape`, into a new output 0 of `y_shape` and input 0's type, with this
+// thread's scratchpad.
 Status RunSrcDstPrimitive(KernelContext& ctx, const dnnl::primitive& prim, int threads,
                           const Shape& x_shape, const dnnl::memory::desc& src_md,
                           const Shape& y_shape, const dnnl::memory::desc& dst_md,

@@ -2,6 +2,8 @@
 // GlobalMaxPool, and com.onyx NhwcMaxPool / NhwcAveragePool on channels-last activations.
 #include "kernels/x86/pool_onednn.h"
 
+#include <string>
+
 #include "kernels/reference/conv_pool.h"
 #include "kernels/x86/onednn_context.h"
 
@@ -29,9 +31,13 @@ struct PoolGeometry {
 };
 
 Status Resolve(const NodeView& node, const std::vector<TypeInfo>& types, PoolGeometry* g) {
-  if (types.empty() || !types[0].is_tensor() || types[0].elem != DType::kFloat ||
-      !types[0].shape_is_static())
-    return node.NotSupported("needs a float32 input with a static shape");
+  if (types.empty() || !types[0].is_tensor() || !types[0].shape_is_static())
+    return node.NotSupported("needs a tensor input with a static shape");
+  // 8-bit values (quantized models) only for max pooling: a maximum is exact in any type, an
+  // average would round differently from the reference.
+  const DType t = types[0].elem;
+  if (t != DType::kFloat && !((t == DType::kUInt8 || t == DType::kInt8) && IsMax(node)))
+    return node.NotSupported("needs float32 input (uint8 or int8 for max pooling)");
   const Shape s = types[0].static_shape();
   if (s.size() < 3 || s.size() > 5) return node.NotSupported("needs 1- to 3-D spatial input");
   for (int64_t d : s)
@@ -117,15 +123,26 @@ class PoolOnednn : public Kernel {
     k->x_shape_ = types[0].static_shape();
     try {
       const bool cl = ChannelsLast(node);
-      const auto f32 = memory::data_type::f32;
+      const DType t = types[0].elem;
+      const auto dt = t == DType::kFloat   ? memory::data_type::f32
+                      : t == DType::kUInt8 ? memory::data_type::u8
+                                           : memory::data_type::s8;
       const size_t r = k->g_.x.size();
-      k->src_md_ = cl ? memory::desc(ToDims(k->g_.x), f32, ChannelsLastTag(r)) : PlainDesc(k->g_.x);
-      k->dst_md_ = cl ? memory::desc(ToDims(k->g_.y), f32, ChannelsLastTag(r)) : PlainDesc(k->g_.y);
+      const auto plain_tag = r == 3   ? memory::format_tag::ncw
+                             : r == 4 ? memory::format_tag::nchw
+                                      : memory::format_tag::ncdhw;
+      const auto plain = [&](const std::vector<int64_t>& d) {
+        return memory::desc(ToDims(d), dt, plain_tag);
+      };
+      k->src_md_ = cl ? memory::desc(ToDims(k->g_.x), dt, ChannelsLastTag(r)) : plain(k->g_.x);
+      k->dst_md_ = cl ? memory::desc(ToDims(k->g_.y), dt, ChannelsLastTag(r)) : plain(k->g_.y);
       SetOmpThreads(k->threads_);
       dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, k->g_.alg, k->src_md_,
                                           k->dst_md_, k->g_.strides, k->g_.kernel, k->g_.dil,
                                           k->g_.pad_l, k->g_.pad_r);
       dnnl::pooling_v2_forward::primitive_desc pd(desc, ScratchpadAttr(), CpuEngine());
+      if (t != DType::kFloat && std::string(pd.impl_info_str()).find("ref") != std::string::npos)
+        return node.NotSupported("oneDNN has only its reference 8-bit pooling here");
       k->scratch_md_ = pd.scratchpad_desc();
       k->prim_ = dnnl::pooling_v2_forward(pd);
     } catch (const dnnl::error& e) {

@@ -193,3 +193,52 @@ def test_qdq_block_matches_onnxruntime_int8(qdq_block, threads):
     # The int8 path differs from fp32 by several quantization steps; onyx and ORT agree exactly.
     assert np.abs(want - ref32).max() > 0.01
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("reference", [False, True])
+def test_uint8_max_pool_after_qlinearconv_matches_onnxruntime(reference, tmp_path, onyx_cli):
+    """QLinearConv -> MaxPool on uint8 (a QOperator model's stem): with the fast kernels the pool
+    stays channels-last on oneDNN's 8-bit pooling; with the reference kernels MaxPool's reference
+    runs; and com.onyx NhwcMaxPool's reference on uint8 is checked on its own below."""
+    import onyx
+
+    model = qlinearconv_model(c=8, m=16, spatial=[17, 17], k=3, pad=1, y_zero=0)
+    model.graph.node.append(helper.make_node("MaxPool", ["y"], ["p"], name="pool", kernel_shape=[3, 3],
+                                             strides=[2, 2], pads=[1, 1, 1, 1]))
+    model.graph.output[0].name = "p"
+    path = str(tmp_path / "conv_pool.onnx")
+    onnx.save(model, path)
+    if not reference:
+        assert "NhwcMaxPool_f32_onednn" in plan_impls(onyx_cli, path)
+    x = RNG.integers(0, 256, (1, 8, 17, 17)).astype(np.uint8)
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = onyx.InferenceSession(path, reference_kernels=reference).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_nhwc_max_pool_reference_on_8bit(dtype, tmp_path):
+    """com.onyx NhwcMaxPool's reference kernel on 8-bit values (padding never wins) against ORT's
+    MaxPool on the same values channels-first."""
+    import onyx
+
+    et = TensorProto.UINT8 if dtype == np.uint8 else TensorProto.INT8
+    attrs = dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    plain = helper.make_graph([helper.make_node("MaxPool", ["x"], ["y"], **attrs)], "p",
+                              [helper.make_tensor_value_info("x", et, [1, 5, 9, 9])],
+                              [helper.make_tensor_value_info("y", et, None)])
+    nhwc = helper.make_graph([helper.make_node("NhwcMaxPool", ["x"], ["y"], domain="com.onyx", **attrs)], "p",
+                             [helper.make_tensor_value_info("x", et, [1, 9, 9, 5])],
+                             [helper.make_tensor_value_info("y", et, None)])
+    paths = []
+    for name, g, extra in (("plain", plain, []), ("nhwc", nhwc, [helper.make_opsetid("com.onyx", 1)])):
+        paths.append(str(tmp_path / f"{name}.onnx"))
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)] + extra, ir_version=8),
+                  paths[-1])
+    info = np.iinfo(dtype)
+    x = RNG.integers(info.min, info.max + 1, (1, 5, 9, 9)).astype(dtype)
+    x[0, :, 0, 0] = info.min  # a corner window whose only real value is the type's lowest
+    want = ort.InferenceSession(paths[0], providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = onyx.InferenceSession(paths[1], reference_kernels=True).run(
+        None, {"x": np.ascontiguousarray(x.transpose(0, 2, 3, 1))})[0]
+    np.testing.assert_array_equal(got, want.transpose(0, 2, 3, 1))

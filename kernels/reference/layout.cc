@@ -8,6 +8,7 @@
 #include "kernels/reference/conv_pool.h"
 #include "kernels/reference/fused.h"
 #include "kernels/reference/normalization.h"
+#include "kernels/substitute_context.h"
 
 namespace onyx::kernels {
 namespace {
@@ -90,45 +91,13 @@ std::vector<int64_t> ToChannelsLast(size_t r) {
   return p;
 }
 
-// Presents a channels-last node's inputs to the channels-first kernel with input 0 replaced by
-// `x`, and keeps the output the kernel writes (on the heap) for the caller to permute.
-class ChannelsFirstContext : public KernelContext {
- public:
-  ChannelsFirstContext(KernelContext& outer, Value x) : outer_(outer), x_(std::move(x)) {}
-  const NodeView& node() const override { return outer_.node(); }
-  int num_inputs() const override { return outer_.num_inputs(); }
-  bool has_input(int i) const override { return outer_.has_input(i); }
-  const Value& input_value(int i) const override { return i == 0 ? x_ : outer_.input_value(i); }
-  int num_outputs() const override { return 1; }
-  bool has_output(int i) const override { return i == 0; }
-  Tensor Output(int i, DType dtype, const Shape& shape) override {
-    Tensor t = Tensor::Allocate(dtype, shape);
-    if (i == 0) y_ = t;
-    return t;
-  }
-  void SetOutput(int i, Value value) override {
-    if (i == 0 && value.is_tensor()) y_ = value.tensor();
-  }
-  StatusOr<std::vector<Value>> RunSubgraph(const std::string& attr,
-                                           const std::vector<Value>& inputs) override {
-    return outer_.RunSubgraph(attr, inputs);
-  }
-  int intra_op_threads() const override { return outer_.intra_op_threads(); }
-  const Tensor& output() const { return y_; }
-
- private:
-  KernelContext& outer_;
-  Value x_;
-  Tensor y_;
-};
-
 }  // namespace
 
 Status NhwcQLinearConvKernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   if (x.rank() < 3)
     return ctx.node().Invalid("input 0 must be a channels-last tensor of rank >= 3");
-  ChannelsFirstContext inner(ctx, Value(PermuteDims(x, ToChannelsFirst(x.rank()))));
+  SubstituteContext inner(ctx.node(), Value(PermuteDims(x, ToChannelsFirst(x.rank()))), &ctx);
   ONYX_RETURN_IF_ERROR(QLinearConvKernel(inner));
   const Tensor y = PermuteDims(inner.output(), ToChannelsLast(x.rank()));
   Tensor out = ctx.Output(0, y.dtype(), y.shape());

@@ -15,6 +15,7 @@
 #include "kernels/reference/gemm_core.h"
 #include "kernels/reference/quantization.h"
 #include "kernels/reference/reduction.h"
+#include "kernels/substitute_context.h"
 
 namespace onyx::kernels::reference {
 namespace {
@@ -59,41 +60,6 @@ std::vector<int32_t> Centered(const Tensor& t, const std::vector<int32_t>& zero,
     v[i] = Load8(t, i) - (zero.size() == 1 ? zero[0] : zero[column(i)]);
   return v;
 }
-
-// Presents one float tensor as input 0 of `node` to a float reference kernel (AveragePool) and
-// keeps the tensor it writes as output 0.
-class FloatInputContext : public KernelContext {
- public:
-  FloatInputContext(const NodeView& node, const Tensor& x) : node_(node), x_(x) {}
-  const NodeView& node() const override { return node_; }
-  int num_inputs() const override { return 1; }
-  bool has_input(int i) const override { return i == 0; }
-  const Value& input_value(int i) const override {
-    static const Value kNone;
-    return i == 0 ? x_ : kNone;
-  }
-  int num_outputs() const override { return 1; }
-  bool has_output(int i) const override { return i == 0; }
-  Tensor Output(int i, DType dtype, const Shape& shape) override {
-    Tensor t = Tensor::AllocateUninitialized(dtype, shape);
-    if (i == 0) y_ = t;
-    return t;
-  }
-  void SetOutput(int i, Value value) override {
-    if (i == 0 && value.is_tensor()) y_ = value.tensor();
-  }
-  StatusOr<std::vector<Value>> RunSubgraph(const std::string& attr,
-                                           const std::vector<Value>&) override {
-    return node_.NotSupported("graph attribute '", attr, "' cannot run inside a quantized pool");
-  }
-  int intra_op_threads() const override { return 1; }
-  const Tensor& output() const { return y_; }
-
- private:
-  const NodeView& node_;
-  Value x_;
-  Tensor y_;
-};
 
 }  // namespace
 
@@ -186,7 +152,7 @@ void MoveChannels(const Tensor& src, bool to_channels_last, Tensor& dst) {
 }
 
 StatusOr<Tensor> AveragePoolFloat(const NodeView& node, const Tensor& x) {
-  FloatInputContext inner(node, x);
+  SubstituteContext inner(node, Value(x));
   ONYX_RETURN_IF_ERROR(AveragePoolKernel(inner));
   return inner.output();
 }

@@ -173,7 +173,9 @@ void DynamicQuantizeLinear(const float* x, int64_t n, uint8_t* y, float* scale,
     y[i] = static_cast<uint8_t>(std::clamp(q, kQMin, kQMax));
   }
   *scale = s;
-  *zero_point = static_cast<uint8_t>(zp);
+  // A -inf in x makes the scale inf and the zero point NaN; NaN has no uint8 value (converting
+  // it is undefined), so it becomes 0, as NaN elements do above.
+  *zero_point = std::isnan(zp) ? 0 : static_cast<uint8_t>(zp);
 }
 
 }  // namespace onyx::kernels::reference

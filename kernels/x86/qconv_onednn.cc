@@ -53,6 +53,17 @@ StatusOr<std::vector<double>> ConstantValues(const NodeView& node, const KernelC
   return v;
 }
 
+// Whether oneDNN's AMX int8 convolution is slower than its AVX-512 VNNI one for a convolution
+// of `n` output channels, a reduction of `k` = C/group * kernel taps and `macs` products (per
+// image), so that the VNNI one should be taken. Measured with oneDNN 2.6 on a Xeon with AMX, at
+// batch 1 (MobileNetV2 and ResNet-50): AMX won every ResNet-50 convolution (1.2-3.5x; 12.8 M
+// products and more, 64 channels and more) and lost where a side is narrow or the work small
+// (MobileNetV2's 1x1 convolutions of 16-192 channels, 2.4-11 M products: VNNI 1.1-4.7x faster;
+// 2.4 against 3.0 ms a run). The tile setup and the 16-row tiles do not pay off there.
+bool AmxLoses(int64_t n, int64_t k, int64_t macs) {
+  return n < 64 || k < 64 || macs < 12'000'000;
+}
+
 class QLinearConvOnednn : public Kernel {
  public:
   static StatusOr<std::unique_ptr<Kernel>> Create(const NodeView& node,
@@ -182,7 +193,15 @@ class QLinearConvOnednn : public Kernel {
                     : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
                                                       dnnl::algorithm::convolution_direct, src_md_,
                                                       any_wei, dst_md_, strides, dil, pad_l, pad_r);
-      const dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
+      dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
+      if (AmxLoses(m / group, (xl[1] / group) * g.KernelSize(),
+                   m * (xl[1] / group) * g.OutSize() * g.KernelSize())) {
+        // Take oneDNN's next implementation that is not AMX, if any.
+        while (std::string(pd.impl_info_str()).find("amx") != std::string::npos && pd.next_impl()) {
+        }
+        if (std::string(pd.impl_info_str()).find("amx") != std::string::npos)
+          pd = dnnl::convolution_forward::primitive_desc(desc, attr, eng);
+      }
       // oneDNN's reference convolution is far slower than onyx's own reference kernel.
       const std::string impl = pd.impl_info_str();
       if (impl.find("ref") != std::string::npos)

@@ -50,6 +50,8 @@ CASES = {
     "int8_activations": dict(c=16, m=16, spatial=[8, 8], k=3, xtype=np.int8, x_zero=-3, y_zero=5, pad=1),
     "zero_points_0": dict(c=16, m=16, spatial=[8, 8], k=3, x_zero=0, y_zero=0),
     "conv_1d": dict(c=8, m=12, spatial=[30], k=5, pad=2),
+    # Wide and big enough for oneDNN's AMX kernel where the CPU has AMX (the others take VNNI).
+    "wide_128_channels": dict(c=128, m=128, spatial=[28, 28], k=3, pad=1),
 }
 
 

@@ -192,9 +192,15 @@ def test_qdq_block_matches_onnxruntime_int8(qdq_block, threads):
     so = onyx.SessionOptions()
     so.intra_op_num_threads = threads
     got = onyx.InferenceSession(qdq, so).run(None, {"x": x})[0]
-    # The int8 path differs from fp32 by several quantization steps; onyx and ORT agree exactly.
-    assert np.abs(want - ref32).max() > 0.01
-    np.testing.assert_array_equal(got, want)
+    # The int8 path differs from fp32 by several quantization steps; onyx and ORT agree but for a
+    # near-tie rounded the other way now and then (oneDNN adds the zero point before rounding),
+    # one step of the output's scale on a few elements.
+    model = onnx.load(qdq)
+    out_dq = [n for n in model.graph.node if n.output[0] == model.graph.output[0].name][0]
+    step = [numpy_helper.to_array(i) for i in model.graph.initializer if i.name == out_dq.input[1]][0]
+    assert np.abs(want - ref32).max() > 2 * step
+    diff = np.abs(got - want)
+    assert diff.max() <= step * 1.001 and (diff > 0).mean() <= 0.005, (diff.max(), (diff > 0).sum())
 
 
 @pytest.mark.parametrize("reference", [False, True])

@@ -83,6 +83,7 @@ struct Session::Impl {
     o.optimization = static_cast<planner::OptLevel>(options.optimization);
     o.reference_kernels = options.reference_kernels;
     o.winograd = options.winograd;
+    o.bf16 = options.bf16;
     o.release_packed_constants = release_weights;
     o.threads = threads;
     o.limits = limits;

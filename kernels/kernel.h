@@ -119,6 +119,9 @@ struct KernelCreateInfo {
   // Whether 3x3 convolutions may use Winograd's algorithm: about twice as fast, with rounding
   // errors a few times those of direct summation (SessionOptions::winograd).
   bool winograd = true;
+  // Convolutions and matrix products may take bfloat16 operands (float32 accumulation and
+  // output) where the CPU computes bfloat16 natively (SessionOptions::bf16).
+  bool bf16 = false;
   // Where packed constant weights are shared across the session's shape specialisations
   // (kernels/weight_cache.h); null: each kernel packs a private copy.
   WeightCache* weights = nullptr;

@@ -78,9 +78,13 @@ class PySession {
  public:
   PySession(const py::object& model, int intra_op_threads, const std::string& optimization,
             bool reference_kernels, const std::string& conv_algorithm, int64_t max_shape_plans,
-            int64_t max_shape_plan_bytes, int64_t specialize_after_runs, bool adapt_threads) {
+            int64_t max_shape_plan_bytes, int64_t specialize_after_runs, bool adapt_threads,
+            const std::string& precision) {
     SessionOptions o;
     o.adapt_threads = adapt_threads;
+    if (precision != "fp32" && precision != "bf16")
+      ThrowIfError(InvalidArgument("precision must be 'fp32' or 'bf16', got '", precision, "'"));
+    o.bf16 = precision == "bf16";
     // Signed here so that a negative value gets this message rather than pybind11's overload
     // mismatch; 0 leaves the choice to the environment variable or the default.
     if (max_shape_plans < 0)
@@ -233,11 +237,12 @@ PYBIND11_MODULE(_onyx, m) {
           "True stops the runs that use this flag between operators and loop iterations.");
   py::class_<PySession>(m, "Session", "A loaded and planned ONNX model (native).")
       .def(py::init<const py::object&, int, const std::string&, bool, const std::string&, int64_t,
-                    int64_t, int64_t, bool>(),
+                    int64_t, int64_t, bool, const std::string&>(),
            py::arg("model"), py::arg("intra_op_threads") = 0, py::arg("optimization") = "all",
            py::arg("reference_kernels") = false, py::arg("conv_algorithm") = "auto",
            py::arg("max_shape_plans") = 0, py::arg("max_shape_plan_bytes") = 0,
            py::arg("specialize_after_runs") = 0, py::arg("adapt_threads") = true,
+           py::arg("precision") = "fp32",
            "Loads `model` (a path, or serialized ModelProto bytes) and plans it. "
            "`max_shape_plans` and `max_shape_plan_bytes` bound the cache of per-input-shape "
            "plans (0: the environment variable or the default).")

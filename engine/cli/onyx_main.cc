@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -52,6 +53,8 @@ constexpr const char* kRunHelp =
     "  --repeat N             run N times and report the median latency (default 1)\n"
     "  --optimization L       none | basic | all (default all)\n"
     "  --kernels K            auto (fastest available) | reference (default auto)\n"
+    "  --precision P          fp32 | bf16: bfloat16 operands in convolutions and matrix products\n"
+    "                         (AVX512-BF16 or AMX); prints each output's difference from fp32\n"
     "  --conv-algorithm A     auto (Winograd for 3x3 convolutions where faster) | direct\n"
     "                         (default auto)\n"
     "  --threads N            intra-op threads (default: one per core)\n"
@@ -89,6 +92,9 @@ constexpr const char* kBenchHelp =
     "  --optimization L    none | basic | all (default all); a list such as none,all times\n"
     "                      one session per level in alternating runs and prints the speed-ups\n"
     "  --kernels K         auto | reference (default auto)\n"
+    "  --precision P       fp32 (default) | bf16: bfloat16 operands in convolutions and matrix\n"
+    "                      products (AVX512-BF16 or AMX); prints each output's difference from "
+    "fp32\n"
     "  --conv-algorithm A  auto | direct (default auto: Winograd for 3x3 convolutions where\n"
     "                      faster)\n"
     "  --profile FILE      time every step of the timed runs: write them to FILE as Chrome\n"
@@ -194,7 +200,42 @@ StatusOr<SessionOptions> ParseSessionOptions(const Args& a) {
       return InvalidArgument("--conv-algorithm must be auto or direct; got '", c, "'");
     o.winograd = c == "auto";
   }
+  if (a.has("precision")) {
+    const std::string p = a.get("precision");
+    if (p != "fp32" && p != "bf16")
+      return InvalidArgument("--precision must be fp32 or bf16; got '", p, "'");
+    o.bf16 = p == "bf16";
+  }
   return o;
+}
+
+// With --precision bf16: each float output's largest difference from a float32 session of the
+// same model on the same feeds, relative to the float32 output's largest magnitude.
+StatusOr<std::vector<std::pair<std::string, double>>> Bf16Differences(const std::string& model,
+                                                                      SessionOptions opts,
+                                                                      const NamedValues& feeds,
+                                                                      const NamedValues& outs) {
+  opts.bf16 = false;
+  ONYX_ASSIGN_OR_RETURN(Session fp32, Session::Create(model, opts));
+  NamedValues want;
+  ONYX_RETURN_IF_ERROR(fp32.Run(feeds, {}, &want));
+  std::vector<std::pair<std::string, double>> diffs;
+  for (size_t i = 0; i < outs.size() && i < want.size(); ++i) {
+    const Value& g = outs[i].second;
+    const Value& w = want[i].second;
+    if (!g.is_tensor() || !w.is_tensor() || g.tensor().dtype() != DType::kFloat ||
+        w.tensor().dtype() != DType::kFloat || g.tensor().numel() != w.tensor().numel())
+      continue;
+    const float* gd = g.tensor().data<float>();
+    const float* wd = w.tensor().data<float>();
+    double diff = 0, scale = 0;
+    for (int64_t k = 0; k < w.tensor().numel(); ++k) {
+      diff = std::max(diff, std::fabs(static_cast<double>(gd[k]) - wd[k]));
+      scale = std::max(scale, std::fabs(static_cast<double>(wd[k])));
+    }
+    diffs.push_back({outs[i].first, scale > 0 ? diff / scale : diff});
+  }
+  return diffs;
 }
 
 bool EnsureDir(const std::string& d) {
@@ -231,9 +272,10 @@ void PrintTop(const Value& v, int k) {
 }
 
 int RunMain(int argc, char** argv) {
-  auto a = ParseArgs(argc, argv, 2, {},
-                     {"input", "output-dir", "dump-dir", "optimization", "threads", "kernels",
-                      "conv-algorithm", "generate", "shape", "top", "repeat", "timeout-ms"});
+  auto a = ParseArgs(
+      argc, argv, 2, {},
+      {"input", "output-dir", "dump-dir", "optimization", "threads", "kernels", "conv-algorithm",
+       "generate", "shape", "top", "repeat", "timeout-ms", "precision"});
   if (!a.ok()) return Fail("run", a.status());
   if (a->positional.empty())
     return Fail("run", InvalidArgument("missing MODEL (see onyx run --help)"));
@@ -334,6 +376,14 @@ int RunMain(int argc, char** argv) {
   const int threads = session->intra_op_threads();
   std::printf("latency: %.3f ms (median of %d run%s, %d thread%s)\n", Median(times), *repeat,
               *repeat == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
+  if (opts->bf16) {
+    auto diffs = Bf16Differences(a->positional[0], *opts, feeds, outs);
+    if (!diffs.ok()) return Fail("run", diffs.status());
+    for (const auto& [name, d] : *diffs)
+      std::printf(
+          "bf16 vs fp32: output '%s': max difference %.3g (relative to its largest value)\n",
+          name.c_str(), d);
+  }
   return 0;
 }
 
@@ -587,7 +637,7 @@ int BenchShapes(const Args& a) {
 int BenchMain(int argc, char** argv) {
   auto a = ParseArgs(argc, argv, 2, {"json", "zip"},
                      {"threads", "warmup", "runs", "optimization", "shape", "kernels", "profile",
-                      "conv-algorithm", "pause-ms", "shapes"});
+                      "conv-algorithm", "pause-ms", "shapes", "precision"});
   if (!a.ok()) return Fail("bench", a.status());
   if (a->positional.size() != 1)
     return Fail("bench", InvalidArgument("expected exactly one MODEL (see onyx bench --help)"));
@@ -651,6 +701,12 @@ int BenchMain(int argc, char** argv) {
   const double med = Median(times), p90 = Percentile(times, 0.9);
   const double mn = *std::min_element(times.begin(), times.end());
   const std::string name = planner::JsonEscape(session->model_name());
+  std::vector<std::pair<std::string, double>> bf16_diffs;
+  if (opts->bf16) {
+    auto diffs = Bf16Differences(a->positional[0], *opts, *feeds, outs);
+    if (!diffs.ok()) return Fail("bench", diffs.status());
+    bf16_diffs = *diffs;
+  }
   // Runs by the thread count they got (SessionOptions::adapt_threads), warm-up included.
   std::string by_threads, by_threads_json;
   for (const auto& [t, n] : session->runs_by_threads()) {
@@ -663,6 +719,13 @@ int BenchMain(int argc, char** argv) {
         "\"min_ms\": %.4f, \"session_create_ms\": %.3f, \"runs_by_threads\": {%s}",
         name.c_str(), session->intra_op_threads(), *runs, med, p90, mn, create_ms,
         by_threads_json.c_str());
+    if (opts->bf16) {
+      std::printf(", \"bf16_max_rel_diff\": {");
+      for (size_t i = 0; i < bf16_diffs.size(); ++i)
+        std::printf("%s\"%s\": %.6g", i ? ", " : "",
+                    planner::JsonEscape(bf16_diffs[i].first).c_str(), bf16_diffs[i].second);
+      std::printf("}");
+    }
     if (!profile_path.empty()) {
       const double kernel_ms = profile.KernelMs();
       std::printf(", \"profile\": [");
@@ -680,6 +743,10 @@ int BenchMain(int argc, char** argv) {
   } else {
     std::printf("%s: session create %.1f ms; %d runs: median %.3f ms, p90 %.3f ms, min %.3f ms\n",
                 session->model_name().c_str(), create_ms, *runs, med, p90, mn);
+    for (const auto& [out, d] : bf16_diffs)
+      std::printf(
+          "bf16 vs fp32: output '%s': max difference %.3g (relative to its largest value)\n",
+          out.c_str(), d);
     if (session->intra_op_threads() > 1)
       std::printf("runs by threads (warm-up included): %s\n", by_threads.c_str());
     if (!profile_path.empty()) {

@@ -15,6 +15,11 @@ namespace {
 using dnnl::memory;
 using Tag = memory::format_tag;
 
+// Plain (N, C, spatial...) tag for a tensor of this rank.
+Tag PlainTag(size_t rank) {
+  return rank == 3 ? Tag::ncw : rank == 4 ? Tag::nchw : Tag::ncdhw;
+}
+
 // Channels-last tag for a logical (N, C, spatial...) tensor of this rank.
 Tag ChannelsLastTag(size_t rank) {
   return rank == 3 ? Tag::nwc : rank == 4 ? Tag::nhwc : Tag::ndhwc;
@@ -69,6 +74,11 @@ class ConvOnednn : public Kernel {
       memory src = ThreadMemory(keys_[kSrc], src_md_, x.raw_data());
       memory dst = ThreadMemory(keys_[kDst], dst_md_, y.raw_data());
       memory user_dst = dst;
+      if (bf16_) {  // float32 activations converted to the primitive's bfloat16 source
+        memory converted = ThreadBuffer(ThreadBufferUse::kSource, bf16_src_md_, keys_[kBf16Src]);
+        Execute(bf16_reorder_, stream, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, converted}});
+        src = converted;
+      }
       if (winograd_) {  // Winograd runs on nChw16c: reorder in and out around it
         memory blocked_src =
             ThreadBuffer(ThreadBufferUse::kSource, blocked_src_md_, keys_[kBlockedSrc]);
@@ -136,7 +146,13 @@ class ConvOnednn : public Kernel {
       src_md_ = cl ? memory::desc(ToDims(xl), f32, ChannelsLastTag(rank)) : PlainDesc(xl);
       dst_md_ = cl ? memory::desc(ToDims(yl), f32, ChannelsLastTag(rank)) : PlainDesc(yl);
       user_wei_md_ = PlainDesc(wd);
-      const memory::desc any_wei(ToDims(wd), f32, Tag::any);
+      bf16_ = info.bf16;
+      if (bf16_ && !CpuHasBf16())
+        return node.Invalid(
+            "bf16 precision needs a CPU with AVX512-BF16 or AMX; this one has "
+            "neither (SessionOptions::bf16)");
+      const auto wt = bf16_ ? memory::data_type::bf16 : f32;
+      const memory::desc any_wei(ToDims(wd), wt, Tag::any);
       bias_md_ = PlainDesc({m});
       dnnl::post_ops ops;
       // The residual as a sum post-op (Y already holds Z): with a binary add oneDNN 2.6 falls
@@ -156,7 +172,7 @@ class ConvOnednn : public Kernel {
         return dnnl::convolution_forward::primitive_desc(desc, attr, eng);
       };
       dnnl::convolution_forward::primitive_desc pd;
-      if (info.winograd && !has_residual_ && WinogradPays(xl, yl, w_shape_, g, group)) {
+      if (info.winograd && !bf16_ && !has_residual_ && WinogradPays(xl, yl, w_shape_, g, group)) {
         try {  // oneDNN's Winograd kernels need AVX-512 and the nChw16c layout
           blocked_src_md_ = memory::desc(ToDims(xl), f32, Tag::nChw16c);
           blocked_dst_md_ = memory::desc(ToDims(yl), f32, Tag::nChw16c);
@@ -177,7 +193,18 @@ class ConvOnednn : public Kernel {
           winograd_ = false;
         }
       }
-      if (!winograd_) pd = make_pd(dnnl::algorithm::convolution_direct, src_md_, dst_md_);
+      if (bf16_) {
+        bf16_src_md_ = memory::desc(ToDims(xl), memory::data_type::bf16,
+                                    cl ? ChannelsLastTag(rank) : PlainTag(rank));
+        pd = make_pd(dnnl::algorithm::convolution_direct, bf16_src_md_, dst_md_);
+        const dnnl::reorder::primitive_desc to_bf16(eng, src_md_, eng, bf16_src_md_,
+                                                    ScratchpadAttr());
+        if (to_bf16.scratchpad_desc().get_size() != 0)
+          return node.NotSupported("oneDNN's bfloat16 conversion needs a scratchpad");
+        bf16_reorder_ = dnnl::reorder(to_bf16);
+      } else if (!winograd_) {
+        pd = make_pd(dnnl::algorithm::convolution_direct, src_md_, dst_md_);
+      }
       wei_md_ = pd.weights_desc();
       scratch_md_ = pd.scratchpad_desc();
       prim_ = dnnl::convolution_forward(pd);
@@ -193,6 +220,9 @@ class ConvOnednn : public Kernel {
 
   int threads_ = 1;
   bool winograd_ = false;  // run as reorder to nChw16c, Winograd, reorder back
+  bool bf16_ = false;      // bfloat16 source and weights (SessionOptions::bf16)
+  memory::desc bf16_src_md_;
+  dnnl::reorder bf16_reorder_;
   memory::desc blocked_src_md_, blocked_dst_md_;
   dnnl::reorder src_reorder_, dst_reorder_;
   Shape x_shape_, w_shape_, y_shape_;
@@ -200,7 +230,7 @@ class ConvOnednn : public Kernel {
   memory::desc src_md_, dst_md_, user_wei_md_, wei_md_, bias_md_, scratch_md_;
   memory packed_weights_;                       // null when the weights are not constant
   std::shared_ptr<const memory> packed_owner_;  // keeps the shared packed weights
-  enum MemoryArg { kSrc, kDst, kBlockedSrc, kBlockedDst, kScratch, kBias };
+  enum MemoryArg { kSrc, kDst, kBlockedSrc, kBlockedDst, kScratch, kBias, kBf16Src };
   MemoryKeys keys_;
   dnnl::convolution_forward prim_;
 };

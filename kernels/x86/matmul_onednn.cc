@@ -307,6 +307,11 @@ class MatMulOnednn : public Kernel {
       Tensor y = ctx.Output(0, DType::kFloat, g_.y_shape);
       memory src = ThreadMemory(keys_[kSrc], src_md_, a.raw_data());
       memory dst = ThreadMemory(keys_[kDst], dst_md_, y.raw_data());
+      if (bf16_) {  // float32 A converted to the primitive's bfloat16 source
+        memory converted = ThreadBuffer(ThreadBufferUse::kSource, bf16_src_md_, keys_[kBf16Src]);
+        Execute(bf16_reorder_, stream, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, converted}});
+        src = converted;
+      }
       memory wei = packed_b_;
       if (!wei) {
         wei = user_b_md_ == wei_md_ ? ThreadMemory(keys_[kWeights], user_b_md_, b.raw_data())
@@ -539,8 +544,29 @@ class MatMulOnednn : public Kernel {
       user_b_md_ = MatrixDesc(g_.b, g_.trans_b);
       std::vector<int64_t> b_logical = g_.b;
       if (g_.trans_b) std::swap(b_logical[b_logical.size() - 1], b_logical[b_logical.size() - 2]);
+      // bfloat16 operands (SessionOptions::bf16) for products of a known shape with a constant B
+      // and A not transposed; the others stay float32.
+      if (info.bf16 && !CpuHasBf16())
+        return node.Invalid(
+            "bf16 precision needs a CPU with AVX512-BF16 or AMX; this one has "
+            "neither (SessionOptions::bf16)");
+      bf16_ = info.bf16 && const_b && !g_.dynamic_rows && !g_.trans_a && a_dims.size() <= 4;
+      const auto bt = bf16_ ? memory::data_type::bf16 : f32;
       const memory::desc wei_any =
-          const_b ? memory::desc(ToDims(b_logical), f32, memory::format_tag::any) : user_b_md_;
+          const_b ? memory::desc(ToDims(b_logical), bt, memory::format_tag::any) : user_b_md_;
+      memory::desc pd_src = src_md_;
+      if (bf16_) {
+        const memory::format_tag plain[] = {memory::format_tag::a, memory::format_tag::ab,
+                                            memory::format_tag::abc, memory::format_tag::abcd};
+        bf16_src_md_ =
+            memory::desc(ToDims(a_dims), memory::data_type::bf16, plain[a_dims.size() - 1]);
+        pd_src = bf16_src_md_;
+        const dnnl::reorder::primitive_desc to_bf16(eng, src_md_, eng, bf16_src_md_,
+                                                    ScratchpadAttr());
+        if (to_bf16.scratchpad_desc().get_size() != 0)
+          return node.NotSupported("oneDNN's bfloat16 conversion needs a scratchpad");
+        bf16_reorder_ = dnnl::reorder(to_bf16);
+      }
       dst_md_ = PlainDesc(y_dims);
       if (g_.c_input >= 0) {
         std::vector<int64_t> cd = g_.c;
@@ -555,7 +581,7 @@ class MatMulOnednn : public Kernel {
       native_bias_ = g_.c_input >= 0 && c_row && g_.alpha == 1.f;
       ONYX_ASSIGN_OR_RETURN(dnnl::primitive_attr attr, MakeAttr(node, dst_md_));
       SetOmpThreads(threads_);
-      const dnnl::matmul::desc desc = Desc(src_md_, wei_any, dst_md_);
+      const dnnl::matmul::desc desc = Desc(pd_src, wei_any, dst_md_);
       dnnl::matmul::primitive_desc pd(desc, attr, eng);
       wei_md_ = pd.weights_desc();
       scratch_md_ = pd.scratchpad_desc();
@@ -568,7 +594,7 @@ class MatMulOnednn : public Kernel {
       // Rows read the packed B directly (RunGemv), when it is a plain [K, N] product with at most
       // a bias along the rows added and an activation that parses (no batch of B, A not
       // transposed).
-      gemv_ = const_b && g_.a.size() == 2 && g_.b.size() == 2 && !g_.trans_a &&
+      gemv_ = const_b && !bf16_ && g_.a.size() == 2 && g_.b.size() == 2 && !g_.trans_a &&
               (g_.c_input < 0 || c_row) && PanelActivation(node, &act_) &&
               ColumnPanels(wei_md_, &panel_, &panel_stride_);
       if (const_c && g_.beta != 1.f) {  // fold beta into a private copy of constant C
@@ -588,6 +614,9 @@ class MatMulOnednn : public Kernel {
   int threads_ = 1;
   Shape a_shape_, b_shape_;
   memory::desc src_md_, user_b_md_, wei_md_, dst_md_, c_md_, scratch_md_;
+  bool bf16_ = false;  // bfloat16 A and B (SessionOptions::bf16): A converted per run
+  memory::desc bf16_src_md_;
+  dnnl::reorder bf16_reorder_;
   // Unknown rows: a primitive per row count seen, least recently used first out.
   struct RowsPrimitive {
     dnnl::matmul prim;
@@ -599,7 +628,7 @@ class MatMulOnednn : public Kernel {
   static constexpr size_t kMaxRowCounts = kRowBlock;
   RecentlyUsed<int64_t, RowsPrimitive> by_rows_{kMaxRowCounts};
   RecentlyUsed<int64_t, int> seen_rows_{kMaxRowCounts};  // calls' row counts seen
-  enum MemoryArg { kSrc, kDst, kWeights, kScratch, kC, kZ };
+  enum MemoryArg { kSrc, kDst, kWeights, kScratch, kC, kZ, kBf16Src };
   MemoryKeys keys_;
   memory packed_b_, scaled_c_;
   bool native_bias_ = false;  // C is oneDNN's bias argument, not a binary post-op

@@ -43,6 +43,11 @@ void SetOmpThreads(int threads) {
   if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
 }
 
+bool CpuHasBf16() {
+  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+  return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+}
+
 dnnl::primitive_attr ScratchpadAttr() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

@@ -23,6 +23,9 @@ namespace onyx::kernels::x86 {
 // The process-wide CPU engine (oneDNN engines are thread-safe to share).
 dnnl::engine& CpuEngine();
 
+// Whether oneDNN computes bfloat16 natively here (AVX512-BF16 or AMX), for SessionOptions::bf16.
+bool CpuHasBf16();
+
 // oneDNN 2.6 on Debian threads with GNU OpenMP: its team size follows the calling thread's
 // nthreads-var, so each kernel sets it before creating and before executing a primitive.
 void SetOmpThreads(int threads);

@@ -48,6 +48,7 @@ class Session:
         max_shape_plan_bytes: int = 0,
         specialize_after_runs: int = 0,
         adapt_threads: bool = True,
+        precision: str = "fp32",
     ) -> None: ...
     def inputs(self) -> List[Dict[str, Any]]:
         """Every graph input: {'name', 'type', 'shape', 'onyx_type'} (initializer-backed included)."""

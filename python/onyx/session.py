@@ -155,6 +155,7 @@ class InferenceSession:
             max_shape_plan_bytes=cache_limit(options, "max_shape_plan_bytes"),
             specialize_after_runs=cache_limit(options, "specialize_after_runs"),
             adapt_threads=bool(options.adapt_threads),
+            precision=str(getattr(options, "precision", "fp32")),
         )
         required = set(self._sess.required_inputs())
         inputs = self._sess.inputs()

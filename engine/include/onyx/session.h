@@ -40,6 +40,11 @@ struct SessionOptions {
   // a few times those of direct summation (relative 1e-6 instead of 1e-7 on typical CNNs).
   // false: direct convolution only.
   bool winograd = true;
+  // Precision of convolutions and matrix products: float32 (the default, exact as always), or
+  // bfloat16 operands with float32 accumulation and outputs, where the CPU computes bfloat16
+  // natively (AVX512-BF16 or AMX; elsewhere session creation fails). About 3 significant digits
+  // per operand: outputs differ from float32 by ~1e-2 relative (docs/quantization.md).
+  bool bf16 = false;
   // Let a run use fewer than intra_op_threads threads when recent runs of its plan finished
   // sooner that way: on a host whose other processes hold cores, a parallel region waits for
   // descheduled workers (docs/threading.md). Runs now and then try a neighbouring count of

@@ -5,6 +5,7 @@
         [--peers ort,openvino] [--load N] [--runs 20] [--warmup 3] [--block 5] [--gap-ms 50]
         [--json bench/results/compare.json] [--png bench/results/compare.png]
     .venv/bin/python bench/compare.py --int8 [--top1 20]   (or --models resnet50_qdq,bert_base_dynamic)
+    .venv/bin/python bench/compare.py --models resnet50,bert_base --bf16   (onyx bf16 beside fp32)
 
 For each model and thread count every engine runs in this process, alternating in blocks of
 `--block` back-to-back runs (the order rotates every block; one untimed run starts each block
@@ -104,6 +105,8 @@ def make_session(engine, path, threads):
     if hasattr(onyx, "SessionOptions"):
         so = onyx.SessionOptions()
         so.intra_op_num_threads = threads
+        if engine == "onyx-bf16":  # onyx with SessionOptions.precision = "bf16" (--bf16)
+            so.precision = "bf16"
         return onyx.InferenceSession(path, so)
     return onyx.InferenceSession(path, intra_op_threads=threads)
 
@@ -324,7 +327,7 @@ def int8_accuracy(name, path, src_path, threads, outs, top1, progress):
     return acc
 
 
-PEER_NAMES = {"ort": "ORT", "openvino": "OpenVINO"}
+PEER_NAMES = {"ort": "ORT", "openvino": "OpenVINO", "onyx-bf16": "bf16"}
 
 
 class BackgroundLoad:
@@ -549,15 +552,20 @@ def main():
                     help="skip the session-creation and memory subprocesses")
     ap.add_argument("--peers", default="ort",
                     help="engines to compare with: ort, openvino or both (default ort)")
+    ap.add_argument("--bf16", action="store_true",
+                    help="also time onyx with precision bf16 (the 'bf16' columns: its ms and "
+                         "bf16/onyx = bf16 ms / fp32 ms; its max rel diff to fp32 in the JSON)")
     ap.add_argument("--load", type=int, default=0,
                     help="keep N cores busy with spinning processes while timing (default 0)")
     ap.add_argument("--load-seconds", type=float, default=3600,
                     help="each load process ends by itself after this long (default 3600)")
     args = ap.parse_args()
     peers = tuple(p for p in args.peers.split(",") if p)
-    bad = [p for p in peers if p not in PEER_NAMES]
+    bad = [p for p in peers if p not in PEER_NAMES or p == "onyx-bf16"]
     if bad or not peers:
         ap.error(f"--peers takes ort and/or openvino, got '{args.peers}'")
+    if args.bf16:
+        peers += ("onyx-bf16",)
     if "openvino" in peers:
         try:
             import openvino  # noqa: F401

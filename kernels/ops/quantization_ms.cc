@@ -494,18 +494,36 @@ Status InferQLinearAveragePool(InferContext& ctx) {
   return Status::Ok();
 }
 
+// A quantized pool's operands (QLinearAveragePool, QLinearGlobalAveragePool): X of rank >= 3,
+// its and Y's scale and zero point, and the layout.
+struct QuantizedPool {
+  const Tensor* x = nullptr;
+  QuantParams qx, qy;
+  bool channels_last = false;
+};
+
+StatusOr<QuantizedPool> ReadQuantizedPool(KernelContext& ctx) {
+  const NodeView& node = ctx.node();
+  ONYX_RETURN_IF_ERROR(CheckTensorInputs(ctx));
+  QuantizedPool p;
+  ONYX_ASSIGN_OR_RETURN(p.channels_last, ParseChannelsLast(node));
+  ONYX_ASSIGN_OR_RETURN(p.x, QuantizedInput(ctx, 0, "X"));
+  ONYX_ASSIGN_OR_RETURN(p.qx, ReadQuant(ctx, 1, "x_scale", 2, p.x->dtype()));
+  ONYX_ASSIGN_OR_RETURN(p.qy, ReadQuant(ctx, 3, "y_scale", 4, p.x->dtype()));
+  if (p.x->rank() < 3) {
+    return node.Invalid(DescribeInput(node, 0), " has shape ", ShapeToString(p.x->shape()),
+                        "; expected [N, C, spatial...] or [N, spatial..., C] (rank >= 3)");
+  }
+  return p;
+}
+
 // Dequantize → onyx's float AveragePool → Quantize, which is how the contrib schema defines it.
 Status QLinearAveragePoolKernel(KernelContext& ctx) {
   const NodeView& node = ctx.node();
-  ONYX_RETURN_IF_ERROR(CheckTensorInputs(ctx));
-  ONYX_ASSIGN_OR_RETURN(const bool channels_last, ParseChannelsLast(node));
-  ONYX_ASSIGN_OR_RETURN(const Tensor* x, QuantizedInput(ctx, 0, "X"));
-  ONYX_ASSIGN_OR_RETURN(QuantParams qx, ReadQuant(ctx, 1, "x_scale", 2, x->dtype()));
-  ONYX_ASSIGN_OR_RETURN(QuantParams qy, ReadQuant(ctx, 3, "y_scale", 4, x->dtype()));
-  if (x->rank() < 3) {
-    return node.Invalid(DescribeInput(node, 0), " has shape ", ShapeToString(x->shape()),
-                        "; expected [N, C, spatial...] or [N, spatial..., C] (rank >= 3)");
-  }
+  ONYX_ASSIGN_OR_RETURN(const QuantizedPool pool, ReadQuantizedPool(ctx));
+  const Tensor* x = pool.x;
+  const bool channels_last = pool.channels_last;
+  const QuantParams qx = pool.qx, qy = pool.qy;
   // Y's shape first, so its size is checked before anything is pooled.
   const Shape first_dims = ChannelsFirstDims(x->shape(), channels_last);
   ONYX_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, node.RequiredInts("kernel_shape"));
@@ -557,15 +575,10 @@ Status InferQLinearGlobalAveragePool(InferContext& ctx) {
 
 Status QLinearGlobalAveragePoolKernel(KernelContext& ctx) {
   const NodeView& node = ctx.node();
-  ONYX_RETURN_IF_ERROR(CheckTensorInputs(ctx));
-  ONYX_ASSIGN_OR_RETURN(const bool channels_last, ParseChannelsLast(node));
-  ONYX_ASSIGN_OR_RETURN(const Tensor* x, QuantizedInput(ctx, 0, "X"));
-  ONYX_ASSIGN_OR_RETURN(QuantParams qx, ReadQuant(ctx, 1, "x_scale", 2, x->dtype()));
-  ONYX_ASSIGN_OR_RETURN(QuantParams qy, ReadQuant(ctx, 3, "y_scale", 4, x->dtype()));
-  if (x->rank() < 3) {
-    return node.Invalid(DescribeInput(node, 0), " has shape ", ShapeToString(x->shape()),
-                        "; expected [N, C, spatial...] or [N, spatial..., C] (rank >= 3)");
-  }
+  ONYX_ASSIGN_OR_RETURN(const QuantizedPool pool, ReadQuantizedPool(ctx));
+  const Tensor* x = pool.x;
+  const bool channels_last = pool.channels_last;
+  const QuantParams qx = pool.qx, qy = pool.qy;
   Shape out = x->shape();
   const int64_t first = channels_last ? 1 : 2;
   for (int64_t d = first; d < first + x->rank() - 2; ++d) out[d] = 1;

@@ -15,6 +15,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from qdq_models import quantize_qdq
 
 RNG = np.random.default_rng(5)
 
@@ -148,22 +149,8 @@ def float_block():
 
 @pytest.fixture(scope="module")
 def qdq_block(tmp_path_factory):
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-
     d = tmp_path_factory.mktemp("qdq")
-    fp32, qdq = str(d / "block.onnx"), str(d / "block_qdq.onnx")
-    onnx.save(float_block(), fp32)
-
-    class Reader(CalibrationDataReader):
-        def __init__(self):
-            self.feeds = iter([{"x": RNG.normal(0, 1, (1, 16, 20, 20)).astype(np.float32)} for _ in range(8)])
-
-        def get_next(self):
-            return next(self.feeds, None)
-
-    quantize_static(fp32, qdq, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
-    return fp32, qdq
+    return quantize_qdq(float_block(), str(d / "block.onnx"), str(d / "block_qdq.onnx"), (1, 16, 20, 20))
 
 
 def test_qdq_conv_islands_become_qlinearconv(qdq_block, onyx_cli):

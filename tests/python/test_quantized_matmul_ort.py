@@ -14,6 +14,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from qdq_models import quantize_qdq
 
 RNG = np.random.default_rng(11)
 K, N = 96, 40
@@ -160,23 +161,10 @@ def float_gemm_mlp():
 
 @pytest.fixture(scope="module", params=["matmul", "gemm"])
 def qdq_mlp(request, tmp_path_factory):
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-
     d = tmp_path_factory.mktemp("qdq")
-    fp32, q = str(d / "mlp.onnx"), str(d / "mlp_qdq.onnx")
-    onnx.save(float_mlp() if request.param == "matmul" else float_gemm_mlp(), fp32)
-    dims = (1, 9, 64) if request.param == "matmul" else (9, 64)
-
-    class Reader(CalibrationDataReader):
-        def __init__(self):
-            self.feeds = iter([{"x": RNG.normal(0, 1, dims).astype(np.float32)} for _ in range(4)])
-
-        def get_next(self):
-            return next(self.feeds, None)
-
-    quantize_static(fp32, q, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
-    return fp32, q
+    matmul = request.param == "matmul"
+    return quantize_qdq(float_mlp() if matmul else float_gemm_mlp(), str(d / "mlp.onnx"),
+                        str(d / "mlp_qdq.onnx"), (1, 9, 64) if matmul else (9, 64), samples=4)
 
 
 def test_qdq_matmuls_become_matmul_integer_to_float(qdq_mlp, onyx_cli):

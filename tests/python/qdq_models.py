@@ -1,0 +1,26 @@
+"""A float model quantized to QDQ by onnxruntime.quantization, as its users do it: static, per
+channel, uint8 activations and int8 weights, calibrated on a few seeded random inputs. Shared by the
+int8 tests (test_quantized_conv_ort.py, test_quantized_matmul_ort.py)."""
+import numpy as np
+import onnx
+
+
+def quantize_qdq(model, fp32_path, qdq_path, input_shape, seed=0, samples=8):
+    """Saves `model` to fp32_path and its QDQ form to qdq_path; returns both paths."""
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    onnx.save(model, fp32_path)
+    rng = np.random.default_rng(seed)
+    name = model.graph.input[0].name
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.feeds = iter([{name: rng.normal(0, 1, input_shape).astype(np.float32)}
+                               for _ in range(samples)])
+
+        def get_next(self):
+            return next(self.feeds, None)
+
+    quantize_static(fp32_path, qdq_path, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    return fp32_path, qdq_path

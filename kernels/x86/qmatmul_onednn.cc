@@ -98,11 +98,13 @@ class QuantizedMatMulOnednn : public Kernel {
     }
     Tensor y = ctx.Output(0, y_type_, y_shape);
     if (rows == 0) return Status::Ok();
-    // The int32 products go to Y's own buffer when it has 4-byte elements.
-    std::vector<int32_t> acc_buffer;
+    // The int32 products go to Y's own buffer when it has 4-byte elements, else to this
+    // thread's buffer (kept: a fresh one of this size is mapped and faulted in on every run).
+    thread_local std::vector<int32_t> acc_buffer;
     int32_t* acc = static_cast<int32_t*>(y.raw_data());
     if (DTypeSize(y_type_) != 4) {
-      acc_buffer.resize(static_cast<size_t>(rows * n_));
+      if (acc_buffer.size() < static_cast<size_t>(rows * n_))
+        acc_buffer.resize(static_cast<size_t>(rows * n_));
       acc = acc_buffer.data();
     }
     try {
@@ -151,17 +153,27 @@ class QuantizedMatMulOnednn : public Kernel {
           const float v = static_cast<float>(row[j] - off[j]) * mul[per_column ? j : 0];
           out[j] = bias ? v + bias[j] : v;
         }
+      } else if (yt == DType::kUInt8) {
+        uint8_t* out = static_cast<uint8_t*>(y) + r * n;
+        for (int64_t j = 0; j < n; ++j)
+          out[j] = static_cast<uint8_t>(Requantize(
+              static_cast<float>(row[j] - off[j]) * mul[per_column ? j : 0], lo, hi, zero));
       } else {
-        for (int64_t j = 0; j < n; ++j) {
-          const float v = static_cast<float>(row[j] - off[j]) * mul[per_column ? j : 0];
-          const float q = std::min(hi, std::max(lo, std::nearbyint(v) + zero));
-          if (yt == DType::kUInt8)
-            static_cast<uint8_t*>(y)[r * n + j] = static_cast<uint8_t>(q);
-          else
-            static_cast<int8_t*>(y)[r * n + j] = static_cast<int8_t>(q);
-        }
+        int8_t* out = static_cast<int8_t*>(y) + r * n;
+        for (int64_t j = 0; j < n; ++j)
+          out[j] = static_cast<int8_t>(Requantize(
+              static_cast<float>(row[j] - off[j]) * mul[per_column ? j : 0], lo, hi, zero));
       }
     }
+  }
+
+  // saturate(round_half_even(v) + zero) for a finite v, as int: v is clamped to the range first
+  // (the bounds are integers, so clamping and rounding commute) and rounded by adding and
+  // subtracting 1.5 * 2^23, exact for |v| <= 2^22, so that the loop vectorizes.
+  static int Requantize(float v, float lo, float hi, float zero) {
+    v = std::min(hi - zero, std::max(lo - zero, v));
+    const float rounded = (v + 12582912.f) - 12582912.f;
+    return static_cast<int>(rounded + zero);
   }
 
   static memory::data_type DnnlType(DType t) {

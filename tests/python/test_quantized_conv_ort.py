@@ -237,3 +237,74 @@ def test_nhwc_max_pool_reference_on_8bit(dtype, tmp_path):
     got = onyx.InferenceSession(paths[1], reference_kernels=True).run(
         None, {"x": np.ascontiguousarray(x.transpose(0, 2, 3, 1))})[0]
     np.testing.assert_array_equal(got, want.transpose(0, 2, 3, 1))
+
+
+def float_moving_ops():
+    """x [1, 8, 12, 12] -> Conv 3x3 (16) -> Relu -> MaxPool 2x2 -> Transpose to NHWC -> Reshape
+    [1, 576] -> MatMul [576, 10]: values only moved or selected between the Conv and the MatMul."""
+    inits = [numpy_helper.from_array(RNG.normal(0, 0.2, (16, 8, 3, 3)).astype(np.float32), "w"),
+             numpy_helper.from_array(RNG.normal(0, 0.1, 16).astype(np.float32), "b"),
+             numpy_helper.from_array(np.array([1, 576], np.int64), "shape"),
+             numpy_helper.from_array(RNG.normal(0, 0.1, (576, 10)).astype(np.float32), "m")]
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("MaxPool", ["r"], ["p"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Transpose", ["p"], ["t"], name="to_nhwc", perm=[0, 2, 3, 1]),
+             helper.make_node("Reshape", ["t", "shape"], ["f"], name="flatten"),
+             helper.make_node("MatMul", ["f", "m"], ["y"], name="fc")]
+    g = helper.make_graph(nodes, "moving", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 12, 12])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_qdq_moving_ops_run_on_8bit_values(tmp_path, onyx_cli):
+    """DQ -> MaxPool / Transpose / Reshape -> Q with the same scale and zero point: the op runs on
+    the uint8 values (Q(DQ(q)) = q), the pair around it goes, and the outputs stay ORT's."""
+    import onyx
+
+    fp32, qdq = quantize_qdq(float_moving_ops(), str(tmp_path / "m.onnx"), str(tmp_path / "m_qdq.onnx"),
+                             (1, 8, 12, 12))
+    p = subprocess.run([onyx_cli, "plan", qdq, "--json"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    plan = json.loads(p.stdout)
+    kinds = [f["kind"] for f in plan["fusions"]]
+    assert kinds.count("QdqMovingOp") == 3, kinds
+    # Left: the input's QuantizeLinear and the output's QuantizeLinear -> DequantizeLinear.
+    impls = [s["impl"] for s in plan["schedule"]]
+    assert impls.count("QuantizeLinear_f32_hwy") == 2 and impls.count("DequantizeLinear_f32_hwy") == 1, impls
+    x = RNG.normal(0, 1, (1, 8, 12, 12)).astype(np.float32)
+    want = ort.InferenceSession(qdq, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = onyx.InferenceSession(qdq).run(None, {"x": x})[0]
+    model = onnx.load(qdq)
+    out_dq = [n for n in model.graph.node if n.output[0] == model.graph.output[0].name][0]
+    step = [numpy_helper.to_array(i) for i in model.graph.initializer if i.name == out_dq.input[1]][0]
+    assert np.abs(got - want).max() <= step * 1.001
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_qdq_moving_op_only_with_the_same_scale_and_zero_point(same, tmp_path, onyx_cli):
+    """DQ(xq, 0.05, 10) -> Reshape -> Q(s, z): fused only when (s, z) is (0.05, 10); otherwise the
+    values are requantized as the model says. Both equal ORT's outputs exactly."""
+    import onyx
+
+    s, z = (0.05, 10) if same else (0.07, 3)
+    inits = [numpy_helper.from_array(np.array(0.05, np.float32), "s1"),
+             numpy_helper.from_array(np.array(10, np.uint8), "z1"),
+             numpy_helper.from_array(np.array(s, np.float32), "s2"),
+             numpy_helper.from_array(np.array(z, np.uint8), "z2"),
+             numpy_helper.from_array(np.array([6, 4], np.int64), "shape")]
+    nodes = [helper.make_node("DequantizeLinear", ["xq", "s1", "z1"], ["x"], name="dq"),
+             helper.make_node("Reshape", ["x", "shape"], ["r"], name="reshape"),
+             helper.make_node("QuantizeLinear", ["r", "s2", "z2"], ["y"], name="q")]
+    g = helper.make_graph(nodes, "mv", [helper.make_tensor_value_info("xq", TensorProto.UINT8, [2, 3, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
+    path = str(tmp_path / "mv.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
+    p = subprocess.run([onyx_cli, "plan", path, "--json"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    kinds = [f["kind"] for f in json.loads(p.stdout)["fusions"]]
+    assert kinds.count("QdqMovingOp") == (1 if same else 0), kinds
+    xq = RNG.integers(0, 256, (2, 3, 4)).astype(np.uint8)
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"xq": xq})[0]
+    got = onyx.InferenceSession(path).run(None, {"xq": xq})[0]
+    np.testing.assert_array_equal(got, want)

@@ -287,6 +287,28 @@ def max_abs_diff(a_list, b_list):
     return worst
 
 
+def output_steps(path):
+    """The quantization step of each graph output that a per-tensor DequantizeLinear with a constant
+    scale produces (its scale), else None (a float output such as a Softmax): the unit in which
+    int8 errors are counted."""
+    import onnx
+    from onnx import numpy_helper
+
+    g = onnx.load(path, load_external_data=False).graph
+    inits = {i.name: i for i in g.initializer}
+    producer = {o: n for n in g.node for o in n.output}
+    steps = []
+    for out in g.output:
+        n = producer.get(out.name)
+        step = None
+        if n is not None and n.op_type == "DequantizeLinear" and len(n.input) > 1 and n.input[1] in inits:
+            s = numpy_helper.to_array(inits[n.input[1]])
+            if s.size == 1:
+                step = float(s.reshape(()))
+        steps.append(step)
+    return steps
+
+
 def int8_accuracy(name, path, src_path, threads, outs, top1, progress):
     """Accuracy of an int8 model: onyx against ORT on it (max abs diff over every output, from the
     benchmark run's `outs`), beside ORT int8 against ORT on the fp32 source model (the error the
@@ -306,6 +328,15 @@ def int8_accuracy(name, path, src_path, threads, outs, top1, progress):
         acc["ort_int8_vs_fp32_max_abs_diff"] = max_abs_diff(outs["ort"], fp32)
     if "onyx" in outs and "ort" in outs:
         acc["onyx_vs_ort_max_abs_diff"] = max_abs_diff(outs["onyx"], outs["ort"])
+    # The same in quantization steps, over the outputs a DequantizeLinear produces (the largest).
+    steps = output_steps(path)
+    for key, a, b in (("onyx_vs_ort_steps", "onyx", "ort"), ("ort_int8_vs_fp32_steps", "ort", None)):
+        if a not in outs or (b and b not in outs):
+            continue
+        other = outs[b] if b else fp32
+        worst = [max_abs_diff([x], [y]) / st for x, y, st in zip(outs[a], other, steps) if st]
+        if worst:
+            acc[key] = max(worst)
     if top1 <= 0 or quantized.source(name) not in models.LIGHT + ["mobilenet_v2"]:
         return acc
     sessions = {"fp32": ref}
@@ -460,12 +491,14 @@ def print_accuracy(acc_rows):
     w = max([14] + [len(a["model"]) for a in acc_rows])
     top = any("top1_inputs" in a for a in acc_rows)
     head = (f"{'int8 model':{w}} {'thr':>3} {'onyx-ORT int8':>13} {'ORT int8-fp32':>13} "
-            f"{'ratio':>6} {'max |fp32|':>10}")
+            f"{'ratio':>6} {'max |fp32|':>10} {'in steps':>15}")
     if top:
         head += f" {'top1 onyx=ORT':>13} {'top1 ORT8=fp32':>14}"
     print()
     print("int8 accuracy: max abs diff over every output on the benchmark inputs; ratio = "
-          "onyx-ORT int8 / ORT int8-fp32 (below 1: onyx is within ORT's own int8-versus-fp32 error)")
+          "onyx-ORT int8 / ORT int8-fp32 (below 1: onyx is within ORT's own int8-versus-fp32 error);\n"
+          "in steps: the same two differences in quantization steps of the outputs a "
+          "DequantizeLinear gives (\"float out\": none does, e.g. a final Softmax)")
     print(head)
     print("-" * len(head))
     for a in acc_rows:
@@ -473,9 +506,11 @@ def print_accuracy(acc_rows):
         if "error" in a:
             print(f"{a['model']:{w}} {a['threads']:3d}  error: {a['error']}")
             continue
+        so, sq = a.get("onyx_vs_ort_steps"), a.get("ort_int8_vs_fp32_steps")
+        steps = f"{so:.1f} / {sq:.1f}" if so is not None and sq is not None else "float out"
         line = (f"{a['model']:{w}} {a['threads']:3d} {fmt(d, '13.3g', 'refused'):>13} "
                 f"{fmt(q, '13.3g'):>13} {fmt(d / q if d is not None and q else None, '6.2f'):>6} "
-                f"{fmt(a.get('fp32_max_abs'), '10.3g'):>10}")
+                f"{fmt(a.get('fp32_max_abs'), '10.3g'):>10} {steps:>15}")
         if top:
             n = a.get("top1_inputs")
             of = lambda v: "-" if v is None else f"{v:.0%} of {n}"  # noqa: E731

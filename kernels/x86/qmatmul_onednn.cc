@@ -77,6 +77,8 @@ class QuantizedMatMulOnednn : public Kernel {
     Shape y_shape = a.shape();
     y_shape.back() = n_;
     const int64_t rows = a.numel() / k_;
+    if (rows_ != DNNL_RUNTIME_DIM_VAL && rows != rows_)
+      return node.Fail("input 0 (A) has ", rows, " rows; the kernel was made for ", rows_);
     int32_t a_zero = 0;
     if (ops_.a_zero >= 0 && ctx.has_input(ops_.a_zero)) {
       const Tensor& z = ctx.input(ops_.a_zero);
@@ -110,12 +112,21 @@ class QuantizedMatMulOnednn : public Kernel {
     try {
       dnnl::stream& stream = ThreadStream();
       dnnl::engine& eng = CpuEngine();
-      const memory::desc src_md({rows, k_}, DnnlType(a_type_), memory::format_tag::ab);
-      const memory::desc dst_md({rows, n_}, memory::data_type::s32, memory::format_tag::ab);
+      // Rows fixed at plan time: this thread's memory objects (ThreadMemory); else made here.
+      memory src, dst;
+      if (rows_ != DNNL_RUNTIME_DIM_VAL) {
+        src = ThreadMemory(keys_[kSrc], src_md_, a.raw_data());
+        dst = ThreadMemory(keys_[kDst], dst_md_, acc);
+      } else {
+        const memory::desc src_md({rows, k_}, DnnlType(a_type_), memory::format_tag::ab);
+        const memory::desc dst_md({rows, n_}, memory::data_type::s32, memory::format_tag::ab);
+        src = memory(src_md, eng, const_cast<void*>(a.raw_data()));
+        dst = memory(dst_md, eng, acc);
+      }
       Execute(prim_, stream,
-              {{DNNL_ARG_SRC, memory(src_md, eng, const_cast<void*>(a.raw_data()))},
+              {{DNNL_ARG_SRC, src},
                {DNNL_ARG_WEIGHTS, packed_weights_},
-               {DNNL_ARG_DST, memory(dst_md, eng, acc)},
+               {DNNL_ARG_DST, dst},
                {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(scratch_md_, keys_[kScratch])}});
       stream.wait();
     } catch (const dnnl::error& e) {
@@ -229,7 +240,7 @@ class QuantizedMatMulOnednn : public Kernel {
     }
     // Rows known at plan time get a primitive made for them: oneDNN's blocked (brgemm, AMX)
     // kernels need them; with a run-time row count it falls back to a plain gemm.
-    int64_t rows = DNNL_RUNTIME_DIM_VAL;
+    int64_t& rows = rows_;
     if (types[0].shape_is_static()) {
       const Shape a = types[0].static_shape();
       rows = 1;
@@ -238,12 +249,12 @@ class QuantizedMatMulOnednn : public Kernel {
     }
     try {
       dnnl::engine& eng = CpuEngine();
-      const memory::desc src_md({rows, k_}, DnnlType(a_type_), memory::format_tag::ab);
+      src_md_ = memory::desc({rows, k_}, DnnlType(a_type_), memory::format_tag::ab);
       const memory::desc any_wei({k_, n_}, memory::data_type::s8, memory::format_tag::any);
-      const memory::desc dst_md({rows, n_}, memory::data_type::s32, memory::format_tag::ab);
+      dst_md_ = memory::desc({rows, n_}, memory::data_type::s32, memory::format_tag::ab);
       const dnnl::primitive_attr attr = ScratchpadAttr();
       SetOmpThreads(threads_);
-      const dnnl::matmul::desc desc(src_md, any_wei, dst_md);
+      const dnnl::matmul::desc desc(src_md_, any_wei, dst_md_);
       const dnnl::matmul::primitive_desc pd(desc, attr, eng);
       const std::string impl = pd.impl_info_str();
       if (impl.find("ref") != std::string::npos)
@@ -279,7 +290,9 @@ class QuantizedMatMulOnednn : public Kernel {
   memory::desc scratch_md_;
   memory packed_weights_;
   std::shared_ptr<const memory> packed_owner_;
-  enum MemoryArg { kScratch };
+  int64_t rows_ = DNNL_RUNTIME_DIM_VAL;  // A's rows when known at plan time
+  memory::desc src_md_, dst_md_;         // for those rows
+  enum MemoryArg { kScratch, kSrc, kDst };
   MemoryKeys keys_;
   dnnl::matmul prim_;
 };

@@ -52,6 +52,10 @@ std::vector<double> TensorToDoubles(const Tensor& t);
 inline double ElementAsDouble(const Tensor& t, int64_t i) {
   return LoadAsDouble(t.dtype(), t.raw_data(), i);
 }
+// uint8 or int8: the element types of quantized activations and weights.
+inline bool Is8BitInt(DType t) {
+  return t == DType::kUInt8 || t == DType::kInt8;
+}
 // Copies n elements from src[src_off..] to dst[dst_off..]; both of dtype t (strings deep-copied).
 void CopyElements(DType t, const void* src, int64_t src_off, void* dst, int64_t dst_off, int64_t n);
 // Makes a 1-D int64 tensor.

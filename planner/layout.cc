@@ -9,6 +9,7 @@
 #include <set>
 
 #include "kernels/node_view.h"
+#include "kernels/op_helpers.h"
 
 namespace onyx::planner {
 namespace {
@@ -45,8 +46,7 @@ bool IsStatic4dFloat(const TypeInfo& t) {
   return t.is_tensor() && t.elem == DType::kFloat && t.shape_is_static() && t.rank() == 4;
 }
 bool IsStatic4d8Bit(const TypeInfo& t) {
-  return t.is_tensor() && (t.elem == DType::kUInt8 || t.elem == DType::kInt8) &&
-         t.shape_is_static() && t.rank() == 4;
+  return t.is_tensor() && kernels::Is8BitInt(t.elem) && t.shape_is_static() && t.rank() == 4;
 }
 
 // QuantizeLinear / DequantizeLinear with one scale and zero point: elementwise between the

@@ -213,7 +213,7 @@ Status SupportsQuantize(const NodeView& node, const std::vector<TypeInfo>& types
     if (!types[2].is_tensor()) return Unsupported("input 2 is not a tensor");
     out = types[2].elem;
   }
-  if (out != DType::kUInt8 && out != DType::kInt8) return Unsupported("y is not uint8 or int8");
+  if (!Is8BitInt(out)) return Unsupported("y is not uint8 or int8");
   if (node.attr_int("block_size", 0) != 0) return Unsupported("blocked quantization");
   const int64_t precision = node.attr_int("precision", 0);
   if (precision != 0 && static_cast<DType>(precision) != DType::kFloat)

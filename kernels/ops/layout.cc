@@ -38,8 +38,7 @@ Status InferNhwcQLinearConv(InferContext& ctx) {
   const TypeInfo& x = ctx.input_type(0);
   const TypeInfo& w = ctx.input_type(3);
   const TypeInfo& yz = ctx.input_type(7);
-  if (!x.is_tensor() || (x.elem != DType::kUInt8 && x.elem != DType::kInt8) || !yz.is_tensor() ||
-      (yz.elem != DType::kUInt8 && yz.elem != DType::kInt8))
+  if (!x.is_tensor() || !Is8BitInt(x.elem) || !yz.is_tensor() || !Is8BitInt(yz.elem))
     return ctx.node().Invalid("inputs 0 (x) and 7 (y_zero_point) must be 8-bit tensors");
   if (!w.shape_is_static() || w.rank() < 3) {
     ctx.SetOutputType(0, TypeInfo::Tensor(yz.elem));
@@ -71,7 +70,7 @@ Status InferSameFloat(InferContext& ctx) {
 Status InferNhwcPool(InferContext& ctx) {
   // NhwcMaxPool also takes 8-bit values (quantized models), keeping their type.
   const DType t = ctx.input_type(0).elem;
-  const bool int8 = t == DType::kUInt8 || t == DType::kInt8;
+  const bool int8 = Is8BitInt(t);
   return InferChannelsLast(ctx, ctx.node().attr_ints("kernel_shape"), -1, true,
                            int8 && ctx.node().op_type() == "NhwcMaxPool" ? t : DType::kFloat);
 }

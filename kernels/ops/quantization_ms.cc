@@ -176,7 +176,7 @@ StatusOr<const Tensor*> QuantizedInput(KernelContext& ctx, int i, const char* wh
   const NodeView& node = ctx.node();
   if (!ctx.has_input(i)) return node.Invalid("input ", i, " (", what, ") is required");
   const Tensor& t = ctx.input(i);
-  if (t.dtype() != DType::kUInt8 && t.dtype() != DType::kInt8) {
+  if (!Is8BitInt(t.dtype())) {
     return node.NotSupported(DescribeInput(node, i), " has type ", DTypeName(t.dtype()),
                              "; expected uint8 or int8");
   }

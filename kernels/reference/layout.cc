@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/op_helpers.h"
 #include "kernels/reference/conv_pool.h"
 #include "kernels/reference/fused.h"
 #include "kernels/reference/normalization.h"
@@ -224,7 +225,7 @@ Status NhwcMaxPool8Bit(KernelContext& ctx, const Tensor& x) {
 Status NhwcPool(KernelContext& ctx, bool max) {
   const NodeView& node = ctx.node();
   const Tensor& x = ctx.input(0);
-  const bool int8 = x.dtype() == DType::kUInt8 || x.dtype() == DType::kInt8;
+  const bool int8 = Is8BitInt(x.dtype());
   if (max && int8 && x.rank() >= 3) return NhwcMaxPool8Bit(ctx, x);
   ONYX_RETURN_IF_ERROR(CheckChannelsLast(node, x));
   const std::vector<int64_t> xl = Logical(x.shape());

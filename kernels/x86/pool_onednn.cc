@@ -36,7 +36,7 @@ Status Resolve(const NodeView& node, const std::vector<TypeInfo>& types, PoolGeo
   // 8-bit values (quantized models) only for max pooling: a maximum is exact in any type, an
   // average would round differently from the reference.
   const DType t = types[0].elem;
-  if (t != DType::kFloat && !((t == DType::kUInt8 || t == DType::kInt8) && IsMax(node)))
+  if (t != DType::kFloat && !(Is8BitInt(t) && IsMax(node)))
     return node.NotSupported("needs float32 input (uint8 or int8 for max pooling)");
   const Shape s = types[0].static_shape();
   if (s.size() < 3 || s.size() > 5) return node.NotSupported("needs 1- to 3-D spatial input");

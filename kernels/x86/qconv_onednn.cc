@@ -24,10 +24,6 @@ using Tag = memory::format_tag;
 // QLinearConv's inputs.
 enum Input { kX, kXScale, kXZero, kW, kWScale, kWZero, kYScale, kYZero, kBias };
 
-bool Is8Bit(DType t) {
-  return t == DType::kUInt8 || t == DType::kInt8;
-}
-
 memory::data_type DnnlType(DType t) {
   return t == DType::kUInt8 ? memory::data_type::u8 : memory::data_type::s8;
 }
@@ -253,7 +249,7 @@ Status QLinearConvOnednnSupports(const NodeView& node, const std::vector<TypeInf
   if (types.size() < 8) return node.NotSupported("needs 8 or 9 inputs");
   const TypeInfo& x = types[kX];
   const TypeInfo& w = types[kW];
-  if (!x.is_tensor() || !Is8Bit(x.elem) || !x.shape_is_static())
+  if (!x.is_tensor() || !Is8BitInt(x.elem) || !x.shape_is_static())
     return node.NotSupported("needs 8-bit X with a static shape");
   if (!w.is_tensor() || w.elem != DType::kInt8 || !w.shape_is_static())
     return node.NotSupported("needs int8 W with a static shape");
@@ -269,7 +265,8 @@ Status QLinearConvOnednnSupports(const NodeView& node, const std::vector<TypeInf
   for (int64_t d : xs)
     if (d == 0) return node.NotSupported("empty input");
   const TypeInfo& yz = types[kYZero];
-  if (!yz.is_tensor() || !Is8Bit(yz.elem)) return node.NotSupported("needs an 8-bit y_zero_point");
+  if (!yz.is_tensor() || !Is8BitInt(yz.elem))
+    return node.NotSupported("needs an 8-bit y_zero_point");
   if (!types[kXZero].is_tensor() || types[kXZero].elem != x.elem)
     return node.NotSupported("x_zero_point must have X's type");
   for (int i : {kXScale, kWScale, kYScale})

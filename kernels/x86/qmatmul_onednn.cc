@@ -19,10 +19,6 @@ namespace {
 
 using dnnl::memory;
 
-bool Is8Bit(DType t) {
-  return t == DType::kUInt8 || t == DType::kInt8;
-}
-
 // Where each operand is among the node's inputs (-1: the op has none).
 struct Operands {
   int b = 1, a_scale = -1, b_scale = -1, a_zero = -1, b_zero = -1;
@@ -306,7 +302,7 @@ Status QuantizedMatMulOnednnSupports(const NodeView& node, const std::vector<Typ
   const TypeInfo& b = types[ops.b];
   if (node.attr_int("transA", 0) != 0) return node.NotSupported("transA is not supported");
   const bool trans_b = node.attr_int("transB", 0) != 0;
-  if (!a.is_tensor() || !Is8Bit(a.elem) || !a.has_shape || a.rank() < 2)
+  if (!a.is_tensor() || !Is8BitInt(a.elem) || !a.has_shape || a.rank() < 2)
     return node.NotSupported("needs 8-bit A of rank >= 2");
   if (!a.dims.back().known()) return node.NotSupported("A's last dim must be known");
   if (!b.is_tensor() || b.elem != DType::kInt8 || !b.shape_is_static() || b.rank() != 2)

@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/op_helpers.h"
 #include "planner/fusion/rule_helpers.h"
 #include "planner/fusion/rules.h"
 
@@ -30,6 +31,7 @@ namespace onyx::planner::fusion {
 namespace {
 
 using P = Pattern;
+using kernels::Is8BitInt;
 
 int Input(const FusionNode& n, size_t i) {
   return i < n.inputs.size() ? n.inputs[i] : -1;
@@ -41,10 +43,6 @@ const FusionNode* DequantizeOf(const FusionGraph& g, int slot) {
   if (p < 0) return nullptr;
   const FusionNode& n = g.node(p);
   return n.node->domain.empty() && n.node->op_type == "DequantizeLinear" ? &n : nullptr;
-}
-
-bool Is8Bit(DType t) {
-  return t == DType::kUInt8 || t == DType::kInt8;
 }
 
 // A constant float scale of `count` positive finite values (1: per tensor).
@@ -89,7 +87,7 @@ int64_t Axis(const ir::Node& n, int64_t rank) {
 
 // A per-tensor Q or DQ of 8-bit values of type `type`: scalar scale and zero point.
 bool PerTensor8Bit(const FusionGraph& g, const FusionNode& n, DType type) {
-  return Is8Bit(type) && Scales(g, Input(n, 1), 1) && ZeroPointIs(g, n, type, 1) &&
+  return Is8BitInt(type) && Scales(g, Input(n, 1), 1) && ZeroPointIs(g, n, type, 1) &&
          IntAttrIs(*n.node, "block_size", 0);
 }
 

@@ -157,6 +157,20 @@ void ForEachRun(const QuantPlan& plan, int64_t work, int threads, const RunFn& r
   });
 }
 
+// Q's and DQ's x and scale, and the zero point (null when absent); false when one is not a
+// tensor (the reference reports it).
+bool QdqInputs(const KernelContext& ctx, const Tensor** x, const Tensor** scale,
+               const Tensor** zp) {
+  for (int i = 0; i < 2; ++i)
+    if (!ctx.has_input(i) || !ctx.input_value(i).is_tensor()) return false;
+  const bool has_zp = ctx.has_input(2);
+  if (has_zp && !ctx.input_value(2).is_tensor()) return false;
+  *x = &ctx.input(0);
+  *scale = &ctx.input(1);
+  *zp = has_zp ? &ctx.input(2) : nullptr;
+  return true;
+}
+
 // ---- QuantizeLinear ----
 
 class QuantizeKernel : public FastKernel {
@@ -165,13 +179,10 @@ class QuantizeKernel : public FastKernel {
       : FastKernel(std::move(fallback)), output_dtype_(node.attr_int("output_dtype", 0)) {}
 
   Status Run(KernelContext& ctx) const override {
-    for (int i = 0; i < 2; ++i)
-      if (!ctx.has_input(i) || !ctx.input_value(i).is_tensor()) return Fallback(ctx);
-    const bool has_zp = ctx.has_input(2);
-    if (has_zp && !ctx.input_value(2).is_tensor()) return Fallback(ctx);
-    const Tensor& x = ctx.input(0);
-    const Tensor& scale = ctx.input(1);
-    const Tensor* zp = has_zp ? &ctx.input(2) : nullptr;
+    const Tensor *x_in, *scale_in, *zp;
+    if (!QdqInputs(ctx, &x_in, &scale_in, &zp)) return Fallback(ctx);
+    const Tensor& x = *x_in;
+    const Tensor& scale = *scale_in;
     if (!IsF32(x) || !IsF32(scale) || x.numel() == 0) return Fallback(ctx);
     // y's type: the zero point's, else output_dtype, else uint8 (as the reference decides it).
     DType out = DType::kUInt8;
@@ -228,13 +239,10 @@ class DequantizeKernel : public FastKernel {
   explicit DequantizeKernel(std::unique_ptr<Kernel> fallback) : FastKernel(std::move(fallback)) {}
 
   Status Run(KernelContext& ctx) const override {
-    for (int i = 0; i < 2; ++i)
-      if (!ctx.has_input(i) || !ctx.input_value(i).is_tensor()) return Fallback(ctx);
-    const bool has_zp = ctx.has_input(2);
-    if (has_zp && !ctx.input_value(2).is_tensor()) return Fallback(ctx);
-    const Tensor& x = ctx.input(0);
-    const Tensor& scale = ctx.input(1);
-    const Tensor* zp = has_zp ? &ctx.input(2) : nullptr;
+    const Tensor *x_in, *scale_in, *zp;
+    if (!QdqInputs(ctx, &x_in, &scale_in, &zp)) return Fallback(ctx);
+    const Tensor& x = *x_in;
+    const Tensor& scale = *scale_in;
     const int type = QuantTypeCode(x.dtype());
     if (type < 0 || !IsF32(scale) || x.numel() == 0 || (zp && zp->dtype() != x.dtype()))
       return Fallback(ctx);

@@ -180,7 +180,9 @@ class Progress:
 # One model at one thread count
 
 
-def max_rel_diff(a_list, b_list):
+def max_diff(a_list, b_list, relative=False):
+    """The largest |a - b| over paired outputs (inf when shapes differ); with `relative`, each
+    output's divided by the largest |b| of that output."""
     import numpy as np
 
     worst = 0.0
@@ -191,9 +193,13 @@ def max_rel_diff(a_list, b_list):
             return float("inf")
         if b.size == 0:
             continue
-        scale = max(float(np.max(np.abs(b))), 1e-30)
-        worst = max(worst, float(np.max(np.abs(a - b))) / scale)
+        d = float(np.max(np.abs(a - b)))
+        worst = max(worst, d / max(float(np.max(np.abs(b))), 1e-30) if relative else d)
     return worst
+
+
+def max_rel_diff(a_list, b_list):
+    return max_diff(a_list, b_list, relative=True)
 
 
 def first_line(e):
@@ -274,17 +280,7 @@ def bench_pair(path, name, threads, runs, warmup, gap_s, progress, block=5, peer
 
 
 def max_abs_diff(a_list, b_list):
-    import numpy as np
-
-    worst = 0.0
-    for a, b in zip(a_list, b_list):
-        a = np.asarray(a, dtype=np.float64)
-        b = np.asarray(b, dtype=np.float64)
-        if a.shape != b.shape:
-            return float("inf")
-        if b.size:
-            worst = max(worst, float(np.max(np.abs(a - b))))
-    return worst
+    return max_diff(a_list, b_list)
 
 
 def output_steps(path):

@@ -15,16 +15,6 @@ namespace {
 using dnnl::memory;
 using Tag = memory::format_tag;
 
-// Plain (N, C, spatial...) tag for a tensor of this rank.
-Tag PlainTag(size_t rank) {
-  return rank == 3 ? Tag::ncw : rank == 4 ? Tag::nchw : Tag::ncdhw;
-}
-
-// Channels-last tag for a logical (N, C, spatial...) tensor of this rank.
-Tag ChannelsLastTag(size_t rank) {
-  return rank == 3 ? Tag::nwc : rank == 4 ? Tag::nhwc : Tag::ndhwc;
-}
-
 // Stored shape of a logical (N, C, spatial...) tensor.
 Shape StoredShape(const std::vector<int64_t>& logical, bool channels_last) {
   if (!channels_last) return Shape(logical.begin(), logical.end());

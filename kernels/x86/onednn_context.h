@@ -119,6 +119,17 @@ KernelImpl OnednnImpl(const std::string& name,
                       std::function<Status(const NodeView&, const std::vector<TypeInfo>&)> supports,
                       CreateWithInfoFn create);
 
+// Tags of an (N, C, spatial...) tensor of rank 3 to 5 (1- to 3-D spatial): stored as it is
+// (ncw, nchw, ncdhw), or channels last (nwc, nhwc, ndhwc).
+inline dnnl::memory::format_tag PlainTag(size_t rank) {
+  using Tag = dnnl::memory::format_tag;
+  return rank == 3 ? Tag::ncw : rank == 4 ? Tag::nchw : Tag::ncdhw;
+}
+inline dnnl::memory::format_tag ChannelsLastTag(size_t rank) {
+  using Tag = dnnl::memory::format_tag;
+  return rank == 3 ? Tag::nwc : rank == 4 ? Tag::nhwc : Tag::ndhwc;
+}
+
 // Plain row-major descriptor of a float tensor with these dims.
 dnnl::memory::desc PlainDesc(const std::vector<int64_t>& dims);
 dnnl::memory::dims ToDims(const std::vector<int64_t>& v);

@@ -108,10 +108,6 @@ Status Resolve(const NodeView& node, const std::vector<TypeInfo>& types, PoolGeo
   return Status::Ok();
 }
 
-Tag ChannelsLastTag(size_t rank) {
-  return rank == 3 ? Tag::nwc : rank == 4 ? Tag::nhwc : Tag::ndhwc;
-}
-
 class PoolOnednn : public Kernel {
  public:
   static StatusOr<std::unique_ptr<Kernel>> Create(const NodeView& node,
@@ -128,11 +124,8 @@ class PoolOnednn : public Kernel {
                       : t == DType::kUInt8 ? memory::data_type::u8
                                            : memory::data_type::s8;
       const size_t r = k->g_.x.size();
-      const auto plain_tag = r == 3   ? memory::format_tag::ncw
-                             : r == 4 ? memory::format_tag::nchw
-                                      : memory::format_tag::ncdhw;
       const auto plain = [&](const std::vector<int64_t>& d) {
-        return memory::desc(ToDims(d), dt, plain_tag);
+        return memory::desc(ToDims(d), dt, PlainTag(r));
       };
       k->src_md_ = cl ? memory::desc(ToDims(k->g_.x), dt, ChannelsLastTag(r)) : plain(k->g_.x);
       k->dst_md_ = cl ? memory::desc(ToDims(k->g_.y), dt, ChannelsLastTag(r)) : plain(k->g_.y);

@@ -32,13 +32,6 @@ bool IsChannelsLastQLinearConv(const NodeView& node) {
   return node.op_type() == "NhwcQLinearConv";
 }
 
-Tag PlainTag(size_t rank) {
-  return rank == 3 ? Tag::ncw : rank == 4 ? Tag::nchw : Tag::ncdhw;
-}
-Tag ChannelsLastTag(size_t rank) {
-  return rank == 3 ? Tag::nwc : rank == 4 ? Tag::nhwc : Tag::ndhwc;
-}
-
 // A constant input's elements as doubles (scales), or an error naming it when it is computed.
 StatusOr<std::vector<double>> ConstantValues(const NodeView& node, const KernelCreateInfo& info,
                                              int i) {

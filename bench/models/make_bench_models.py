@@ -85,9 +85,10 @@ def _validate(path, name):
     return f"ORT ok, {sess.get_outputs()[0].name} in [{v.min():.3g}, {v.max():.3g}] std {v.std():.3g}"
 
 
-def _load_manifest(out_dir):
+def load_manifest(out_dir, file_name="manifest.json"):
+    """What a generator recorded of the models it built in out_dir ({} when nothing yet)."""
     try:
-        with open(os.path.join(out_dir, "manifest.json")) as f:
+        with open(os.path.join(out_dir, file_name)) as f:
             return json.load(f)
     except (OSError, ValueError):
         return {}
@@ -100,7 +101,7 @@ def ensure_models(out_dir=DEFAULT_OUT, names=None, force=False, validate=True, l
         if n not in MODELS:
             raise ValueError(f"unknown model '{n}'; known: {', '.join(MODELS)}")
     os.makedirs(out_dir, exist_ok=True)
-    manifest = _load_manifest(out_dir)
+    manifest = load_manifest(out_dir)
     for i, name in enumerate(names, 1):
         path = model_path(out_dir, name)
         tag = f"[{i}/{len(names)}] {name}"
@@ -126,28 +127,32 @@ def ensure_models(out_dir=DEFAULT_OUT, names=None, force=False, validate=True, l
     return [model_path(out_dir, n) for n in names]
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def generator_main(description, names_known, ensure, what="model"):
+    """The command line of a model generator (this one, quantized.py): OUT_DIR [--models a,b]
+    [--force] [--no-validate] [--list]; `ensure(out_dir, names, force, validate)` builds."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("out_dir", nargs="?", default=DEFAULT_OUT)
-    ap.add_argument("--models", default=",".join(MODELS),
-                    help="comma-separated subset (default: all): " + ",".join(MODELS))
+    ap.add_argument("--models", default=",".join(names_known),
+                    help="comma-separated subset (default: all): " + ",".join(names_known))
     ap.add_argument("--force", action="store_true", help="rebuild even when up to date")
     ap.add_argument("--no-validate", action="store_true", help="skip the ONNX Runtime run")
-    ap.add_argument("--list", action="store_true", help="print the model names and exit")
+    ap.add_argument("--list", action="store_true", help=f"print the {what} names and exit")
     args = ap.parse_args()
     if args.list:
-        print("\n".join(MODELS))
+        print("\n".join(names_known))
         return 0
     names = [m for m in args.models.split(",") if m]
-    unknown = [m for m in names if m not in MODELS]
+    unknown = [m for m in names if m not in names_known]
     if unknown:
-        print(f"make_bench_models: error: unknown model '{unknown[0]}'; known: {', '.join(MODELS)}",
-              file=sys.stderr)
-        return 2
+        ap.error(f"unknown {what} '{unknown[0]}'; known: {', '.join(names_known)}")
     t0 = time.perf_counter()
-    ensure_models(args.out_dir, names, args.force, not args.no_validate)
+    ensure(args.out_dir, names, args.force, not args.no_validate)
     print(f"done in {time.perf_counter() - t0:.1f} s: {os.path.abspath(args.out_dir)}")
     return 0
+
+
+def main():
+    return generator_main(__doc__.split("\n\n")[0], MODELS, ensure_models)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,6 @@ To compare onyx with ONNX Runtime on them (bench/compare.py builds missing varia
     PYTHONPATH=build/python .venv/bin/python bench/compare.py --int8 --threads 1 --top1 20
     PYTHONPATH=build/python .venv/bin/python bench/compare.py --models resnet50_qop,mobilenet_v2_qdq
 """
-import argparse
 import collections
 import json
 import os
@@ -168,11 +167,7 @@ def _validate(path, name):
 
 
 def _load_manifest(out_dir):
-    try:
-        with open(os.path.join(out_dir, "quantized.json")) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return {}
+    return models.load_manifest(out_dir, "quantized.json")
 
 
 def up_to_date(out_dir, name, manifest=None):
@@ -231,25 +226,7 @@ def ensure(out_dir=DEFAULT_OUT, names=None, force=False, validate=True, log=prin
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("out_dir", nargs="?", default=DEFAULT_OUT)
-    ap.add_argument("--models", default=",".join(INT8),
-                    help="comma-separated subset (default: all): " + ",".join(INT8))
-    ap.add_argument("--force", action="store_true", help="rebuild even when up to date")
-    ap.add_argument("--no-validate", action="store_true", help="skip the ONNX Runtime run")
-    ap.add_argument("--list", action="store_true", help="print the variant names and exit")
-    args = ap.parse_args()
-    if args.list:
-        print("\n".join(INT8))
-        return 0
-    names = [m for m in args.models.split(",") if m]
-    unknown = [m for m in names if m not in VARIANTS]
-    if unknown:
-        ap.error(f"unknown int8 model '{unknown[0]}'; known: {', '.join(INT8)}")
-    t0 = time.perf_counter()
-    ensure(args.out_dir, names, args.force, not args.no_validate)
-    print(f"done in {time.perf_counter() - t0:.1f} s: {os.path.abspath(args.out_dir)}")
-    return 0
+    return models.generator_main(__doc__.split("\n\n")[0], INT8, ensure, "int8 model")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,9 @@
 """A float model quantized to QDQ by onnxruntime.quantization, as its users do it: static, per
 channel, uint8 activations and int8 weights, calibrated on a few seeded random inputs. Shared by the
-int8 tests (test_quantized_conv_ort.py, test_quantized_matmul_ort.py)."""
+int8 tests (test_quantized_conv_ort.py, test_quantized_matmul_ort.py), with the plan reader they use."""
+import json
+import subprocess
+
 import numpy as np
 import onnx
 
@@ -24,3 +27,11 @@ def quantize_qdq(model, fp32_path, qdq_path, input_shape, seed=0, samples=8):
     quantize_static(fp32_path, qdq_path, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
                     activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
     return fp32_path, qdq_path
+
+
+def plan_json(cli, path, *args):
+    """`onyx plan --json` of a model (extra CLI arguments after the path), parsed."""
+    p = subprocess.run([cli, "plan", path, "--json", *args], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)

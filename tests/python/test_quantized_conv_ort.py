@@ -7,15 +7,13 @@ onnxruntime.quantization in the QDQ format (DequantizeLinear -> Conv -> Quantize
 between them, a residual Add) has its Conv islands planned as QLinearConv on that kernel; the
 outputs match ORT's int8 outputs exactly here (ORT makes the same substitution), well inside
 ORT's own int8-versus-fp32 difference."""
-import json
-import subprocess
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from qdq_models import quantize_qdq
+from qdq_models import plan_json, quantize_qdq
 
 RNG = np.random.default_rng(5)
 
@@ -67,10 +65,7 @@ def assert_within_one_step_at_ties(got, want, y_zero):
 
 
 def plan_impls(cli, path, level="all"):
-    p = subprocess.run([cli, "plan", path, "--json", "--optimization", level], capture_output=True,
-                       text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-    return [s["impl"] for s in json.loads(p.stdout)["schedule"]]
+    return [s["impl"] for s in plan_json(cli, path, "--optimization", level)["schedule"]]
 
 
 # "basic" plans QLinearConv as it is (X and Y reordered to channels-last inside the kernel);
@@ -154,10 +149,7 @@ def qdq_block(tmp_path_factory):
 
 
 def test_qdq_conv_islands_become_qlinearconv(qdq_block, onyx_cli):
-    p = subprocess.run([onyx_cli, "plan", qdq_block[1], "--json"], capture_output=True, text=True,
-                       timeout=120)
-    assert p.returncode == 0, p.stderr
-    plan = json.loads(p.stdout)
+    plan = plan_json(onyx_cli, qdq_block[1])
     impls = [s["impl"] for s in plan["schedule"]]
     assert impls.count("NhwcQLinearConv_8bit_onednn") == 2, impls
     assert not any("Conv_f32" in i for i in impls), impls
@@ -264,9 +256,7 @@ def test_qdq_moving_ops_run_on_8bit_values(tmp_path, onyx_cli):
 
     fp32, qdq = quantize_qdq(float_moving_ops(), str(tmp_path / "m.onnx"), str(tmp_path / "m_qdq.onnx"),
                              (1, 8, 12, 12))
-    p = subprocess.run([onyx_cli, "plan", qdq, "--json"], capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-    plan = json.loads(p.stdout)
+    plan = plan_json(onyx_cli, qdq)
     kinds = [f["kind"] for f in plan["fusions"]]
     assert kinds.count("QdqMovingOp") == 3, kinds
     # Left: the input's QuantizeLinear and the output's QuantizeLinear -> DequantizeLinear.
@@ -300,9 +290,7 @@ def test_qdq_moving_op_only_with_the_same_scale_and_zero_point(same, tmp_path, o
                           [helper.make_tensor_value_info("y", TensorProto.UINT8, None)], inits)
     path = str(tmp_path / "mv.onnx")
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
-    p = subprocess.run([onyx_cli, "plan", path, "--json"], capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-    kinds = [f["kind"] for f in json.loads(p.stdout)["fusions"]]
+    kinds = [f["kind"] for f in plan_json(onyx_cli, path)["fusions"]]
     assert kinds.count("QdqMovingOp") == (1 if same else 0), kinds
     xq = RNG.integers(0, 256, (2, 3, 4)).astype(np.uint8)
     want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"xq": xq})[0]

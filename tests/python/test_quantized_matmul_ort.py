@@ -6,15 +6,13 @@ fed at run time, A of rank 2 and 3, rows fixed and symbolic, per-tensor and per-
 with and without bias. A model quantized by onnxruntime.quantization.quantize_dynamic
 (DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul -> Add) has each chain planned as one
 MatMulIntegerToFloat, and matches ORT's outputs."""
-import json
-import subprocess
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from qdq_models import quantize_qdq
+from qdq_models import plan_json, quantize_qdq
 
 RNG = np.random.default_rng(11)
 K, N = 96, 40
@@ -53,9 +51,7 @@ CASES = {
 
 
 def impls(cli, path):
-    p = subprocess.run([cli, "plan", path, "--json"], capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-    return [s["impl"] for s in json.loads(p.stdout)["schedule"]]
+    return [s["impl"] for s in plan_json(cli, path)["schedule"]]
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -118,10 +114,7 @@ def dynamic_mlp(tmp_path_factory):
 
 
 def test_dynamic_chains_become_matmul_integer_to_float(dynamic_mlp, onyx_cli):
-    p = subprocess.run([onyx_cli, "plan", dynamic_mlp, "--json", "--shape", "x=2x9x64"],
-                       capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-    plan = json.loads(p.stdout)
+    plan = plan_json(onyx_cli, dynamic_mlp, "--shape", "x=2x9x64")
     got = [s["impl"] for s in plan["schedule"]]
     assert got.count("MatMulIntegerToFloat_8bit_onednn") == 2, got
     assert not any(i.startswith(("MatMulInteger_", "Cast")) for i in got), got
@@ -170,10 +163,7 @@ def qdq_mlp(request, tmp_path_factory):
 def test_qdq_matmuls_become_matmul_integer_to_float(qdq_mlp, onyx_cli):
     rank = len(onnx.load(qdq_mlp[0]).graph.input[0].type.tensor_type.shape.dim)
     shape = "x=1x9x64" if rank == 3 else "x=9x64"
-    p = subprocess.run([onyx_cli, "plan", qdq_mlp[1], "--json", "--shape", shape],
-                       capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-    plan = json.loads(p.stdout)
+    plan = plan_json(onyx_cli, qdq_mlp[1], "--shape", shape)
     got = [s["impl"] for s in plan["schedule"]]
     assert got.count("MatMulIntegerToFloat_8bit_onednn") == 2, got
     assert not any(i.startswith(("MatMul_f32", "Gemm_f32")) for i in got), got

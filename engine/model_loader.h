@@ -10,7 +10,7 @@
 namespace onyx::engine {
 
 constexpr int64_t kMinIrVersion = 3;
-constexpr int64_t kMaxIrVersion = 13;  // the newest IR the pinned onnx release (1.22) defines
+constexpr int64_t kMaxIrVersion = 14;  // the newest IR the pinned onnx release (1.23) defines
 
 // Reads, parses and validates a model file. External data is resolved relative to its directory.
 // The model and its external data are regular files only (a FIFO or device fails at once) and

@@ -26,8 +26,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# Python: a venv with pinned packages. onnx 1.22.0 is the last release that ships the backend
-# test data as files (onnx/backend/test/data/node/...), which the conformance runner reads.
+# Python: a venv with pinned packages (onnx is the newest release; its node tests are generated
+# into build/node-tests below, since onnx 1.23 no longer ships them as files).
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv"
@@ -39,6 +39,12 @@ if ! cmp -s scripts/requirements.txt .venv/.requirements.installed 2>/dev/null; 
   .venv/bin/python -m pip install -q -r scripts/requirements.txt
   cp scripts/requirements.txt .venv/.requirements.installed
 fi
+
+# The ONNX node tests as files for `onyx conformance`, the fuzz seeds and the Python tests:
+# build/node-tests/newest from the pinned onnx's own generators, build/node-tests/onnx-1.22.0 the
+# files the last release that shipped them carried (older releases' models keep passing).
+.venv/bin/python -W ignore scripts/node_tests.py generate build/node-tests/newest
+.venv/bin/python scripts/node_tests.py extract 1.22.0 build/node-tests/onnx-1.22.0
 
 # Build: Release with ccache, Ninja. Paths relative to the checkout let ccache reuse objects
 # compiled in another clone of the repository (CI builds a fresh clone each time).

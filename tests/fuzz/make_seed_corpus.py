@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Builds the seed corpora of the fuzz harnesses from the ONNX node tests (onnx/backend/test/data/node).
+"""Builds the seed corpora of the fuzz harnesses from the ONNX node tests (build/node-tests/newest).
 
   .venv/bin/python tests/fuzz/make_seed_corpus.py --out build-asan/fuzz/corpus
 
@@ -18,9 +18,9 @@ FEED_SEPARATOR = b"\n==onyx-fuzz-feed==\n"  # keep in sync with fuzz_run.cc
 
 
 def node_test_dir():
-    import onnx  # the pinned package of .venv ships the node tests as files
-
-    return os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "node")
+    # scripts/setup.sh writes the pinned onnx's node tests there (scripts/node_tests.py)
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    return os.path.join(root, "build", "node-tests", "newest")
 
 
 def read(path):
@@ -37,7 +37,7 @@ def write_seed(directory, data):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True, help="corpus root (one folder per harness)")
-    parser.add_argument("--node-dir", default=None, help="ONNX node tests (default: from the onnx package)")
+    parser.add_argument("--node-dir", default=None, help="ONNX node tests (default: build/node-tests/newest)")
     parser.add_argument("--max-bytes", type=int, default=4096, help="largest seed kept")
     parser.add_argument("--max-seeds", type=int, default=2000, help="most seeds per harness")
     args = parser.parse_args()

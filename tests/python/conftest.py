@@ -17,6 +17,9 @@ import pytest
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.path.join(ROOT, os.environ.get("ONYX_BUILD_DIR", "build"))  # relative: to the repo root
 DATA = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
+# The node tests as files (scripts/setup.sh writes them with scripts/node_tests.py): "newest" from
+# the pinned onnx, "onnx-1.22.0" as that release shipped them.
+NODE_TESTS = os.path.join(BUILD, "node-tests")
 
 
 def _installed_onyx():

@@ -9,7 +9,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import DATA
+from conftest import DATA, NODE_TESTS
 from loop_models import counting_loop_body
 
 
@@ -143,7 +143,7 @@ def test_info_lists_operators(onyx_cli, light_dir):
 
 def test_conformance_counts_each_test(onyx_cli, tmp_path):
     out = tmp_path / "c.json"
-    p = run(onyx_cli, "conformance", "--data", os.path.join(DATA, "node"), "--filter", "^test_relu$|^test_abs$",
+    p = run(onyx_cli, "conformance", "--data", os.path.join(NODE_TESTS, "newest"), "--filter", "^test_relu$|^test_abs$",
             "--json", str(out))
     assert p.returncode == 0, p.stdout
     res = json.loads(out.read_text())

@@ -9,7 +9,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import DATA, ROOT
+from conftest import NODE_TESTS, ROOT
 
 EXPECTED = os.path.join(ROOT, "tests", "conformance", "expected_pass_symbolic.txt")
 
@@ -27,7 +27,7 @@ def plan_kinds(message):
 
 def test_node_tests_pass_on_the_generic_plan(onyx_cli, tmp_path):
     out = tmp_path / "symbolic.json"
-    p = run(onyx_cli, "conformance", "--data", os.path.join(DATA, "node"), "--symbolic-inputs",
+    p = run(onyx_cli, "conformance", "--data", os.path.join(NODE_TESTS, "onnx-1.22.0"), "--symbolic-inputs",
             "--verbose", "--quiet", "--expected", EXPECTED, "--json", str(out))
     assert p.returncode == 0, p.stdout[-5000:]
     assert "expected-pass check: 0 regressions" in p.stdout

@@ -31,6 +31,21 @@ Status CheckType(InferContext& ctx, int i, uint32_t allowed) {
                                  " does not support");
 }
 
+// SwiGLU: A and B of one float type and one shape (no broadcasting); Y like A.
+Status InferSwiGLU(InferContext& ctx) {
+  ONYX_RETURN_IF_ERROR(CheckType(ctx, 0, kFloats));
+  ONYX_RETURN_IF_ERROR(CheckType(ctx, 1, kFloats));
+  const TypeInfo& a = ctx.input_type(0);
+  const TypeInfo& b = ctx.input_type(1);
+  if (a.elem != DType::kUndefined && b.elem != DType::kUndefined && a.elem != b.elem)
+    return ctx.node().Invalid("inputs A and B have types ", DTypeName(a.elem), " and ",
+                              DTypeName(b.elem), "; SwiGLU needs one type");
+  if (a.shape_is_static() && b.shape_is_static() && a.static_shape() != b.static_shape())
+    return ctx.node().Invalid("inputs A ", a.ToString(), " and B ", b.ToString(),
+                              " differ in shape; SwiGLU does not broadcast");
+  return InferSameAsInput0(ctx);
+}
+
 // Y has X's type and shape.
 template <uint32_t kAllowed>
 Status InferActivation(InferContext& ctx) {
@@ -84,6 +99,7 @@ void RegisterActivation(OpRegistry& r) {
   AddRanges(r, "Softsign", {1}, InferActivation<kFloats>, ref::SoftsignRef);
   AddRanges(r, "Mish", {18}, InferActivation<kFloats>, ref::MishRef);
   AddRanges(r, "Swish", {24}, InferActivation<kFloats>, ref::SwishRef);
+  AddRanges(r, "SwiGLU", {28}, InferSwiGLU, ref::SwiGLURef);
   AddRanges(r, "ThresholdedRelu", {10}, InferActivation<kFloats>, ref::ThresholdedReluRef);
   AddRanges(r, "Shrink", {9}, InferActivation<kNumeric>, ref::ShrinkRef);
   AddRanges(r, "Tanh", {1}, InferActivation<kFloats>, ref::TanhRef);

@@ -83,7 +83,7 @@ DType InputElem(InferContext& ctx, int i) {
                                                            : DType::kUndefined;
 }
 
-// ---- Attention (opsets 23, 24) ----
+// ---- Attention (opsets 23, 24, 25) ----
 
 // Inputs: Q, K, V, attn_mask, past_key, past_value, nonpad_kv_seqlen (24+).
 // Outputs: Y, present_key, present_value, qk_matmul_output.
@@ -198,6 +198,8 @@ StatusOr<AttentionPlan> PlanAttention(const NodeView& node, const std::vector<co
     }
   }
   if (const Shape* nonpad = input(6)) {
+    if (past_key)
+      return node.Invalid(Describe(node, 6), " cannot be combined with past_key/past_value");
     if (*nonpad != Shape{p.batch})
       return node.Invalid(Describe(node, 6), " has shape ", ShapeToString(*nonpad), "; expected [",
                           p.batch, "]");
@@ -208,6 +210,13 @@ StatusOr<AttentionPlan> PlanAttention(const NodeView& node, const std::vector<co
                   : 1.0 / std::sqrt(static_cast<double>(p.head_size));
   p.softcap = node.attr_float("softcap", 0.0f);
   p.causal = node.attr_int("is_causal", 0) != 0;
+  // Opset 25's sliding window; -1 leaves a side unbounded.
+  p.left_window = node.attr_int("left_window_size", -1);
+  p.right_window = node.attr_int("right_window_size", -1);
+  for (const auto& [name, value] :
+       {std::pair{"left_window_size", p.left_window}, {"right_window_size", p.right_window}}) {
+    if (value < -1) return node.Invalid("attribute '", name, "' must be -1 or >= 0, got ", value);
+  }
   p.qk_output_mode = static_cast<int>(node.attr_int("qk_matmul_output_mode", 0));
   if (p.qk_output_mode < 0 || p.qk_output_mode > 3) {
     return node.Invalid("attribute 'qk_matmul_output_mode' must be in [0, 3], got ",

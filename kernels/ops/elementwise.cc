@@ -198,6 +198,8 @@ Status InferBitShift(InferContext& ctx) {
   const std::string dir = ctx.node().attr_string("direction", "");
   if (dir != "LEFT" && dir != "RIGHT")
     return ctx.node().Invalid("attribute direction is '", dir, "'; expected LEFT or RIGHT");
+  // Opset 28 added the signed types.
+  if (ctx.node().opset() >= 28) return InferBinary<kInts, false>(ctx);
   return InferBinary<kUnsigned, false>(ctx);
 }
 
@@ -219,7 +221,7 @@ void RegisterElementwise(OpRegistry& r) {
   AddRanges(r, "Div", {1, 7}, InferBinary<kNumeric, false>, ref::DivRef);
   AddRanges(r, "Pow", {1, 7, 12}, InferPow, ref::PowRef);  // 12: exponent type may differ
   AddRanges(r, "Mod", {10}, InferBinary<kNumeric, false>, ref::ModRef);
-  AddRanges(r, "BitShift", {11}, InferBitShift, ref::BitShiftRef);
+  AddRanges(r, "BitShift", {11, 28}, InferBitShift, ref::BitShiftRef);
   AddRanges(r, "BitwiseAnd", {18}, InferBinary<kInts, false>, ref::BitwiseAndRef);
   AddRanges(r, "BitwiseOr", {18}, InferBinary<kInts, false>, ref::BitwiseOrRef);
   AddRanges(r, "BitwiseXor", {18}, InferBinary<kInts, false>, ref::BitwiseXorRef);

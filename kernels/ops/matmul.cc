@@ -124,6 +124,11 @@ Status InferGemm(InferContext& ctx) {
 const std::vector<DType> kEinsumTypes = {
     DType::kFloat,  DType::kDouble, DType::kFloat16, DType::kUInt8, DType::kUInt16, DType::kUInt32,
     DType::kUInt64, DType::kInt8,   DType::kInt16,   DType::kInt32, DType::kInt64};
+const std::vector<DType> kEinsumTypes28 = [] {  // opset 28 added bfloat16
+  std::vector<DType> t = kEinsumTypes;
+  t.push_back(DType::kBFloat16);
+  return t;
+}();
 
 // Einsum: output shape from the equation when every operand shape is static.
 Status InferEinsum(InferContext& ctx) {
@@ -131,7 +136,8 @@ Status InferEinsum(InferContext& ctx) {
   std::vector<Shape> shapes;
   bool known = true;
   for (int i = 0; i < ctx.num_inputs(); ++i) {
-    ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, i, kEinsumTypes));
+    ONYX_RETURN_IF_ERROR(
+        ExpectInputType(ctx, i, ctx.node().opset() >= 28 ? kEinsumTypes28 : kEinsumTypes));
     const TypeInfo& t = ctx.input_type(i);
     if (t.shape_is_static()) {
       shapes.push_back(t.static_shape());
@@ -158,7 +164,8 @@ void RegisterMatmul(OpRegistry& r) {
   // Gemm: C broadcasts unidirectionally from 7 (earlier opsets gate it with `broadcast`, which
   // never allows more than that) and is optional from 11.
   r.Add("", "Gemm", 1, kLatestOpset, InferGemm, GemmKernel, "gemm_blocked_gemm");
-  r.Add("", "Einsum", 12, kLatestOpset, InferEinsum, EinsumKernel);
+  r.Add("", "Einsum", 12, 27, InferEinsum, EinsumKernel);
+  r.Add("", "Einsum", 28, kLatestOpset, InferEinsum, EinsumKernel);
   r.Add("", "MatMulInteger", 10, kLatestOpset, InferMatMulInteger, MatMulIntegerKernel);
   // QLinearMatMul 21 adds float8 operands and float16/bfloat16 scales; float8 is not supported
   // (reported by the shape function).

@@ -15,9 +15,10 @@ namespace ref = reference;
 
 // Every ONNX type: the loop copies elements by size, so the whole T list of the spec is covered.
 const std::vector<DType> kAllTypes = {
-    DType::kUInt8,  DType::kUInt16, DType::kUInt32, DType::kUInt64,    DType::kInt8,
-    DType::kInt16,  DType::kInt32,  DType::kInt64,  DType::kFloat16,   DType::kFloat,
-    DType::kDouble, DType::kString, DType::kBool,   DType::kComplex64, DType::kComplex128};
+    DType::kUInt8,   DType::kUInt16, DType::kUInt32, DType::kUInt64,    DType::kInt8,
+    DType::kInt16,   DType::kInt32,  DType::kInt64,  DType::kFloat16,   DType::kFloat,
+    DType::kDouble,  DType::kString, DType::kBool,   DType::kComplex64, DType::kComplex128,
+    DType::kBFloat16};  // opset 28 added bfloat16
 
 struct Axes {
   int64_t batch;

@@ -1430,8 +1430,9 @@ StatusOr<std::vector<int64_t>> DepthSpaceDims(const NodeView& node, const std::v
   return out;
 }
 
-StatusOr<bool> DepthToSpaceCrd(const NodeView& node) {
-  const std::string mode = node.attr_string("mode", "DCR");  // opset 11 added CRD
+// DepthToSpace's mode (opset 11) and SpaceToDepth's (opset 28): true for CRD.
+StatusOr<bool> DepthSpaceCrd(const NodeView& node) {
+  const std::string mode = node.attr_string("mode", "DCR");
   if (mode != "DCR" && mode != "CRD")
     return node.Invalid("attribute 'mode' is '", mode, "'; expected DCR or CRD");
   return mode == "CRD";
@@ -1440,7 +1441,7 @@ StatusOr<bool> DepthToSpaceCrd(const NodeView& node) {
 template <bool kToSpace>
 Status InferDepthSpace(InferContext& ctx) {
   const TypeInfo& in = ctx.input_type(0);
-  if (kToSpace) ONYX_RETURN_IF_ERROR(DepthToSpaceCrd(ctx.node()).status());
+  ONYX_RETURN_IF_ERROR(DepthSpaceCrd(ctx.node()).status());
   if (!in.has_shape) {
     ctx.SetOutputType(0, UnknownDimsType(in.elem, 4));
     return Status::Ok();
@@ -1457,7 +1458,7 @@ Status InferDepthSpace(InferContext& ctx) {
 Status DepthToSpaceKernel(KernelContext& ctx) {
   ONYX_RETURN_IF_ERROR(CheckTensorInputs(ctx));
   const Tensor& x = ctx.input(0);
-  ONYX_ASSIGN_OR_RETURN(bool crd, DepthToSpaceCrd(ctx.node()));
+  ONYX_ASSIGN_OR_RETURN(bool crd, DepthSpaceCrd(ctx.node()));
   ONYX_ASSIGN_OR_RETURN(std::vector<int64_t> shape, DepthSpaceDims(ctx.node(), x.shape(), true));
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), shape));
   ref::DepthToSpace(x, ctx.node().attr_int("blocksize", 1), crd, y);
@@ -1467,9 +1468,10 @@ Status DepthToSpaceKernel(KernelContext& ctx) {
 Status SpaceToDepthKernel(KernelContext& ctx) {
   ONYX_RETURN_IF_ERROR(CheckTensorInputs(ctx));
   const Tensor& x = ctx.input(0);
+  ONYX_ASSIGN_OR_RETURN(bool crd, DepthSpaceCrd(ctx.node()));
   ONYX_ASSIGN_OR_RETURN(std::vector<int64_t> shape, DepthSpaceDims(ctx.node(), x.shape(), false));
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), shape));
-  ref::SpaceToDepth(x, ctx.node().attr_int("blocksize", 1), y);
+  ref::SpaceToDepth(x, ctx.node().attr_int("blocksize", 1), crd, y);
   return Status::Ok();
 }
 
@@ -1698,7 +1700,8 @@ void RegisterTensorShape(OpRegistry& r) {
   // Opset 11: mode (DCR/CRD).
   r.Add("", "DepthToSpace", 1, 10, InferDepthSpace<true>, DepthToSpaceKernel);
   r.Add("", "DepthToSpace", 11, kLatestOpset, InferDepthSpace<true>, DepthToSpaceKernel);
-  r.Add("", "SpaceToDepth", 1, kLatestOpset, InferDepthSpace<false>, SpaceToDepthKernel);
+  r.Add("", "SpaceToDepth", 1, 27, InferDepthSpace<false>, SpaceToDepthKernel);
+  r.Add("", "SpaceToDepth", 28, kLatestOpset, InferDepthSpace<false>, SpaceToDepthKernel);
   r.Add("", "CenterCropPad", 18, kLatestOpset, InferCenterCropPad, CenterCropPadKernel);
   r.Add("", "Col2Im", 18, kLatestOpset, InferCol2Im, Col2ImKernel);
 }

@@ -226,6 +226,34 @@ Status SwishRef(KernelContext& ctx) {
   });
 }
 
+Status SwiGLURef(KernelContext& ctx) {
+  const NodeView& node = ctx.node();
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  if (b.dtype() != a.dtype())
+    return node.Fail("inputs A and B have types ", DTypeName(a.dtype()), " and ",
+                     DTypeName(b.dtype()), "; SwiGLU needs one type");
+  if (b.shape() != a.shape())
+    return node.Fail("inputs A ", ShapeToString(a.shape()), " and B ", ShapeToString(b.shape()),
+                     " differ in shape; SwiGLU does not broadcast");
+  const float alpha = node.attr_float("alpha", 1.0f);
+  Tensor y = ctx.Output(0, a.dtype(), a.shape());
+  const int64_t n = a.numel();
+  const bool ok = VisitFloat(a.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    T* py = y.data<T>();
+    for (int64_t i = 0; i < n; ++i) {
+      const C v = static_cast<C>(pa[i]);
+      py[i] = static_cast<T>(v * Sigmoid(static_cast<C>(alpha) * v) * static_cast<C>(pb[i]));
+    }
+  });
+  if (!ok) return node.NotSupported("input A has type ", DTypeName(a.dtype()));
+  return Status::Ok();
+}
+
 Status ThresholdedReluRef(KernelContext& ctx) {
   const float alpha = ctx.node().attr_float("alpha", 1.0f);
   return FloatUnaryKernel(ctx, [alpha](auto v) {

@@ -20,7 +20,8 @@ Status HardSwishRef(KernelContext& ctx);
 Status SoftplusRef(KernelContext& ctx);
 Status SoftsignRef(KernelContext& ctx);
 Status MishRef(KernelContext& ctx);
-Status SwishRef(KernelContext& ctx);  // x * sigmoid(alpha * x), opset 24
+Status SwishRef(KernelContext& ctx);   // x * sigmoid(alpha * x), opset 24
+Status SwiGLURef(KernelContext& ctx);  // Swish_alpha(A) * B, A and B of one shape, opset 28
 Status ThresholdedReluRef(KernelContext& ctx);
 Status ShrinkRef(KernelContext& ctx);  // every numeric type
 Status TanhRef(KernelContext& ctx);

@@ -60,6 +60,24 @@ namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
+// Softmax of s[0..n) in place as numpy computes it in float type c: every step rounded to c, the
+// sum too for bfloat16 (ml_dtypes rounds each partial sum), while float16 and float sums
+// accumulate in float32 and round once. An all -inf row gives zeros (the ONNX reference's guard).
+void SoftmaxAs(DType c, double* s, int64_t n) {
+  const auto r = [c](double x) { return RoundTo(c, x); };
+  double mx = kNegInf;
+  for (int64_t j = 0; j < n; ++j) mx = std::max(mx, s[j]);
+  if (mx == kNegInf) mx = 0;
+  double sum = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    s[j] = r(std::exp(r(s[j] - mx)));
+    sum = c == DType::kBFloat16 ? r(sum + s[j]) : sum + s[j];
+  }
+  sum = r(sum);
+  if (sum == 0) sum = 1;
+  for (int64_t j = 0; j < n; ++j) s[j] = r(s[j] / sum);
+}
+
 // Numerically stable softmax of s[0..n) in place; all -inf gives NaN (0/0) like numpy.
 void Softmax(double* s, int64_t n) {
   double mx = kNegInf;
@@ -147,22 +165,27 @@ void AttentionF32(const AttentionParams& p, const Tensor& q, const Tensor& k, co
     } else {
       std::fill(s.begin(), s.end(), 0.0f);
     }
+    const float neg_inf = -std::numeric_limits<float>::infinity();
+    const int64_t offset = QueryOffset(p, nonpad, b);
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t i = i0 + r;
       float* row = s.data() + r * T;
-      if (mask) {
-        const double* mrow = m.values.data() + b * m.stride[0] + h * m.stride[1] + i * m.stride[2];
-        for (int64_t j = 0; j < T; ++j)
-          row[j] +=
-              j < m.last ? static_cast<float>(mrow[j]) : -std::numeric_limits<float>::infinity();
+      const double* mrow =
+          mask ? m.values.data() + b * m.stride[0] + h * m.stride[1] + i * m.stride[2] : nullptr;
+      bool any_key = false;  // a key whose bias is not -inf
+      for (int64_t j = 0; j < T; ++j) {
+        const double bias = !KeyVisible(p, nonpad, b, offset, i, j) ? kNegInf
+                            : !mrow                                 ? 0.0
+                            : j < m.last                            ? mrow[j]
+                                                                    : kNegInf;
+        row[j] = bias == kNegInf ? neg_inf : row[j] + static_cast<float>(bias);
+        any_key |= bias != kNegInf;
       }
-      if (p.causal)
-        for (int64_t j = i + 1; j < T; ++j) row[j] = -std::numeric_limits<float>::infinity();
-      if (nonpad)
-        for (int64_t j = std::max<int64_t>(nonpad[b], 0); j < T; ++j)
-          row[j] = -std::numeric_limits<float>::infinity();
-      // All keys masked: (-inf) - (-inf) is NaN, so the row becomes NaN like the double path.
-      float mx = -std::numeric_limits<float>::infinity();
+      if (!any_key) {  // fully masked: zero probabilities, so a zero output row
+        std::fill(row, row + T, 0.0f);
+        continue;
+      }
+      float mx = neg_inf;
       for (int64_t j = 0; j < T; ++j) mx = std::max(mx, row[j]);
       float sum = 0;
       for (int64_t j = 0; j < T; ++j) {
@@ -230,38 +253,63 @@ void Attention(const AttentionParams& p, const Tensor& q, const Tensor& k, const
   std::vector<double> yd(static_cast<size_t>(B * Hq * Lq * Dv));
   std::vector<double> qk(qk_out ? static_cast<size_t>(B * Hq * Lq * T) : 0);
   std::vector<double> s(static_cast<size_t>(T));
-  const bool round_softmax = p.softmax_type != DType::kUndefined;
+  // float16/bfloat16 as numpy computes them: every operation rounds to Q's type t. Q and K are
+  // each scaled by sqrt(scale) (rounded to t) before their product, which accumulates in float.
+  const DType t = q.dtype();
+  const bool stepwise = t == DType::kFloat16 || t == DType::kBFloat16;
+  const auto r = [&](double x) { return stepwise ? RoundTo(t, x) : x; };
+  const double sqrt_scale = RoundTo(t, std::sqrt(p.scale));
+  std::vector<double> ks;  // K * sqrt(scale), rounded
+  if (stepwise) {
+    ks = kc;
+    for (double& e : ks) e = r(e * sqrt_scale);
+  }
+  const DType softmax_type = p.softmax_type != DType::kUndefined ? p.softmax_type : t;
+  std::vector<double> qs(static_cast<size_t>(D));
   for (int64_t b = 0; b < B; ++b) {
+    const int64_t offset = QueryOffset(p, nonpad, b);
     for (int64_t h = 0; h < Hq; ++h) {
       const int64_t g = h / group;  // GQA: consecutive query heads share a kv head
-      const double* kh = kc.data() + (b * Hkv + g) * T * D;
+      const double* kh = (stepwise ? ks : kc).data() + (b * Hkv + g) * T * D;
       const double* vh = vc.data() + (b * Hkv + g) * T * Dv;
       for (int64_t i = 0; i < Lq; ++i) {
         const double* qr = p.packed_heads ? qd.data() + ((b * Lq + i) * Hq + h) * D
                                           : qd.data() + ((b * Hq + h) * Lq + i) * D;
+        if (stepwise) {
+          for (int64_t d = 0; d < D; ++d) qs[d] = r(qr[d] * sqrt_scale);
+          qr = qs.data();
+        }
         double* qk_row = qk_out ? qk.data() + ((b * Hq + h) * Lq + i) * T : nullptr;
         for (int64_t j = 0; j < T; ++j) {
           double dot = 0;
           for (int64_t d = 0; d < D; ++d) dot += qr[d] * kh[j * D + d];
-          s[j] = dot * p.scale;
+          s[j] = stepwise ? r(static_cast<float>(dot)) : dot * p.scale;
         }
         if (qk_row && p.qk_output_mode == 0) std::copy(s.begin(), s.end(), qk_row);
         // Softcap comes before the mask so that -inf stays -inf.
         if (p.softcap > 0)
-          for (double& e : s) e = p.softcap * std::tanh(e / p.softcap);
+          for (double& e : s) e = r(r(std::tanh(r(e / p.softcap))) * p.softcap);
         if (qk_row && p.qk_output_mode == 1) std::copy(s.begin(), s.end(), qk_row);
         const int64_t mask_row = b * m.stride[0] + h * m.stride[1] + i * m.stride[2];
+        bool any_key = false;  // a key whose bias (mask, causality, window, padding) is not -inf
         for (int64_t j = 0; j < T; ++j) {
-          if (mask) s[j] += j < m.last ? m.values[mask_row + j] : kNegInf;
-          if (p.causal && j > i + P) s[j] = kNegInf;
-          if (nonpad && j >= nonpad[b]) s[j] = kNegInf;
+          const double bias = !KeyVisible(p, nonpad, b, offset, i, j) ? kNegInf
+                              : !mask                                 ? 0.0
+                              : j < m.last                            ? r(m.values[mask_row + j])
+                                                                      : kNegInf;
+          s[j] = bias == kNegInf ? kNegInf : r(s[j] + bias);
+          any_key |= bias != kNegInf;
         }
         if (qk_row && p.qk_output_mode == 2) std::copy(s.begin(), s.end(), qk_row);
-        if (round_softmax)
-          for (double& e : s) e = RoundTo(p.softmax_type, e);
-        Softmax(s.data(), T);
-        if (round_softmax)
-          for (double& e : s) e = RoundTo(p.softmax_type, e);
+        if (!any_key) {
+          std::fill(s.begin(), s.end(), 0.0);  // fully masked: zero probabilities
+        } else if (stepwise || p.softmax_type != DType::kUndefined) {
+          for (double& e : s) e = RoundTo(softmax_type, e);
+          SoftmaxAs(softmax_type, s.data(), T);
+          for (double& e : s) e = RoundTo(t, e);
+        } else {
+          Softmax(s.data(), T);
+        }
         if (qk_row && p.qk_output_mode == 3) std::copy(s.begin(), s.end(), qk_row);
         double* yr = p.packed_heads ? yd.data() + ((b * Lq + i) * Hq + h) * Dv
                                     : yd.data() + ((b * Hq + h) * Lq + i) * Dv;
@@ -270,6 +318,8 @@ void Attention(const AttentionParams& p, const Tensor& q, const Tensor& k, const
           const double w = s[j];
           for (int64_t d = 0; d < Dv; ++d) yr[d] += w * vh[j * Dv + d];
         }
+        if (stepwise)
+          for (int64_t d = 0; d < Dv; ++d) yr[d] = static_cast<float>(yr[d]);
       }
     }
   }

@@ -35,11 +35,32 @@ struct AttentionParams {
   bool packed_heads = false;  // Q/K/V are [B, L, H*D] (3-D) instead of [B, H, L, D]
   double scale = 1;           // applied to Q.K^T
   double softcap = 0;         // > 0: scores = softcap * tanh(scores / softcap) before the mask
-  bool causal = false;        // key j is hidden from query i when j > i + past_len
+  bool causal = false;        // key j is hidden from query i when j > i + offset (below)
+  int64_t left_window = -1;   // >= 0: key j is hidden when i + offset - j > left_window
+  int64_t right_window = -1;  // >= 0: key j is hidden when j - (i + offset) > right_window
   int qk_output_mode = 0;     // 0 raw Q.K^T, 1 after softcap, 2 after the mask, 3 after softmax
-  DType softmax_type = DType::kUndefined;  // rounds softmax input/output to it when set
+  DType softmax_type = DType::kUndefined;  // the softmax's type when set (else Q's)
   int64_t total_len() const { return past_len + kv_len; }
 };
+
+// The absolute position of query row 0 of batch b: the keys that precede the query block. It is
+// past_len with a KV cache, nonpad[b] - q_len with an external cache (nonpad_kv_seqlen; may be
+// negative, which hides every key from the leading rows), else 0.
+inline int64_t QueryOffset(const AttentionParams& p, const int64_t* nonpad, int64_t b) {
+  if (p.past_len > 0 || !nonpad) return p.past_len;
+  return nonpad[b] - p.q_len;
+}
+
+// Whether causality, the sliding window and the padding (nonpad) let query row i of batch b see
+// key j; `offset` is QueryOffset(p, nonpad, b).
+inline bool KeyVisible(const AttentionParams& p, const int64_t* nonpad, int64_t b, int64_t offset,
+                       int64_t i, int64_t j) {
+  const int64_t pos = i + offset;
+  if (p.causal && j > pos) return false;
+  if (p.left_window >= 0 && pos - j > p.left_window) return false;
+  if (p.right_window >= 0 && j - pos > p.right_window) return false;
+  return !nonpad || j < nonpad[b];
+}
 
 // Scaled dot-product attention computed in double; float32 Q/K/V without a KV cache, softcap,
 // softmax rounding or extra outputs take a float path on the shared GEMM instead (the same
@@ -47,9 +68,13 @@ struct AttentionParams {
 // sequence axis, [B, kv_heads, total, D]. `mask` (bool: true keeps; otherwise added to the scores)
 // is right-aligned and broadcast against [B, q_heads, q_len, total]; when its last dim is shorter
 // than total, the missing keys are masked out. `nonpad` ([B], may be null) hides keys j >=
-// nonpad[b]. Outputs: y ([B, q_len, q_heads*Dv] when packed_heads, else [B, q_heads, q_len, Dv]);
-// present_key, present_value and qk_out ([B, q_heads, q_len, total]) may be null. A query row
-// whose keys are all masked gives NaN, as in the ONNX reference.
+// nonpad[b]; causality and the window are offset-aligned (QueryOffset). Outputs: y ([B, q_len,
+// q_heads*Dv] when packed_heads, else [B, q_heads, q_len, Dv]); present_key, present_value and
+// qk_out ([B, q_heads, q_len, total]) may be null. A query row whose keys are all masked (its
+// bias all -inf) has zero probabilities and a zero output row (opset 25's rule, which the ONNX
+// reference applies to every version). float16/bfloat16 inputs are rounded after every step as
+// numpy computes them (scaled Q and K, the products, the softmax's steps), so the results are
+// those of the ONNX reference bit for bit in the common cases.
 void Attention(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v,
                const Tensor* mask, const Tensor* past_key, const Tensor* past_value,
                const int64_t* nonpad, Tensor* y, Tensor* present_key, Tensor* present_value,

@@ -276,35 +276,29 @@ Status BitShiftRef(KernelContext& ctx) {
   if (dir != "LEFT" && dir != "RIGHT")
     return ctx.node().Invalid("attribute direction is '", dir, "'; expected LEFT or RIGHT");
   const bool left = dir == "LEFT";
+  // Opset 28: signed right shifts are arithmetic; a shift outside [0, bits) leaves only the sign
+  // extension (-1 for a negative value shifted right, else 0). Left shifts wrap as unsigned.
   auto shift = [left](auto a, auto b) {
     using C = decltype(a);
     constexpr int kBits = static_cast<int>(sizeof(C) * 8);
-    if (b >= static_cast<C>(kBits)) return C(0);  // undefined in C++; all bits shifted out
+    if constexpr (std::is_signed_v<C>) {
+      if (b < 0 || b >= static_cast<C>(kBits)) return C(!left && a < 0 ? -1 : 0);
+    } else if (b >= static_cast<C>(kBits)) {
+      return C(0);
+    }
     using U = WrapT<C>;
     return left ? static_cast<C>(static_cast<U>(a) << b) : static_cast<C>(a >> b);
   };
   const DType t = ctx.input(0).dtype();
   Status st;
   bool ok = false;
-  switch (t) {
-    case DType::kUInt8:
-      ok = true;
-      st = RunBinary<uint8_t, uint8_t>(ctx, t, false, shift);
-      break;
-    case DType::kUInt16:
-      ok = true;
-      st = RunBinary<uint16_t, uint16_t>(ctx, t, false, shift);
-      break;
-    case DType::kUInt32:
-      ok = true;
-      st = RunBinary<uint32_t, uint32_t>(ctx, t, false, shift);
-      break;
-    case DType::kUInt64:
-      ok = true;
-      st = RunBinary<uint64_t, uint64_t>(ctx, t, false, shift);
-      break;
-    default:
-      break;
+  const bool is_signed =
+      t == DType::kInt8 || t == DType::kInt16 || t == DType::kInt32 || t == DType::kInt64;
+  if (!is_signed || ctx.node().opset() >= 28) {  // opset 28 added the signed types
+    ok = VisitInteger(t, [&](auto tag) {
+      using C = typename decltype(tag)::type;
+      st = RunBinary<C, C>(ctx, t, false, shift);
+    });
   }
   if (!ok) return TypeError(ctx, 0);
   return st;

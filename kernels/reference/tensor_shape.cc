@@ -311,11 +311,13 @@ void DepthToSpace(const Tensor& x, int64_t blocksize, bool crd, Tensor& y) {
   TransposeView(x, view, perm, y);
 }
 
-void SpaceToDepth(const Tensor& x, int64_t blocksize, Tensor& y) {
+void SpaceToDepth(const Tensor& x, int64_t blocksize, bool crd, Tensor& y) {
   const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3), b = blocksize;
-  // View x as [N, C, H/b, b, W/b, b] and read it in y's order [N, b, b, C, H/b, W/b].
+  // View x as [N, C, H/b, b, W/b, b] and read it in y's order: [N, b, b, C, H/b, W/b] (DCR) or
+  // [N, C, b, b, H/b, W/b] (CRD).
   const Shape view = {n, c, h / b, b, w / b, b};
-  const std::vector<int64_t> perm = {0, 3, 5, 1, 2, 4};
+  const std::vector<int64_t> perm =
+      crd ? std::vector<int64_t>{0, 1, 3, 5, 2, 4} : std::vector<int64_t>{0, 3, 5, 1, 2, 4};
   TransposeView(x, view, perm, y);
 }
 

@@ -88,7 +88,7 @@ void Pad(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<i
 // (bh, bw, c).
 void DepthToSpace(const Tensor& x, int64_t blocksize, bool crd, Tensor& y);
 // x [N, C, H, W] -> y [N, C * b^2, H / b, W / b], channels as (bh, bw, c).
-void SpaceToDepth(const Tensor& x, int64_t blocksize, Tensor& y);
+void SpaceToDepth(const Tensor& x, int64_t blocksize, bool crd, Tensor& y);
 
 // y (2-D, any non-string dtype) = ones on the diagonal j = i + k, zeros elsewhere.
 void EyeLike(int64_t k, Tensor& y);

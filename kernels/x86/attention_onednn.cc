@@ -5,6 +5,7 @@
 // (binary), softmax over the last axis, then Y = P V written straight into Y's layout.
 #include "kernels/x86/attention_onednn.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/x86/onednn_context.h"
@@ -48,6 +49,8 @@ Status Resolve(const NodeView& node, const std::vector<TypeInfo>& types, Attenti
     if (!outs[i].empty()) return node.NotSupported("outputs other than Y");
   if (node.attr_int("is_causal", 0) != 0 || node.attr_float("softcap", 0.f) != 0.f)
     return node.NotSupported("causal mask or softcap");
+  if (node.attr_int("left_window_size", -1) != -1 || node.attr_int("right_window_size", -1) != -1)
+    return node.NotSupported("sliding window");
   const Shape q = types[0].static_shape(), k = types[1].static_shape(), v = types[2].static_shape();
   if (q.size() != k.size() || q.size() != v.size() || (q.size() != 3 && q.size() != 4))
     return node.NotSupported("Q, K, V must all be 3-D or all 4-D");
@@ -182,6 +185,10 @@ class AttentionOnednn : public Kernel {
               {{DNNL_ARG_SRC, scores},
                {DNNL_ARG_DST, scores},
                {DNNL_ARG_SCRATCHPAD, ThreadScratchpad(softmax_scratch_, keys_[kSoftmaxScratch])}});
+      if (!g_.mask.empty()) {
+        stream.wait();
+        ZeroFullyMaskedRows(ctx.input(3).data<float>(), scratch.data());
+      }
       Execute(pv_, stream,
               {{DNNL_ARG_SRC, scores},
                {DNNL_ARG_WEIGHTS, v},
@@ -195,6 +202,28 @@ class AttentionOnednn : public Kernel {
   }
 
  private:
+  // A query row whose mask row is all -inf attends no key: ONNX gives it zero probabilities (a
+  // zero output row) where the softmax gave NaN. The mask is [mb, mh, mi, mj], broadcast.
+  void ZeroFullyMaskedRows(const float* mask, float* scores) const {
+    const int64_t mb = g_.mask[0], mh = g_.mask[1], mi = g_.mask[2], mj = g_.mask[3];
+    for (int64_t r = 0; r < mb * mh * mi; ++r) {
+      const float* row = mask + r * mj;
+      if (!std::all_of(row, row + mj, [](float x) { return std::isinf(x) && x < 0; })) continue;
+      const int64_t rb = r / (mh * mi), rh = (r / mi) % mh, ri = r % mi;
+      for (int64_t b = 0; b < g_.b; ++b) {
+        if (mb != 1 && b != rb) continue;
+        for (int64_t h = 0; h < g_.heads; ++h) {
+          if (mh != 1 && h != rh) continue;
+          for (int64_t i = 0; i < g_.sq; ++i) {
+            if (mi != 1 && i != ri) continue;
+            float* s = scores + ((b * g_.heads + h) * g_.sq + i) * g_.skv;
+            std::fill(s, s + g_.skv, 0.0f);
+          }
+        }
+      }
+    }
+  }
+
   AttentionGeometry g_;
   int threads_ = 1;
   std::vector<Shape> in_shapes_;

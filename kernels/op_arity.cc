@@ -21,6 +21,7 @@ struct OpArity {
   uint32_t required;        // bit i: formal input i is Single (neither Optional nor Variadic)
   bool variadic_last;       // the last formal input repeats
   const char* input_names;  // formal input names, ", "-separated
+  const char* attributes;   // attribute names, sorted, ", "-separated
 };
 
 // Sorted by (domain, op_type, since_version); generated from the pinned onnx package.
@@ -52,6 +53,42 @@ std::string FormalName(const OpArity& a, size_t i) {
     const size_t comma = names.find(", ");
     if (k == i || comma == std::string_view::npos) return std::string(names.substr(0, comma));
     names.remove_prefix(comma + 2);
+  }
+}
+
+bool ListHas(std::string_view list, std::string_view name) {
+  while (!list.empty()) {
+    const size_t comma = list.find(", ");
+    if (list.substr(0, comma) == name) return true;
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 2);
+  }
+  return false;
+}
+
+// An attribute's value for error messages: "CRD", "3", "[1, 2]", "a graph".
+std::string ValueText(const ir::Attribute& a) {
+  const auto list = [](const auto& v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size() && i < 8; ++i) s += StrCat(i ? ", " : "", v[i]);
+    return s + (v.size() > 8 ? ", ...]" : "]");
+  };
+  if (!a.ref_attr_name.empty()) return StrCat("the caller's '", a.ref_attr_name, "'");
+  switch (a.type) {
+    case ir::AttrType::kInt:
+      return StrCat(a.i);
+    case ir::AttrType::kFloat:
+      return StrCat(a.f);
+    case ir::AttrType::kString:
+      return StrCat("'", a.s, "'");
+    case ir::AttrType::kInts:
+      return list(a.ints);
+    case ir::AttrType::kFloats:
+      return list(a.floats);
+    case ir::AttrType::kStrings:
+      return list(a.strings);
+    default:
+      return "a value of another kind (tensor, graph or type)";
   }
 }
 
@@ -92,7 +129,43 @@ Status CheckNodeArity(const ir::Node& node) {
   if (n_out < a->min_output || n_out > a->max_output)
     return InvalidModel(node.Describe(), ": has ", Count(n_out, "output"), "; ", schema,
                         " produces ", Range(a->min_output, a->max_output, "output"));
+  // An attribute the schema does not define has no meaning onyx could implement: refusing it
+  // beats running as if it were absent (a newer opset's attribute in an older model, a typo).
+  for (const ir::Attribute& attr : node.attributes) {
+    if (!ListHas(a->attributes, attr.name)) {
+      return InvalidModel(node.Describe(), ": attribute '", attr.name, "' = ", ValueText(attr),
+                          " is not defined by ", schema,
+                          " (its attributes: ", *a->attributes ? a->attributes : "none", ")");
+    }
+  }
   return Status::Ok();
+}
+
+std::vector<SchemaChange> SchemaChangesWithin(const std::string& domain, const std::string& op_type,
+                                              int64_t since, int64_t until) {
+  std::vector<SchemaChange> changes;
+  ir::Node probe;
+  probe.domain = domain;
+  probe.op_type = op_type;
+  probe.opset = since;
+  const OpArity* base = Find(probe);
+  if (base == nullptr) return changes;
+  for (const OpArity* it = base + 1; it != std::end(kOpArity); base = it++) {
+    if (it->domain != domain || it->op_type != op_type || it->since_version > until) break;
+    std::string added;
+    std::string_view list = it->attributes;
+    while (!list.empty()) {
+      const size_t comma = list.find(", ");
+      const std::string_view name = list.substr(0, comma);
+      if (!ListHas(base->attributes, name)) added += StrCat(added.empty() ? "" : ", ", name);
+      if (comma == std::string_view::npos) break;
+      list.remove_prefix(comma + 2);
+    }
+    const bool inputs_changed = std::string_view(it->input_names) != base->input_names;
+    if (!added.empty() || inputs_changed)
+      changes.push_back({it->since_version, added, inputs_changed ? it->input_names : ""});
+  }
+  return changes;
 }
 
 }  // namespace onyx::kernels

@@ -2,8 +2,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <numeric>
@@ -138,8 +138,8 @@ constexpr const char* kConformanceHelp =
     "Runs every ONNX backend node test under DIR (each directory with model.onnx and\n"
     "test_data_set_*/input_*.pb, output_*.pb), each in its own process, and reports pass / wrong\n"
     "result / unsupported / error / crash / timeout per test with a summary line. Outputs are\n"
-    "compared with rtol 1e-3, atol 1e-7. --expected FILE lists regexes of tests that must pass;\n"
-    "the exit code is 1 when one of them does not.\n"
+    "compared as onnx's runner does: rtol 1e-3 (2^-6 for bfloat16), atol 1e-7. --expected FILE\n"
+    "lists regexes of tests that must pass; the exit code is 1 when one of them does not.\n"
     "\n"
     "  --symbolic-inputs  before loading each model, make every dim of every graph input a\n"
     "                     distinct symbol (\"d<input>_<dim>\", rank kept; outputs and\n"

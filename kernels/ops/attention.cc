@@ -909,7 +909,8 @@ Status FlexAttentionKernel(KernelContext& ctx) {
 void RegisterAttention(OpRegistry& r) {
   // Opset 24 added input 6 (nonpad_kv_seqlen) and lets attn_mask combine with is_causal.
   r.Add("", "Attention", 23, 23, InferAttention, AttentionKernel);
-  r.Add("", "Attention", 24, kLatestOpset, InferAttention, AttentionKernel);
+  r.Add("", "Attention", 24, 24, InferAttention, AttentionKernel);
+  r.Add("", "Attention", 25, kLatestOpset, InferAttention, AttentionKernel);  // sliding window
   r.Add("", "RotaryEmbedding", 23, kLatestOpset, InferRotaryEmbedding, RotaryEmbeddingKernel);
   r.Add("", "TensorScatter", 24, kLatestOpset, InferTensorScatter, TensorScatterKernel);
   r.Add("", "BitCast", 26, kLatestOpset, InferBitCast, BitCastKernel);

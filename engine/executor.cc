@@ -249,8 +249,9 @@ StatusOr<std::vector<Value>> Executor::RunSubgraph(const ir::Graph& graph,
   if (inputs.size() > graph.inputs.size())
     return InvalidModel("subgraph '", graph.name, "' takes ", graph.inputs.size(),
                         " inputs, given ", inputs.size());
+  if (!it->second.ok()) return it->second.status();
   std::vector<Value> outs;
-  Status s = Run(*it->second, nullptr, inputs, parent, &outs, control, depth);
+  Status s = Run(*it->second.value(), nullptr, inputs, parent, &outs, control, depth);
   if (!s.ok()) return s.WithContext("in subgraph '" + graph.name + "': ");
   return outs;
 }

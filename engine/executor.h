@@ -15,7 +15,9 @@
 namespace onyx::engine {
 
 // Plans for every subgraph (If/Loop/Scan bodies), built once per session.
-using SubgraphPlans = std::map<const ir::Graph*, std::unique_ptr<planner::ExecutionPlan>>;
+// A subgraph's plan, or the planning error of an If branch left to run time (the branch fails
+// with it when taken; see InferIf).
+using SubgraphPlans = std::map<const ir::Graph*, StatusOr<std::unique_ptr<planner::ExecutionPlan>>>;
 
 // Values of one graph execution; `parent` resolves outer-scope names.
 struct Frame {

@@ -21,6 +21,7 @@
 #include "engine/shape_cache.h"
 #include "kernels/op_helpers.h"
 #include "kernels/op_registry.h"
+#include "kernels/reference/control_flow_util.h"
 #include "kernels/weight_cache.h"
 #include "memory/aligned_alloc.h"
 #include "planner/planner.h"
@@ -117,11 +118,20 @@ struct Session::Impl {
           o.use_arena = false;
           o.precomputed = nullptr;  // names of the main graph's nodes
           auto p = planner::BuildPlan(*sg, in_types, node_outer, o);
-          if (!p.ok())
-            return p.status().WithContext(n.Describe() + ": attribute '" + a.name + "': ");
+          if (!p.ok()) {
+            Status s = p.status().WithContext(n.Describe() + ": attribute '" + a.name + "': ");
+            // An If branch that cannot be planned for these shapes may never run: the main plan
+            // accepted the node (its other branch can run), so the error waits for the branch.
+            if (n.op_type == "If" && n.domain.empty() &&
+                kernels::reference::DeferrableInferenceError(s)) {
+              subplans.insert_or_assign(sg, std::move(s));
+              continue;
+            }
+            return s;
+          }
           std::map<std::string, TypeInfo> inner = node_outer;
           for (const auto& slot : (*p)->slots) inner[slot.name] = slot.type;
-          subplans[sg] = std::move(p).value();
+          subplans.insert_or_assign(sg, std::move(p));
           ONYX_RETURN_IF_ERROR(BuildSubplans(*sg, inner));
         }
       }

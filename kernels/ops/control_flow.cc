@@ -80,25 +80,43 @@ StatusOr<std::vector<TypeInfo>> InferCarried(InferContext& ctx, std::vector<Type
 }
 
 // ---- If ----
+
 Status InferIf(InferContext& ctx) {
   ONYX_RETURN_IF_ERROR(ExpectBoolCond(ctx, 0));
   ONYX_RETURN_IF_ERROR(RequireGraph(ctx, "then_branch"));
   ONYX_RETURN_IF_ERROR(RequireGraph(ctx, "else_branch"));
-  ONYX_ASSIGN_OR_RETURN(std::vector<TypeInfo> then_types, ctx.InferSubgraph("then_branch", {}));
-  ONYX_ASSIGN_OR_RETURN(std::vector<TypeInfo> else_types, ctx.InferSubgraph("else_branch", {}));
-  const int n = ctx.num_outputs();
-  if (static_cast<int>(then_types.size()) < n || static_cast<int>(else_types.size()) < n)
-    return ctx.node().Invalid("the node has ", n, " outputs but then_branch has ",
-                              then_types.size(), " and else_branch ", else_types.size());
-  // A constant condition picks one branch; otherwise the output covers both.
+  // A constant condition picks one branch: only its inference counts.
   const Tensor* cond = ctx.has_input(0) ? ctx.input_constant(0) : nullptr;
   const bool known = cond && cond->numel() == 1 && cond->dtype() == DType::kBool;
+  const bool taken = known && *cond->data<bool>();
+  StatusOr<std::vector<TypeInfo>> then_types = ctx.InferSubgraph("then_branch", {});
+  StatusOr<std::vector<TypeInfo>> else_types = ctx.InferSubgraph("else_branch", {});
+  // A branch whose inference fails is left to run time (its plan is made when it runs, and
+  // fails there with the same error), as long as the other branch can run: the node's outputs
+  // then take the other branch's types.
+  for (const auto* failed : {&then_types, &else_types}) {
+    if (failed->ok()) continue;
+    const bool is_then = failed == &then_types;
+    const auto& other = is_then ? else_types : then_types;
+    const bool needed = known ? taken == is_then : !other.ok();
+    if (needed || !reference::DeferrableInferenceError(failed->status())) return failed->status();
+  }
+  const int n = ctx.num_outputs();
+  const std::vector<TypeInfo>& any = then_types.ok() ? *then_types : *else_types;
+  const size_t n_then = then_types.ok() ? then_types->size() : any.size();
+  const size_t n_else = else_types.ok() ? else_types->size() : any.size();
+  if (static_cast<int>(n_then) < n || static_cast<int>(n_else) < n)
+    return ctx.node().Invalid("the node has ", n, " outputs but then_branch has ", n_then,
+                              " and else_branch ", n_else);
   for (int i = 0; i < n; ++i) {
     if (!ctx.has_output(i)) continue;
-    if (known)
-      ctx.SetOutputType(i, *cond->data<bool>() ? then_types[i] : else_types[i]);
-    else
-      ctx.SetOutputType(i, MergeTypes(then_types[i], else_types[i]));
+    if (known) {
+      ctx.SetOutputType(i, (taken ? *then_types : *else_types)[i]);
+    } else if (then_types.ok() && else_types.ok()) {
+      ctx.SetOutputType(i, MergeTypes((*then_types)[i], (*else_types)[i]));
+    } else {
+      ctx.SetOutputType(i, any[i]);
+    }
   }
   return Status::Ok();
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "onyx/status.h"
 #include "onyx/tensor.h"
 #include "onyx/value.h"
 
@@ -19,6 +20,14 @@ TypeInfo MergeTypes(const TypeInfo& a, const TypeInfo& b);
 bool SameType(const TypeInfo& a, const TypeInfo& b);
 // `t` with every dim made unknown (rank kept); inner types of sequences/optionals likewise.
 TypeInfo RelaxDims(const TypeInfo& t);
+
+// Whether an If branch's inference/planning failure may wait until the branch runs: the shapes
+// reaching a branch that a run never takes can break it (Silero VAD's 8 kHz branch at 16 kHz).
+// Unsupported operators and limits stay load-time errors.
+inline bool DeferrableInferenceError(const Status& s) {
+  return s.code() == ErrorCode::kInvalidModel || s.code() == ErrorCode::kInvalidArgument ||
+         s.code() == ErrorCode::kRuntime;
+}
 
 // The sub-tensor of `src` at `index` along `axis` (rank one less), in a buffer it owns.
 // The caller validates axis < rank and 0 <= index < dim(axis).

@@ -260,7 +260,7 @@ int ConformanceMain(const Args& args) {
   const std::string data = args.get("data");
   if (data.empty() || !IsDir(data)) {
     std::cerr << "onyx conformance: --data DIR is required and must be a directory (e.g. "
-                 ".venv/lib/python3.11/site-packages/onnx/backend/test/data/node)\n";
+                 "build/node-tests/newest, which scripts/setup.sh writes)\n";
     return 2;
   }
   std::regex filter;

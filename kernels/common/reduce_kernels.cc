@@ -66,7 +66,7 @@ class ReduceKernel : public FastKernel {
     } else {
       axes = node.attr_ints("axes");
     }
-    if (axes.empty() && noop) return Fallback(ctx);  // Y = X
+    if (axes.empty() && noop) return Fallback(ctx);  // no axis reduced: the element steps only
     const int64_t rank = x.rank();
     std::vector<bool> reduced(static_cast<size_t>(rank), axes.empty());
     for (int64_t a : axes) {

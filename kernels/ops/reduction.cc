@@ -51,8 +51,9 @@ int64_t Product(const Shape& s, size_t begin, size_t end) {
 // ---- Reduce* ----
 // Opsets before `axes_input_since` (13 for ReduceSum, 18 for the rest) take `axes` as an attribute
 // where an empty list means every axis. From then on axes is an optional input, and an empty or
-// absent one means every axis unless noop_with_empty_axes = 1 (then Y = X). Opset 11 allowed
-// negative axes; onyx accepts them everywhere. ReduceMax/ReduceMin 12 add int8/uint8, 20 bool.
+// absent one means every axis unless noop_with_empty_axes = 1 (then no axis; see ReduceKernel).
+// Opset 11 allowed negative axes; onyx accepts them everywhere. ReduceMax/ReduceMin 12 add
+// int8/uint8, 20 bool.
 struct ReduceInfo {
   ref::ReduceOp op;
   int64_t axes_input_since;
@@ -159,12 +160,13 @@ Status ReduceKernel(KernelContext& ctx) {
   } else {
     axes = node.attr_ints("axes");
   }
-  if (axes.empty() && noop) {
-    Tensor y = ctx.Output(0, x.dtype(), x.shape());
-    CopyElements(x.dtype(), x.raw_data(), 0, y.raw_data(), 0, x.numel());
-    return Status::Ok();
+  // An empty axes list with noop_with_empty_axes reduces over no axis: plain reductions are the
+  // identity, composite ones still apply their element steps (ReduceL1 gives |x|, ReduceLogSum
+  // log x, ReduceSumSquare x^2), as onnx 1.23's spec states and ONNX Runtime 1.32 computes.
+  std::vector<bool> mask(static_cast<size_t>(x.rank()), false);
+  if (!(axes.empty() && noop)) {
+    ONYX_ASSIGN_OR_RETURN(mask, ReduceMask(node, axes, x.rank()));
   }
-  ONYX_ASSIGN_OR_RETURN(const std::vector<bool> mask, ReduceMask(node, axes, x.rank()));
   Shape out_shape;
   for (int64_t d = 0; d < x.rank(); ++d) {
     if (!mask[d]) {

@@ -120,9 +120,9 @@ struct Session::Impl {
           auto p = planner::BuildPlan(*sg, in_types, node_outer, o);
           if (!p.ok()) {
             Status s = p.status().WithContext(n.Describe() + ": attribute '" + a.name + "': ");
-            // An If branch that cannot be planned for these shapes may never run: the main plan
-            // accepted the node (its other branch can run), so the error waits for the branch.
-            if (n.op_type == "If" && n.domain.empty() &&
+            // An If branch or a Loop body that cannot be planned for these shapes may never run:
+            // the main plan accepted the node (InferIf, InferLoop), so the error waits for it.
+            if ((n.op_type == "If" || n.op_type == "Loop") && n.domain.empty() &&
                 kernels::reference::DeferrableInferenceError(s)) {
               subplans.insert_or_assign(sg, std::move(s));
               continue;

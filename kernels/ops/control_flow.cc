@@ -133,7 +133,22 @@ Status InferLoop(InferContext& ctx) {
   const int num_carried = std::max(0, ctx.num_inputs() - 2);
   std::vector<TypeInfo> in = {ScalarType(DType::kInt64), ScalarType(DType::kBool)};
   for (int i = 0; i < num_carried; ++i) in.push_back(ctx.input_type(2 + i));
-  ONYX_ASSIGN_OR_RETURN(std::vector<TypeInfo> out, InferCarried(ctx, &in, 2, 1, num_carried));
+  StatusOr<std::vector<TypeInfo>> inferred = InferCarried(ctx, &in, 2, 1, num_carried);
+  if (!inferred.ok()) {
+    // A body that may never run (a trip count or a condition not known to start it) keeps its
+    // inference error for run time, as an If branch does: the loop-carried values then keep
+    // their input types and the scan outputs are unknown until a run.
+    const Tensor* m = ctx.has_input(0) ? ctx.input_constant(0) : nullptr;
+    const Tensor* c = ctx.has_input(1) ? ctx.input_constant(1) : nullptr;
+    const bool runs = (!ctx.has_input(0) || (m && m->numel() == 1 && TensorToInts(*m)[0] > 0)) &&
+                      (!ctx.has_input(1) ||
+                       (c && c->numel() == 1 && c->dtype() == DType::kBool && *c->data<bool>()));
+    if (runs || !reference::DeferrableInferenceError(inferred.status())) return inferred.status();
+    for (int i = 0; i < ctx.num_outputs(); ++i)
+      if (ctx.has_output(i)) ctx.SetOutputType(i, i < num_carried ? in[2 + i] : TypeInfo());
+    return Status::Ok();
+  }
+  const std::vector<TypeInfo>& out = *inferred;
   for (int i = 0; i < ctx.num_outputs(); ++i) {
     if (!ctx.has_output(i)) continue;
     if (i < num_carried) {

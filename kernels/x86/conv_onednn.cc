@@ -106,8 +106,7 @@ class ConvOnednn : public Kernel {
     const bool cl = IsChannelsLastConv(node);
     x_shape_ = types[0].static_shape();
     w_shape_ = types[1].static_shape();
-    const std::vector<int64_t> xl = ChannelsFirstDims(x_shape_, cl);
-    const size_t rank = xl.size();
+    std::vector<int64_t> xl = ChannelsFirstDims(x_shape_, cl);
     const int64_t group = node.attr_int("group", 1);
     const int64_t m = w_shape_[0];
     std::vector<int64_t> in(xl.begin() + 2, xl.end());
@@ -116,16 +115,33 @@ class ConvOnednn : public Kernel {
     std::vector<int64_t> yl = {xl[0], m};
     yl.insert(yl.end(), g.out.begin(), g.out.end());
     y_shape_ = StoredShape(yl, cl);
+    // A 2-D convolution along a line (a [k, 1] kernel on a width-1 map, as tf2onnx and jax2tf
+    // export 1-D convolutions) is given to oneDNN as the 1-D convolution it is: the same bytes,
+    // and 3x faster (Magika's [5, 1] convolution on [1, 256, 512, 1]: 12.6 -> 3.9 ms).
+    Shape wl = w_shape_;
+    if (xl.size() == 4) {
+      for (size_t a : {size_t{1}, size_t{0}}) {
+        if (g.in[a] != 1 || g.kernel[a] != 1 || g.out[a] != 1 || g.pad_begin[a] != 0 ||
+            g.pad_end[a] != 0)
+          continue;
+        for (auto* v :
+             {&g.in, &g.kernel, &g.strides, &g.dilations, &g.pad_begin, &g.pad_end, &g.out})
+          v->erase(v->begin() + static_cast<std::ptrdiff_t>(a));
+        for (auto* v : {&xl, &yl, &wl}) v->erase(v->begin() + 2 + static_cast<std::ptrdiff_t>(a));
+        break;
+      }
+    }
+    const size_t rank = xl.size();
 
     has_bias_ = types.size() > 2 && types[2].is_tensor();
     has_residual_ = types.size() > 3 && types[3].is_tensor();
     if (has_residual_ && types[3].static_shape() != y_shape_)
       return node.NotSupported("input 3 (Z) must have the output's shape");
 
-    std::vector<int64_t> wd = w_shape_;
+    std::vector<int64_t> wd = wl;
     if (group > 1) {  // oneDNN's grouped weights: (G, M/G, C/G, k...), the same bytes
       wd = {group, m / group};
-      wd.insert(wd.end(), w_shape_.begin() + 1, w_shape_.end());
+      wd.insert(wd.end(), wl.begin() + 1, wl.end());
     }
     memory::dims strides = ToDims(g.strides), pad_l = ToDims(g.pad_begin),
                  pad_r = ToDims(g.pad_end), dil(rank - 2);
@@ -162,7 +178,7 @@ class ConvOnednn : public Kernel {
         return dnnl::convolution_forward::primitive_desc(desc, attr, eng);
       };
       dnnl::convolution_forward::primitive_desc pd;
-      if (info.winograd && !bf16_ && !has_residual_ && WinogradPays(xl, yl, w_shape_, g, group)) {
+      if (info.winograd && !bf16_ && !has_residual_ && WinogradPays(xl, yl, wl, g, group)) {
         try {  // oneDNN's Winograd kernels need AVX-512 and the nChw16c layout
           blocked_src_md_ = memory::desc(ToDims(xl), f32, Tag::nChw16c);
           blocked_dst_md_ = memory::desc(ToDims(yl), f32, Tag::nChw16c);

@@ -583,11 +583,7 @@ class MatMulOnednn : public Kernel {
       SetOmpThreads(threads_);
       const dnnl::matmul::desc desc = Desc(pd_src, wei_any, dst_md_);
       dnnl::matmul::primitive_desc pd(desc, attr, eng);
-      // oneDNN's reference matmul (its pick for, say, an output scale with C broadcast along
-      // the columns: KMeans's Gemm, alpha -2 and C [M, 1]) is slower than onyx's own blocked
-      // GEMM: 0.12 ms against 0.01 ms at [100, 8] x [8, 5].
-      if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0)
-        return node.NotSupported("oneDNN has only its reference matmul for this form");
+      const bool reference_impl = std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
       wei_md_ = pd.weights_desc();
       scratch_md_ = pd.scratchpad_desc();
       prim_ = dnnl::matmul(pd);
@@ -602,6 +598,11 @@ class MatMulOnednn : public Kernel {
       gemv_ = const_b && !bf16_ && g_.a.size() == 2 && g_.b.size() == 2 && !g_.trans_a &&
               (g_.c_input < 0 || c_row) && PanelActivation(node, &act_) &&
               ColumnPanels(wei_md_, &panel_, &panel_stride_);
+      // oneDNN's reference matmul (its pick for, say, an output scale with C broadcast along
+      // the columns: KMeans's Gemm, alpha -2 and C [M, 1]) is slower than onyx's own blocked
+      // GEMM, 0.12 ms against 0.01 ms at [100, 8] x [8, 5]; unless the rows all go to RunGemv.
+      if (reference_impl && !(gemv_ && !g_.dynamic_rows && g_.a[0] <= common::kPanelGemvMaxRows))
+        return node.NotSupported("oneDNN has only its reference matmul for this form");
       if (const_c && g_.beta != 1.f) {  // fold beta into a private copy of constant C
         scaled_c_ = memory(c_md_, eng);
         const float* src = const_c->data<float>();

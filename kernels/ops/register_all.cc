@@ -18,6 +18,7 @@ void RegisterSequence(OpRegistry& r);
 void RegisterImageSignal(OpRegistry& r);
 void RegisterQuantization(OpRegistry& r);
 void RegisterQuantizationMs(OpRegistry& r);  // com.microsoft QOperator ops
+void RegisterTransformerMs(OpRegistry& r);   // com.microsoft transformer ops
 void RegisterText(OpRegistry& r);
 void RegisterRandom(OpRegistry& r);
 void RegisterAttention(OpRegistry& r);
@@ -45,6 +46,7 @@ void RegisterAllOps(OpRegistry& r) {
   RegisterImageSignal(r);
   RegisterQuantization(r);
   RegisterQuantizationMs(r);
+  RegisterTransformerMs(r);
   RegisterText(r);
   RegisterRandom(r);
   RegisterAttention(r);

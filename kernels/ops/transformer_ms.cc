@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kernels/common/fast_kernel.h"
+#include "kernels/common/nbits_kernels.h"
 #include "kernels/common/simd_kernels.h"
 #include "kernels/op_helpers.h"
 #include "kernels/op_registry.h"
@@ -1653,25 +1654,110 @@ Status MatMulNBitsRefKernel(KernelContext& ctx) {
   return Status::Ok();
 }
 
-// Constant quantised weights dequantised once when the plan is made (shared by the session's
-// shape specialisations through the weight cache) into column panels, then onyx's packed-panel
-// GEMV/GEMM (PanelWeightsProduct) every run. Non-constant weights dequantise per run.
+// Rows of A up to which the 4-bit kernel streams B once per four rows (a decoder's tokens); past
+// it, tiles of columns are dequantised into a per-thread float buffer for the panel GEMM, whose
+// products then cost far more than the dequantisation.
+constexpr int64_t kNBitsStreamRows = 8;
+// Columns of W per dequantised tile (with K = 4096: 1 MiB of floats).
+constexpr int64_t kNBitsTileColumns = 64;
+
+// The zero point of every block as a float (2^(bits-1) when B has none), for the SIMD kernels.
+std::vector<float> NBitsZeros(const reference::NBitsWeights& q) {
+  const int64_t kb = q.k_blocks(), zp_row = (kb * q.bits + 7) / 8;
+  const int mask = (1 << q.bits) - 1;
+  std::vector<float> zeros(static_cast<size_t>(q.n * kb), static_cast<float>(1 << (q.bits - 1)));
+  for (int64_t n = 0; n < q.n; ++n)
+    for (int64_t blk = 0; blk < kb; ++blk) {
+      float& z = zeros[n * kb + blk];
+      if (q.zero_u8) {
+        const int64_t bit = blk * q.bits;
+        z = static_cast<float>((q.zero_u8[n * zp_row + bit / 8] >> (bit % 8)) & mask);
+      } else if (q.zero_f) {
+        z = q.zero_f[n * kb + blk];
+      }
+    }
+  return zeros;
+}
+
+// 4-bit weights stay packed (ORT's layout, read from input B every run): a few rows of A stream
+// B once, dequantising each block on the fly (common::MatMulNBits4F32); more rows dequantise
+// tiles of columns into a per-thread float buffer for the panel GEMM (PanelGemvF32). Other bit
+// widths: the weights dequantised once when the plan is made (shared by the session's shape
+// specialisations through the weight cache) into column panels for PanelWeightsProduct.
+// Non-constant weights are read per run.
 class MatMulNBitsFast : public Kernel {
  public:
-  MatMulNBitsFast(NBitsAttrs attrs, std::shared_ptr<const common::PanelWeights> packed)
-      : attrs_(attrs), packed_(std::move(packed)) {}
+  MatMulNBitsFast(NBitsAttrs attrs, std::shared_ptr<const std::vector<float>> zeros,
+                  std::shared_ptr<const common::PanelWeights> packed)
+      : attrs_(attrs), zeros_(std::move(zeros)), packed_(std::move(packed)) {}
 
   Status Run(KernelContext& ctx) const override {
     ONYX_ASSIGN_OR_RETURN(NBitsRun r, PrepareNBits(ctx, attrs_));
-    std::shared_ptr<const common::PanelWeights> w = packed_;
-    if (!w) {
+    if (r.m == 0) return Status::Ok();
+    const int threads = ctx.intra_op_threads();
+    std::shared_ptr<const common::PanelWeights> panels = packed_;
+    if (attrs_.bits != 4 && !panels) {
       ONYX_ASSIGN_OR_RETURN(reference::NBitsWeights q,
                             ReadNBits(ctx.node(), attrs_, ctx.input(1), ctx.input(2), Opt(ctx, 3)));
-      w = Pack(q, ctx.intra_op_threads());
+      panels = Pack(q, threads);
     }
-    if (r.m == 0) return Status::Ok();
-    common::PanelWeightsProduct(*w, r.a, r.m, attrs_.k, r.bias, nullptr, r.y, attrs_.n,
-                                ctx.intra_op_threads());
+    if (panels) {
+      common::PanelWeightsProduct(*panels, r.a, r.m, attrs_.k, r.bias, nullptr, r.y, attrs_.n,
+                                  threads);
+      return Status::Ok();
+    }
+    ONYX_ASSIGN_OR_RETURN(reference::NBitsWeights q,
+                          ReadNBits(ctx.node(), attrs_, ctx.input(1), ctx.input(2), Opt(ctx, 3)));
+    std::shared_ptr<const std::vector<float>> zeros = zeros_;
+    if (!zeros) zeros = std::make_shared<const std::vector<float>>(NBitsZeros(q));
+    common::NBits4Args g;
+    g.b = q.b;
+    g.scales = q.scales;
+    g.zeros = zeros->data();
+    g.k_blocks = attrs_.k_blocks();
+    g.block = attrs_.block_size;
+    g.bias = r.bias;
+    g.y = r.y;
+    g.ldy = attrs_.n;
+    const int64_t k = attrs_.k, n = attrs_.n, kp = g.k_blocks * g.block;
+    std::vector<float> a_perm(static_cast<size_t>(r.m * kp));
+    common::NBits4PermuteA(r.a, r.m, k, k, g.k_blocks, g.block, a_perm.data());
+    g.a_perm = a_perm.data();
+    g.rows = r.m;
+    if (r.m <= kNBitsStreamRows) {
+      ParallelFor(n, k * r.m, threads,
+                  [&](int64_t n0, int64_t n1) { common::MatMulNBits4F32(g, n0, n1); });
+      return Status::Ok();
+    }
+    // Tiles of columns: dequantised (in a_perm's order), transposed to [kp, tile] and multiplied
+    // by the panel GEMM, one tile per task.
+    const int64_t panel = common::PanelGemvPlainPanel();
+    const int64_t tile = std::max<int64_t>(1, kNBitsTileColumns / panel) * panel;
+    const int64_t tiles = (n + tile - 1) / tile;
+    ParallelFor(tiles, tile * kp * r.m, threads, [&](int64_t t0, int64_t t1) {
+      std::vector<float> rows(static_cast<size_t>(tile * kp)), cols_major(rows.size());
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t n0 = t * tile, cols = std::min(tile, n - n0);
+        common::NBits4Dequantize(g, n0, n0 + cols, rows.data());
+        common::Transpose2D32(reinterpret_cast<const uint32_t*>(rows.data()), kp,
+                              reinterpret_cast<uint32_t*>(cols_major.data()), tile, kp, cols);
+        common::PanelGemvArgs p;
+        p.a = a_perm.data();
+        p.lda = kp;
+        p.rows = r.m;
+        p.b = cols_major.data();
+        p.panel = panel;
+        p.panel_stride = panel;
+        p.ldb = tile;
+        p.b_padded = false;
+        p.k = kp;
+        p.n = cols;
+        p.bias = r.bias ? r.bias + n0 : nullptr;
+        p.y = r.y + n0;
+        p.ldy = n;
+        common::PanelGemvF32(p, 0, (cols + panel - 1) / panel);
+      }
+    });
     return Status::Ok();
   }
 
@@ -1689,7 +1775,8 @@ class MatMulNBitsFast : public Kernel {
 
  private:
   NBitsAttrs attrs_;
-  std::shared_ptr<const common::PanelWeights> packed_;
+  std::shared_ptr<const std::vector<float>> zeros_;     // 4 bits, constant zero points
+  std::shared_ptr<const common::PanelWeights> packed_;  // other widths, constant weights
 };
 
 StatusOr<std::unique_ptr<Kernel>> MakeMatMulNBitsFast(const NodeView& node,
@@ -1699,26 +1786,31 @@ StatusOr<std::unique_ptr<Kernel>> MakeMatMulNBitsFast(const NodeView& node,
   const auto constant = [&](size_t i) {
     return i < info.constants.size() ? info.constants[i] : nullptr;
   };
-  std::shared_ptr<const common::PanelWeights> packed;
   const Tensor* b = constant(1);
   const Tensor* scales = constant(2);
   const bool zp_given = node.node().inputs.size() > 3 && !node.node().inputs[3].empty();
   const Tensor* zp = constant(3);
+  std::shared_ptr<const std::vector<float>> zeros;
+  std::shared_ptr<const common::PanelWeights> packed;
   if (b && scales && (!zp_given || zp)) {
     ONYX_ASSIGN_OR_RETURN(reference::NBitsWeights q, ReadNBits(node, attrs, *b, *scales, zp));
-    const auto pack = [&] { return MatMulNBitsFast::Pack(q, info.threads); };
-    if (info.weights) {
-      // B's buffer keys the entry; the scales' and zero points' addresses tell layouts apart.
-      const std::string layout =
-          "nbits_panels:" + std::to_string(reinterpret_cast<uintptr_t>(scales->raw_data())) + ":" +
-          std::to_string(zp ? reinterpret_cast<uintptr_t>(zp->raw_data()) : 0);
-      packed = info.weights->GetOrPack<common::PanelWeights>(
-          *b, layout, pack, sizeof(float) * static_cast<size_t>(attrs.n * attrs.k));
+    if (attrs.bits == 4) {
+      zeros = std::make_shared<const std::vector<float>>(NBitsZeros(q));
     } else {
-      packed = pack();
+      const auto pack = [&] { return MatMulNBitsFast::Pack(q, info.threads); };
+      if (info.weights) {
+        // B's buffer keys the entry; the scales' and zero points' addresses tell layouts apart.
+        const std::string layout =
+            "nbits_panels:" + std::to_string(reinterpret_cast<uintptr_t>(scales->raw_data())) +
+            ":" + std::to_string(zp ? reinterpret_cast<uintptr_t>(zp->raw_data()) : 0);
+        packed = info.weights->GetOrPack<common::PanelWeights>(
+            *b, layout, pack, sizeof(float) * static_cast<size_t>(attrs.n * attrs.k));
+      } else {
+        packed = pack();
+      }
     }
   }
-  return std::unique_ptr<Kernel>(new MatMulNBitsFast(attrs, std::move(packed)));
+  return std::unique_ptr<Kernel>(new MatMulNBitsFast(attrs, std::move(zeros), std::move(packed)));
 }
 
 // ======================= registration helpers =======================
@@ -1800,7 +1892,7 @@ void RegisterTransformerMs(OpRegistry& r) {
     r.PrependImpl(kMsDomain, "QuickGelu", std::move(quick));
   }
   {
-    KernelImpl nbits = FastImpl("MatMulNBits_f32_panels", {0}, nullptr);
+    KernelImpl nbits = FastImpl("MatMulNBits_f32_hwy", {0}, nullptr);
     nbits.create_with_info = MakeMatMulNBitsFast;
     r.PrependImpl(kMsDomain, "MatMulNBits", std::move(nbits));
   }

@@ -520,7 +520,8 @@ def quantize_nbits(r, k, n, bits, block, zp_kind):
 @pytest.mark.parametrize("bits", [4, 8, 2])
 @pytest.mark.parametrize("block", [16, 32, 128])
 @pytest.mark.parametrize("zp_kind", [None, "u8", "float"])
-@pytest.mark.parametrize("kn,m", [((64, 48), (1,)), ((100, 33), (2, 7)), ((256, 96), (3, 5))], ids=str)
+@pytest.mark.parametrize("kn,m", [((64, 48), (1,)), ((96, 20), (6,)), ((100, 33), (2, 7)),
+                                  ((256, 96), (3, 5))], ids=str)
 @pytest.mark.parametrize("bias", [False, True])
 def test_matmul_nbits(bits, block, zp_kind, kn, m, bias):
     if zp_kind == "float" and bits == 8:

@@ -1654,7 +1654,7 @@ Status MatMulNBitsRefKernel(KernelContext& ctx) {
   return Status::Ok();
 }
 
-// Rows of A up to which the 4-bit kernel streams B once per four rows (a decoder's tokens); past
+// Rows of A up to which the 4-bit kernel streams B once per eight rows (a decoder's tokens); past
 // it, tiles of columns are dequantised into a per-thread float buffer for the panel GEMM, whose
 // products then cost far more than the dequantisation.
 constexpr int64_t kNBitsStreamRows = 8;
@@ -1679,8 +1679,8 @@ std::vector<float> NBitsZeros(const reference::NBitsWeights& q) {
   return zeros;
 }
 
-// 4-bit weights stay packed (ORT's layout, read from input B every run): a few rows of A stream
-// B once, dequantising each block on the fly (common::MatMulNBits4F32); more rows dequantise
+// 4-bit weights stay packed (ORT's layout, read from input B every run): up to eight rows of A
+// stream B once, dequantising each block on the fly (common::MatMulNBits4F32); more rows dequantise
 // tiles of columns into a per-thread float buffer for the panel GEMM (PanelGemvF32). Other bit
 // widths: the weights dequantised once when the plan is made (shared by the session's shape
 // specialisations through the weight cache) into column panels for PanelWeightsProduct.

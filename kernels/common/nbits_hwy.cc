@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/common/nbits_kernels.h"
+#include "kernels/common/transformer_ms_kernels.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/common/nbits_hwy.cc"

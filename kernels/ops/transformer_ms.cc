@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "kernels/common/fast_kernel.h"
-#include "kernels/common/nbits_kernels.h"
 #include "kernels/common/simd_kernels.h"
+#include "kernels/common/transformer_ms_kernels.h"
 #include "kernels/op_helpers.h"
 #include "kernels/op_registry.h"
 #include "kernels/reference/attention.h"
@@ -778,6 +778,14 @@ Status CheckMaskRank(InferContext& ctx, int i) {
                                  "; implemented mask shapes: [B], [2B], [B, T], [B, S, T]");
 }
 
+void RunAttentionCore(const reference::MsAttentionArgs& a, int threads, bool fast) {
+  if (fast) {
+    common::MsAttentionF32(a, threads);
+  } else {
+    reference::MsAttention(a, threads);
+  }
+}
+
 // ---- com.microsoft Attention ----
 // input [B, S, Hin], weights [Hin, H + H + Hv], bias?, mask_index?, past? [2, B, N, P, D],
 // attention_bias?, past_sequence_length? -> output [B, S, Hv], present? [2, B, N, P + S, D].
@@ -854,7 +862,9 @@ Status InferMsAttention(InferContext& ctx) {
   return Status::Ok();
 }
 
-Status MsAttentionKernel(KernelContext& ctx) {
+// `packed`: the weights W^T in column panels (constant weights, fast kernel), else null; `fast`:
+// the SIMD attention core instead of the reference loops.
+Status RunMsAttention(KernelContext& ctx, const common::PanelWeights* packed, bool fast) {
   const NodeView& node = ctx.node();
   ONYX_RETURN_IF_ERROR(CheckAttentionAttrs(node));
   ONYX_RETURN_IF_ERROR(CheckTensorInputs(ctx));
@@ -883,11 +893,17 @@ Status MsAttentionKernel(KernelContext& ctx) {
     p_len = past->dim(3);
   }
   const int64_t t_len = p_len + s_len;
-  // The projection through the shared GEMM: [B*S, Hin] x [Hin, cols].
+  // The projection [B*S, Hin] x [Hin, cols]: the panel GEMM on packed constant weights, else the
+  // shared GEMM.
   std::vector<float> proj(static_cast<size_t>(batch * s_len * cols));
   const int64_t rows = batch * s_len, k = x.dim(2);
-  Gemm<float>(false, false, rows, cols, k, 1.f, x.data<float>(), k, w.data<float>(), cols, 0.f,
-              proj.data(), cols, ctx.intra_op_threads() > 1);
+  if (packed && packed->n == cols && packed->k == k) {
+    common::PanelWeightsProduct(*packed, x.data<float>(), rows, k, nullptr, nullptr, proj.data(),
+                                cols, ctx.intra_op_threads());
+  } else {
+    Gemm<float>(false, false, rows, cols, k, 1.f, x.data<float>(), k, w.data<float>(), cols, 0.f,
+                proj.data(), cols, ctx.intra_op_threads() > 1);
+  }
   std::vector<float> q(static_cast<size_t>(batch * n * s_len * d));
   std::vector<float> k_new(static_cast<size_t>(batch * n * s_len * d));
   std::vector<float> v_new(static_cast<size_t>(batch * n * s_len * dv));
@@ -938,8 +954,47 @@ Status MsAttentionKernel(KernelContext& ctx) {
   a.causal = node.attr_int("unidirectional", 0) != 0;
   a.causal_offset.assign(static_cast<size_t>(batch), p_len);
   a.y = y.data<float>();
-  reference::MsAttention(a, ctx.intra_op_threads());
+  RunAttentionCore(a, ctx.intra_op_threads(), fast);
   return Status::Ok();
+}
+
+Status MsAttentionKernel(KernelContext& ctx) {
+  return RunMsAttention(ctx, nullptr, false);
+}
+
+// The fast Attention: constant weights packed once (W^T in column panels, shared by the session's
+// shape specialisations) and the SIMD attention core.
+class MsAttentionFast : public Kernel {
+ public:
+  explicit MsAttentionFast(std::shared_ptr<const common::PanelWeights> packed)
+      : packed_(std::move(packed)) {}
+  Status Run(KernelContext& ctx) const override { return RunMsAttention(ctx, packed_.get(), true); }
+
+ private:
+  std::shared_ptr<const common::PanelWeights> packed_;
+};
+
+StatusOr<std::unique_ptr<Kernel>> MakeMsAttentionFast(const NodeView& node,
+                                                      const std::vector<TypeInfo>&,
+                                                      const KernelCreateInfo& info) {
+  std::shared_ptr<const common::PanelWeights> packed;
+  const Tensor* w = info.constants.size() > 1 ? info.constants[1] : nullptr;
+  if (w && w->dtype() == DType::kFloat && w->rank() == 2 && w->numel() > 0) {
+    const int64_t k = w->dim(0), cols = w->dim(1);
+    const auto pack = [w, k, cols] {
+      std::vector<float> wt(static_cast<size_t>(k * cols));  // [cols, k]: y = x W = x (W^T)^T
+      const float* src = w->data<float>();
+      for (int64_t i = 0; i < k; ++i)
+        for (int64_t j = 0; j < cols; ++j) wt[j * k + i] = src[i * cols + j];
+      return std::make_shared<const common::PanelWeights>(
+          common::PackPanelWeights(wt.data(), cols, k));
+    };
+    packed = info.weights ? info.weights->GetOrPack<common::PanelWeights>(
+                                *w, "ms_attention_panels", pack, sizeof(float) * k * cols)
+                          : pack();
+  }
+  (void)node;
+  return std::unique_ptr<Kernel>(new MsAttentionFast(std::move(packed)));
 }
 
 // ---- MultiHeadAttention ----
@@ -999,7 +1054,7 @@ Status InferMha(InferContext& ctx) {
   return Status::Ok();
 }
 
-Status MhaKernel(KernelContext& ctx) {
+Status RunMha(KernelContext& ctx, bool fast) {
   const NodeView& node = ctx.node();
   ONYX_RETURN_IF_ERROR(CheckMhaAttrs(node));
   ONYX_RETURN_IF_ERROR(CheckTensorInputs(ctx));
@@ -1164,8 +1219,12 @@ Status MhaKernel(KernelContext& ctx) {
   a.causal = node.attr_int("unidirectional", 0) != 0;
   a.causal_offset.assign(static_cast<size_t>(batch), t_len - s_len);
   a.y = y.data<float>();
-  reference::MsAttention(a, ctx.intra_op_threads());
+  RunAttentionCore(a, ctx.intra_op_threads(), fast);
   return Status::Ok();
+}
+
+Status MhaKernel(KernelContext& ctx) {
+  return RunMha(ctx, false);
 }
 
 // ---- rotary embedding on float rows ----
@@ -1262,7 +1321,7 @@ Status InferGqa(InferContext& ctx) {
   return Status::Ok();
 }
 
-Status GqaKernel(KernelContext& ctx) {
+Status RunGqa(KernelContext& ctx, bool fast) {
   const NodeView& node = ctx.node();
   ONYX_RETURN_IF_ERROR(CheckGqaAttrs(node));
   ONYX_RETURN_IF_ERROR(CheckTensorInputs(ctx));
@@ -1426,9 +1485,23 @@ Status GqaKernel(KernelContext& ctx) {
   a.causal_offset = past_b;
   a.window = node.attr_int("local_window_size", -1);
   a.y = y.data<float>();
-  reference::MsAttention(a, ctx.intra_op_threads());
+  RunAttentionCore(a, ctx.intra_op_threads(), fast);
   return Status::Ok();
 }
+
+Status GqaKernel(KernelContext& ctx) {
+  return RunGqa(ctx, false);
+}
+
+// Runs `fn(ctx, true)`: the attention ops' fast variants.
+class FastAttentionKernel : public Kernel {
+ public:
+  explicit FastAttentionKernel(Status (*fn)(KernelContext&, bool)) : fn_(fn) {}
+  Status Run(KernelContext& ctx) const override { return fn_(ctx, true); }
+
+ private:
+  Status (*fn_)(KernelContext&, bool);
+};
 
 // ---- com.microsoft RotaryEmbedding ----
 // input, position_ids, cos_cache, sin_cache -> output. Attributes interleaved, num_heads,
@@ -1856,14 +1929,12 @@ void RegisterTransformerMs(OpRegistry& r) {
   r.Add(kMsDomain, "QuickGelu", 1, kLatestOpset, InferQuickGelu, QuickGeluRef, "QuickGelu_f32_ref");
   r.Add(kMsDomain, "BiasSplitGelu", 1, kLatestOpset, InferBiasSplitGelu, BiasSplitGeluKernel,
         "BiasSplitGelu_f32_ref");
-  // The attention kernels compute in float32 through the shared GEMM (their reference is the
-  // same code: the masks and layouts are the operator, the products are the GEMM's).
   r.Add(kMsDomain, "Attention", 1, kLatestOpset, InferMsAttention, MsAttentionKernel,
-        "Attention_f32_gemm");
+        "Attention_f32_ref");
   r.Add(kMsDomain, "MultiHeadAttention", 1, kLatestOpset, InferMha, MhaKernel,
-        "MultiHeadAttention_f32_gemm");
+        "MultiHeadAttention_f32_ref");
   r.Add(kMsDomain, "GroupQueryAttention", 1, kLatestOpset, InferGqa, GqaKernel,
-        "GroupQueryAttention_f32_gemm");
+        "GroupQueryAttention_f32_ref");
   r.Add(kMsDomain, "RotaryEmbedding", 1, kLatestOpset, InferMsRotary, MsRotaryKernel,
         "RotaryEmbedding_f32_ref");
   r.Add(kMsDomain, "MatMulNBits", 1, kLatestOpset, InferMatMulNBits, MatMulNBitsRefKernel,
@@ -1891,6 +1962,15 @@ void RegisterTransformerMs(OpRegistry& r) {
     };
     r.PrependImpl(kMsDomain, "QuickGelu", std::move(quick));
   }
+  {
+    KernelImpl attention = FastImpl("Attention_f32_hwy", {0, 1}, nullptr);
+    attention.create_with_info = MakeMsAttentionFast;
+    r.PrependImpl(kMsDomain, "Attention", std::move(attention));
+  }
+  r.PrependImpl(kMsDomain, "MultiHeadAttention",
+                FastImpl("MultiHeadAttention_f32_hwy", {0}, Make<FastAttentionKernel>(RunMha)));
+  r.PrependImpl(kMsDomain, "GroupQueryAttention",
+                FastImpl("GroupQueryAttention_f32_hwy", {0}, Make<FastAttentionKernel>(RunGqa)));
   {
     KernelImpl nbits = FastImpl("MatMulNBits_f32_hwy", {0}, nullptr);
     nbits.create_with_info = MakeMatMulNBitsFast;

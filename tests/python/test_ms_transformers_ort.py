@@ -56,20 +56,23 @@ def ort_run(model, feeds):
                                 providers=["CPUExecutionProvider"]).run(None, feeds)
 
 
-def onyx_run(model, feeds):
-    return onyx.InferenceSession(model.SerializeToString()).run(None, feeds)
+def onyx_run(model, feeds, reference=False):
+    """reference: only each op's reference kernel (else its fast kernel, the first that takes it)."""
+    return onyx.InferenceSession(model.SerializeToString(),
+                                 reference_kernels=reference).run(None, feeds)
 
 
 def compare(node, feeds, consts=None, outputs=None, tol=TOL):
+    """onyx's fast kernel and its reference kernel, each against ORT."""
     model = one_node_model(node, feeds, consts, outputs)
     want = ort_run(model, feeds)
-    got = onyx_run(model, feeds)
-    assert len(got) == len(want)
-    for i, (g, w) in enumerate(zip(got, want)):
-        assert g.shape == w.shape, (i, g.shape, w.shape)
-        assert g.dtype == w.dtype, (i, g.dtype, w.dtype)
-        np.testing.assert_allclose(g, w, err_msg=f"output {i}", **tol)
-    return got
+    for reference in (False, True):
+        got = onyx_run(model, feeds, reference)
+        assert len(got) == len(want)
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert g.shape == w.shape, (i, g.shape, w.shape)
+            assert g.dtype == w.dtype, (i, g.dtype, w.dtype)
+            np.testing.assert_allclose(g, w, err_msg=f"output {i} (reference={reference})", **tol)
 
 
 def refused(node, feeds, consts=None, outputs=None, match=None):
@@ -189,7 +192,7 @@ def test_bias_split_gelu(shape):
     r = rng("bsg", shape)
     x, bias = randn(r, *shape), randn(r, shape[-1])
     model = one_node_model(ms_node("BiasSplitGelu", ["x", "b"], ["y"]), {"x": x}, {"b": bias})
-    got = onyx_run(model, {"x": x})[0]
+    got = onyx_run(model, {"x": x}, reference=True)[0]
     v = (x + bias).astype(np.float64)
     left, right = np.split(v, 2, axis=-1)
     erf = np.vectorize(math.erf)
@@ -329,10 +332,12 @@ def test_multihead_attention(layout, bias, mask_kind):
             n.pop()
     want = ort_run(one_node_model(ms_node("MultiHeadAttention", names, ["y"], num_heads=heads),
                                   theirs, consts), theirs)[0]
-    got = onyx_run(one_node_model(ms_node("MultiHeadAttention", our_names, ["y"], num_heads=heads),
-                                  ours, consts), ours)[0]
-    assert got.shape == want.shape
-    np.testing.assert_allclose(got, want, **TOL)
+    ours_model = one_node_model(ms_node("MultiHeadAttention", our_names, ["y"], num_heads=heads),
+                                ours, consts)
+    for reference in (False, True):
+        got = onyx_run(ours_model, ours, reference)[0]
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, **TOL)
 
 
 @pytest.mark.parametrize("unidirectional", [0, 1])
@@ -437,6 +442,7 @@ def test_group_query_attention_attributes(variant):
     want = ort_run(model, feeds)
     got = onyx_run(model, feeds)
     np.testing.assert_allclose(got[0], want[0], **TOL)
+    np.testing.assert_allclose(onyx_run(model, feeds, reference=True)[0], want[0], **TOL)
     if variant == "varlen":
         # Rows past each batch's sequence are unspecified in ORT's present (onyx writes zeros).
         for bi, total in enumerate(feeds["seqlens_k"] + 1):

@@ -1,12 +1,20 @@
-// Portable SIMD kernels of com.microsoft MatMulNBits with 4-bit weights, which dequantise the
-// weights block by block as they stream them (kernels/common/nbits_hwy.cc): the weights stay in
-// ORT's packed layout, half a byte each, so a decoder step reads an eighth of what a float copy
-// would cost.
+// Fast kernels of the com.microsoft transformer operators (kernels/ops/transformer_ms.cc):
+// MatMulNBits with 4-bit weights, which dequantises the weights block by block as it streams
+// them (nbits_hwy.cc: the weights stay in ORT's packed layout, half a byte each, so a decoder step
+// reads an eighth of what a float copy would), and the attention core of Attention,
+// MultiHeadAttention and GroupQueryAttention (ms_attention_kernel.cc).
 #pragma once
 
 #include <cstdint>
 
+#include "kernels/reference/transformer_ms.h"
+
 namespace onyx::kernels::common {
+
+// reference::MsAttention's contract, with the products on the panel GEMM's SIMD loops and the
+// softmax's exponentials on onyx's SIMD exp (about 2 ulp): heads split between up to `threads`
+// threads.
+void MsAttentionF32(const reference::MsAttentionArgs& args, int threads);
 
 // y[m * ldy + n] = sum over blocks of (q[n, k] - zero[n, blk]) * scale[n, blk] * a[m, k] (+
 // bias[n]) for m < rows, n in [n0, n1), with q the 4-bit values of B [N, k_blocks, block/2] (low

@@ -3,10 +3,12 @@
 // SimplifiedLayerNormalization (which ORT registers in the default ONNX domain),
 // EmbedLayerNormalization, Gelu, BiasGelu, FastGelu, QuickGelu, BiasSplitGelu, Attention,
 // MultiHeadAttention, GroupQueryAttention, RotaryEmbedding and MatMulNBits. Semantics follow ORT's
-// contrib operator documentation. Shape and type inference, the checks that refuse (at session
-// creation) attribute values and optional inputs the kernels do not implement, the kernels
-// (reference math in kernels/reference/transformer_ms.cc) and their fast float32 paths on onyx's
-// SIMD layer norm / activation kernels, the shared GEMM and the packed-panel GEMV.
+// contrib operator documentation. Here: shape and type inference, the checks that refuse (at
+// session creation) attribute values and optional inputs the kernels do not implement, and each
+// op's kernels: a reference (math in kernels/reference/transformer_ms.cc) and, for float32, a
+// fast one in front of it: onyx's SIMD LayerNorm rows and activations, the attention core of
+// kernels/common/ms_attention_kernel.cc with constant QKV weights packed once, and MatMulNBits'
+// 4-bit kernel that dequantises blocks as it streams them (kernels/common/nbits_hwy.cc).
 #include "kernels/reference/transformer_ms.h"
 
 #include <algorithm>
@@ -414,7 +416,9 @@ Status InferEmbedLayerNorm(InferContext& ctx) {
   return Status::Ok();
 }
 
-Status EmbedLayerNormKernel(KernelContext& ctx) {
+// Checks the operands, writes mask_index, allocates the outputs; `fast`: the embedding sums and
+// onyx's SIMD LayerNorm rows split between the threads, else the reference loops.
+Status RunEmbedLayerNorm(KernelContext& ctx, bool fast) {
   const NodeView& node = ctx.node();
   ONYX_RETURN_IF_ERROR(CheckTensorInputs(ctx));
   for (int i : {0, 2, 3, 5, 6})
@@ -487,7 +491,29 @@ Status EmbedLayerNormKernel(KernelContext& ctx) {
     ONYX_ASSIGN_OR_RETURN(Tensor s, NewOutput(ctx, 2, DType::kFloat, {a.batch, a.seq, a.hidden}));
     a.embedding_sum = s.data<float>();
   }
-  reference::EmbedLayerNorm(a);
+  if (fast) {
+    const int64_t h = a.hidden, rows = a.batch * a.seq;
+    float* sums = a.embedding_sum ? a.embedding_sum : a.y;
+    const int threads = common::ThreadsFor(rows * h * 4, ctx.intra_op_threads());
+    ParallelFor(rows, h * 4, threads, [&](int64_t r0, int64_t r1) {
+      for (int64_t t = r0; t < r1; ++t) {
+        const int64_t b = t / a.seq, s = t % a.seq;
+        const float* word = a.word + static_cast<int64_t>(a.input_ids[t]) * h;
+        const int64_t p = a.position_ids ? a.position_ids[b * a.pos_batch_stride + s] : s;
+        const float* position = a.position + p * h;
+        float* out = sums + t * h;
+        for (int64_t j = 0; j < h; ++j) out[j] = word[j] + position[j];
+        if (a.segment_ids) {
+          const float* seg = a.segment + static_cast<int64_t>(a.segment_ids[t]) * h;
+          for (int64_t j = 0; j < h; ++j) out[j] += seg[j];
+        }
+      }
+      common::LayerNormRowsF32(sums + r0 * h, a.y + r0 * h, r1 - r0, h, a.gamma, a.beta, a.epsilon,
+                               nullptr, nullptr);
+    });
+  } else {
+    reference::EmbedLayerNorm(a);
+  }
   if (WantOut(ctx, 1)) {
     // ORT's mask_index: the number of nonzero mask values per sequence (0 without a mask).
     ONYX_ASSIGN_OR_RETURN(Tensor mi, NewOutput(ctx, 1, DType::kInt32, {a.batch}));
@@ -499,6 +525,10 @@ Status EmbedLayerNormKernel(KernelContext& ctx) {
     }
   }
   return Status::Ok();
+}
+
+Status EmbedLayerNormKernel(KernelContext& ctx) {
+  return RunEmbedLayerNorm(ctx, false);
 }
 
 // ======================= Gelu family =======================
@@ -1493,10 +1523,10 @@ Status GqaKernel(KernelContext& ctx) {
   return RunGqa(ctx, false);
 }
 
-// Runs `fn(ctx, true)`: the attention ops' fast variants.
-class FastAttentionKernel : public Kernel {
+// Runs `fn(ctx, true)`: the fast variant of an op whose kernels share one body.
+class FastVariantKernel : public Kernel {
  public:
-  explicit FastAttentionKernel(Status (*fn)(KernelContext&, bool)) : fn_(fn) {}
+  explicit FastVariantKernel(Status (*fn)(KernelContext&, bool)) : fn_(fn) {}
   Status Run(KernelContext& ctx) const override { return fn_(ctx, true); }
 
  private:
@@ -1947,6 +1977,9 @@ void RegisterTransformerMs(OpRegistry& r) {
   r.PrependImpl(kMsDomain, "SkipSimplifiedLayerNormalization",
                 FastImpl("SkipSimplifiedLayerNormalization_f32_simd", {0, 1, 2},
                          Make<SkipNormFast>(kSkipSimplified)));
+  r.PrependImpl(kMsDomain, "EmbedLayerNormalization",
+                FastImpl("EmbedLayerNormalization_f32_hwy", {2, 3},
+                         Make<FastVariantKernel>(RunEmbedLayerNorm)));
   r.PrependImpl(kMsDomain, "Gelu",
                 FastImpl("Gelu_f32_hwy", {0}, Make<GeluFast>(GeluOp::kGelu, 0.f)));
   r.PrependImpl(kMsDomain, "BiasGelu",
@@ -1968,9 +2001,9 @@ void RegisterTransformerMs(OpRegistry& r) {
     r.PrependImpl(kMsDomain, "Attention", std::move(attention));
   }
   r.PrependImpl(kMsDomain, "MultiHeadAttention",
-                FastImpl("MultiHeadAttention_f32_hwy", {0}, Make<FastAttentionKernel>(RunMha)));
+                FastImpl("MultiHeadAttention_f32_hwy", {0}, Make<FastVariantKernel>(RunMha)));
   r.PrependImpl(kMsDomain, "GroupQueryAttention",
-                FastImpl("GroupQueryAttention_f32_hwy", {0}, Make<FastAttentionKernel>(RunGqa)));
+                FastImpl("GroupQueryAttention_f32_hwy", {0}, Make<FastVariantKernel>(RunGqa)));
   {
     KernelImpl nbits = FastImpl("MatMulNBits_f32_hwy", {0}, nullptr);
     nbits.create_with_info = MakeMatMulNBitsFast;

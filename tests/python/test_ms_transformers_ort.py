@@ -453,6 +453,25 @@ def test_group_query_attention_attributes(variant):
             np.testing.assert_allclose(got[i], want[i], **TOL)
 
 
+@pytest.mark.parametrize("variant", ["padded_prompt", "position_ids"])
+def test_group_query_attention_rotary_positions(variant):
+    """A right-padded first prompt (the second sequence three tokens long) and explicit rotary
+    position_ids in a decoding step."""
+    r = rng("gqa_pos", variant)
+    n, nkv, d = 4, 2, 16
+    if variant == "padded_prompt":
+        feeds, consts, names = gqa_case(r, 2, 5, 0, n, nkv, d, False, "full")
+        feeds["seqlens_k"] = np.array([4, 2], np.int32)
+    else:
+        feeds, consts, names = gqa_case(r, 2, 1, 6, n, nkv, d, False, "full")
+        feeds["pos"] = np.array([[6], [3]], np.int64)
+        names = names + [""] * (10 - len(names))
+        names[9] = "pos"
+    outs = [("y", F32), ("present_key", F32), ("present_value", F32)]
+    compare(ms_node("GroupQueryAttention", names, [o for o, _ in outs], num_heads=n,
+                    kv_num_heads=nkv, do_rotary=1), feeds, consts, outs)
+
+
 @pytest.mark.parametrize("attr,value", [("smooth_softmax", 1), ("qk_output", 1),
                                         ("k_quant_type", "PER_TENSOR"), ("kv_cache_bit_width", 8)])
 def test_group_query_attention_refuses(attr, value):

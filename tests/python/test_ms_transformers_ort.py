@@ -735,3 +735,68 @@ def test_matmul_nbits_hand_packed_model():
         want = ort_run(model, feeds)[0]
         got = onyx_run(model, feeds)[0]
         np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2 * np.abs(want).max())
+
+
+def llm_layer_model(r, hidden=64, heads=4, kv_heads=2, head=16, inter=128, max_pos=64):
+    """One decoder layer as LLM exporters write it for CPU: RMS norms, 4-bit projections,
+    GroupQueryAttention with rotary embedding and a KV cache, symbolic batch and lengths."""
+    consts = {"ln1": randn(r, hidden), "ln2": randn(r, hidden)}
+    nodes = [helper.make_node("SimplifiedLayerNormalization", ["x", "ln1"], ["h"], epsilon=1e-6)]
+
+    def nbits(name, a, k, n, block):
+        for key, v in quantize_nbits(r, k, n, 4, block, "u8").items():
+            consts[f"{name}_{key}"] = v
+        nodes.append(ms_node("MatMulNBits", [a, f"{name}_B", f"{name}_scales", f"{name}_zp"],
+                             [name], K=k, N=n, block_size=block))
+        nodes[-1].name = name
+
+    nbits("qkv", "h", hidden, (heads + 2 * kv_heads) * head, 32)
+    angles = np.arange(max_pos)[:, None] * (1.0 / 10000 ** (np.arange(head // 2) / (head // 2)))
+    consts.update(cos=np.cos(angles).astype(np.float32), sin=np.sin(angles).astype(np.float32))
+    nodes.append(ms_node("GroupQueryAttention",
+                         ["qkv", "", "", "past_key", "past_value", "seqlens_k", "total", "cos", "sin"],
+                         ["attn", "present_key", "present_value"], num_heads=heads,
+                         kv_num_heads=kv_heads, do_rotary=1))
+    nbits("o", "attn", heads * head, hidden, 16)
+    nodes.append(ms_node("SkipSimplifiedLayerNormalization", ["o", "x", "ln2"],
+                         ["h2", "", "", "residual"], epsilon=1e-6))
+    nodes[-1].name = "skip_norm"
+    nbits("up", "h2", hidden, inter, 32)
+    nodes.append(ms_node("QuickGelu", ["up"], ["act"], alpha=1.702))
+    nbits("down", "act", inter, hidden, 32)
+    nodes.append(helper.make_node("Add", ["down", "residual"], ["y"]))
+    f = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        nodes, "llm_layer",
+        [f("x", F32, ["batch", "seq", hidden]),
+         f("past_key", F32, ["batch", kv_heads, "past", head]),
+         f("past_value", F32, ["batch", kv_heads, "past", head]),
+         f("seqlens_k", TensorProto.INT32, ["batch"]), f("total", TensorProto.INT32, [])],
+        [f("y", F32, None), f("present_key", F32, None), f("present_value", F32, None)],
+        [numpy_helper.from_array(v, k) for k, v in consts.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                   helper.make_opsetid(MS, 1)], ir_version=8)
+
+
+def test_llm_decoder_layer():
+    """A prompt, then two decoding steps fed with the presents, through one onyx session (its
+    plans for each shape) and one ORT session."""
+    r = rng("llm")
+    model = llm_layer_model(r)
+    so = ort.SessionOptions()
+    theirs = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    ours = onyx.InferenceSession(model.SerializeToString())
+    batch, kv_heads, head = 2, 2, 16
+    past_k = past_v = np.zeros((batch, kv_heads, 0, head), np.float32)
+    ours_k = ours_v = past_k
+    length = 0
+    for step, seq in enumerate([6, 1, 1]):
+        length += seq
+        feeds = {"x": randn(r, batch, seq, 64), "seqlens_k": np.full((batch,), length - 1, np.int32),
+                 "total": np.array(length, np.int32)}
+        want = theirs.run(None, {**feeds, "past_key": past_k, "past_value": past_v})
+        got = ours.run(None, {**feeds, "past_key": ours_k, "past_value": ours_v})
+        for i, (g, w) in enumerate(zip(got, want)):
+            np.testing.assert_allclose(g, w, err_msg=f"step {step} output {i}", rtol=1e-4, atol=2e-4)
+        past_k, past_v = want[1], want[2]
+        ours_k, ours_v = got[1], got[2]

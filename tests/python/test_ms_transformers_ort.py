@@ -6,8 +6,11 @@ in ORT: checked against its documented formula), Attention, MultiHeadAttention,
 GroupQueryAttention, RotaryEmbedding and MatMulNBits. Each case is a one-node model (opsets ""
 17 and com.microsoft 1) on random float32 inputs, run by ORT with graph optimisation off;
 attribute values and inputs onyx does not implement must be refused when the session is created.
-Then whole models: a small BERT and a small GPT-2-like decoder written in torch, exported and
-optimised by onnxruntime.transformers.optimizer, and a 4-bit MatMulNBits model."""
+Every case runs onyx's fast kernels and, separately, its reference kernels. Then whole models:
+a small BERT and a small GPT-2-like decoder written in torch, exported and optimised by
+onnxruntime.transformers.optimizer; 4-bit MatMulNBits models (onnxruntime.quantization's
+MatMulNBitsQuantizer and hand-packed); and an LLM-style decoder layer over a prompt and two
+decoding steps."""
 import math
 import os
 import subprocess
@@ -277,6 +280,15 @@ def test_attention_refuses(attr, value):
     feeds, consts, names = attention_case(r, 1, 3, 8, 2, 8, 8, False, None)
     refused(ms_node("Attention", names, ["y"], num_heads=2, **{attr: value}), feeds, consts,
             match=attr)
+
+
+def test_attention_refuses_4d_mask():
+    """Megatron's 4-D mask [B, 1, max, max] is not implemented: refused at load."""
+    r = rng("attn_refuse_mask")
+    feeds, consts, names = attention_case(r, 1, 3, 8, 2, 8, 8, False, None)
+    feeds["mask"] = np.ones((1, 1, 4, 4), np.int32)
+    refused(ms_node("Attention", names + ["mask"], ["y"], num_heads=2), feeds, consts,
+            match="mask")
 
 
 # ---- MultiHeadAttention ----

@@ -17,6 +17,7 @@ void RegisterGatherCommon(OpRegistry& r);         // gather_kernel.cc
 void RegisterFusedFast(OpRegistry& r);            // fused_kernels.cc (com.onyx ops)
 void RegisterDepthwiseConvFast(OpRegistry& r);    // depthwise_conv_kernel.cc
 void RegisterLstmFast(OpRegistry& r);             // lstm_kernel.cc
+void RegisterGruFast(OpRegistry& r);              // gru_kernel.cc
 void RegisterQuantizeCommon(OpRegistry& r);       // quantize_kernels.cc
 }  // namespace common
 
@@ -32,6 +33,7 @@ void RegisterCommonKernels(OpRegistry& r) {
   common::RegisterFusedFast(r);
   common::RegisterDepthwiseConvFast(r);
   common::RegisterLstmFast(r);
+  common::RegisterGruFast(r);
   common::RegisterQuantizeCommon(r);
 }
 

@@ -234,4 +234,17 @@ std::vector<float> PackColumnPanels(const float* rows_nk, int64_t n, int64_t k, 
 // c becomes f * c + i * tanh(gc) and h becomes o * tanh(c), in place.
 void LstmCellF32(const float* gates, int64_t batch, int64_t hidden, float* c, float* h);
 
+// ONNX's GRU cell with the default activations (Sigmoid, Tanh), no clip. For each of `batch` rows,
+// xw holds X_t W^T plus biases and hr the recurrent products, both gates z, r, h (hidden each).
+// linear_before_reset = 1: xw's h gate holds Wbh, hr's h gate H_{t-1} Rh^T + Rbh; h becomes
+// (1 - z) tanh(xw_h + r hr_h) + z h, in place.
+void GruCellF32(const float* xw, const float* hr, int64_t batch, int64_t hidden, float* h);
+// linear_before_reset = 0, before the h gate's product: hr's z gate becomes sigmoid(xw_z + hr_z)
+// and rh (batch x hidden) becomes sigmoid(xw_r + hr_r) h. Reads hr's z and r gates only.
+void GruResetF32(const float* xw, float* hr, int64_t batch, int64_t hidden, const float* h,
+                 float* rh);
+// linear_before_reset = 0, after it: hr's h gate holds (r h) Rh^T and xw's both biases; h becomes
+// (1 - z) tanh(xw_h + hr_h) + z h with z from GruResetF32, in place.
+void GruUpdateF32(const float* xw, const float* hr, int64_t batch, int64_t hidden, float* h);
+
 }  // namespace onyx::kernels::common

@@ -1,0 +1,197 @@
+// GRU with constant weights and ONNX's default activations, built like the LSTM kernel
+// (lstm_kernel.cc): the input projections of every step in one product, then per step the
+// recurrent product on R packed in column panels and the Highway cell (gru_hwy.cc). With
+// linear_before_reset = 1 (what PyTorch exports) one product on all of R per step; with 0 the
+// h gate's product needs r first, so R's z and r rows and its h rows are two products. Anything
+// else (custom activations, clip, layout 1, sequence_lens, weights computed at run time) stays on
+// the reference kernel.
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/common/fast_kernel.h"
+#include "kernels/common/simd_kernels.h"
+#include "kernels/op_helpers.h"
+
+namespace onyx::kernels::common {
+namespace {
+
+// ONNX GRU input positions.
+constexpr int kX = 0, kW = 1, kR = 2, kB = 3, kSeqLens = 4, kInitialH = 5;
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+class GruKernel : public FastKernel {
+ public:
+  static StatusOr<std::unique_ptr<Kernel>> Create(const NodeView& node,
+                                                  const std::vector<TypeInfo>& types,
+                                                  const KernelCreateInfo& info,
+                                                  std::unique_ptr<Kernel> fallback) {
+    auto k = std::unique_ptr<GruKernel>(new GruKernel(std::move(fallback)));
+    ONYX_RETURN_IF_ERROR(k->Init(node, types, info));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  Status Run(KernelContext& ctx) const override {
+    const int n_in = ctx.num_inputs();
+    const auto present = [&](int i) { return i < n_in && ctx.has_input(i); };
+    const Tensor& x = ctx.input(kX);
+    // The run-time cases this kernel leaves to the reference (which also words the errors).
+    if (present(kSeqLens) || x.dtype() != DType::kFloat || x.rank() != 3 || x.dim(0) == 0 ||
+        x.dim(2) != input_ || ctx.input(kW).shape() != w_shape_ ||
+        ctx.input(kR).shape() != r_shape_)
+      return Fallback(ctx);
+    const int64_t s_len = x.dim(0), batch = x.dim(1), h = hidden_, g = 3 * hidden_;
+    const Shape state_shape = {dirs_, batch, h};
+    if (present(kInitialH) && (ctx.input(kInitialH).dtype() != DType::kFloat ||
+                               ctx.input(kInitialH).shape() != state_shape))
+      return Fallback(ctx);
+    Tensor y, y_h;
+    if (ctx.num_outputs() > 0 && ctx.has_output(0))
+      y = ctx.Output(0, DType::kFloat, {s_len, dirs_, batch, h});
+    if (ctx.num_outputs() > 1 && ctx.has_output(1)) y_h = ctx.Output(1, DType::kFloat, state_shape);
+
+    // xw: every step's input projections plus the biases folded into them; hr: one step's
+    // recurrent products (gates z, r, h); rh: r * H_{t-1} (linear_before_reset = 0).
+    std::vector<float> xw(static_cast<size_t>(s_len * batch * g));
+    std::vector<float> hr(static_cast<size_t>(batch * g));
+    std::vector<float> hs(static_cast<size_t>(batch * h));
+    std::vector<float> rh(linear_before_reset_ ? 0 : static_cast<size_t>(batch * h));
+    const int threads = ctx.intra_op_threads();
+    for (int64_t d = 0; d < dirs_; ++d) {
+      const Dir& p = dir_[d];
+      const bool reverse = dirs_ == 2 ? d == 1 : reverse_;
+      if (s_len * batch > 0)
+        PanelWeightsProduct(p.w, x.data<float>(), s_len * batch, input_, p.x_bias.data(), nullptr,
+                            xw.data(), g, threads);
+      if (present(kInitialH)) {
+        std::memcpy(hs.data(), ctx.input(kInitialH).data<float>() + d * batch * h,
+                    hs.size() * sizeof(float));
+      } else {
+        std::fill(hs.begin(), hs.end(), 0.f);
+      }
+      for (int64_t step = 0; step < s_len; ++step) {
+        const int64_t t = reverse ? s_len - 1 - step : step;
+        const float* xt = xw.data() + t * batch * g;
+        if (linear_before_reset_) {
+          // hr = H_{t-1} R^T + [0, 0, Rbh]
+          PanelWeightsProduct(p.r, hs.data(), batch, h,
+                              p.h_bias.empty() ? nullptr : p.h_bias.data(), nullptr, hr.data(), g,
+                              threads);
+          GruCellF32(xt, hr.data(), batch, h, hs.data());
+        } else {
+          // hr_zr = H_{t-1} [Rz; Rr]^T, then z and r H_{t-1}, then hr_h = (r H_{t-1}) Rh^T.
+          PanelWeightsProduct(p.r, hs.data(), batch, h, nullptr, nullptr, hr.data(), g, threads);
+          GruResetF32(xt, hr.data(), batch, h, hs.data(), rh.data());
+          PanelWeightsProduct(p.rh, rh.data(), batch, h, nullptr, nullptr, hr.data() + 2 * h, g,
+                              threads);
+          GruUpdateF32(xt, hr.data(), batch, h, hs.data());
+        }
+        if (y.defined())
+          std::memcpy(y.data<float>() + (t * dirs_ + d) * batch * h, hs.data(),
+                      hs.size() * sizeof(float));
+      }
+      if (y_h.defined())
+        std::memcpy(y_h.data<float>() + d * batch * h, hs.data(), hs.size() * sizeof(float));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  explicit GruKernel(std::unique_ptr<Kernel> fallback) : FastKernel(std::move(fallback)) {}
+
+  Status Init(const NodeView& node, const std::vector<TypeInfo>& types,
+              const KernelCreateInfo& info) {
+    const auto constant = [&](int i) -> const Tensor* {
+      return i < static_cast<int>(info.constants.size()) ? info.constants[i] : nullptr;
+    };
+    const Tensor* w = constant(kW);
+    const Tensor* r = constant(kR);
+    const Tensor* b = Present(types, kB) ? constant(kB) : nullptr;
+    if (!w || !r || (Present(types, kB) && !b))
+      return node.NotSupported("needs constant W, R and B");
+    if (w->dtype() != DType::kFloat || r->dtype() != DType::kFloat || w->rank() != 3 ||
+        r->rank() != 3 || (b && (b->dtype() != DType::kFloat || b->rank() != 2)))
+      return node.NotSupported("needs float32 W [D, 3H, I], R [D, 3H, H], B [D, 6H]");
+    dirs_ = w->dim(0);
+    hidden_ = r->dim(2);
+    input_ = w->dim(2);
+    const int64_t h = hidden_, g = 3 * hidden_;
+    if (dirs_ != r->dim(0) || w->dim(1) != g || r->dim(1) != g || hidden_ < 1 || input_ < 1 ||
+        (b && (b->dim(0) != dirs_ || b->dim(1) != 2 * g)))
+      return node.NotSupported("W, R and B shapes do not agree");
+    const std::string direction = node.attr_string("direction", "forward");
+    if ((direction == "bidirectional") != (dirs_ == 2) || dirs_ > 2)
+      return node.NotSupported("direction does not match W");
+    reverse_ = direction == "reverse";
+    linear_before_reset_ = node.attr_int("linear_before_reset", 0) != 0;
+    w_shape_ = w->shape();
+    r_shape_ = r->shape();
+    for (int64_t d = 0; d < dirs_; ++d) {
+      Dir p;
+      const float* rd = r->data<float>() + d * g * h;
+      p.w = PackPanelWeights(w->data<float>() + d * g * input_, g, input_);
+      if (linear_before_reset_) {
+        p.r = PackPanelWeights(rd, g, h);
+      } else {
+        p.r = PackPanelWeights(rd, 2 * h, h);
+        p.rh = PackPanelWeights(rd + 2 * h * h, h, h);
+      }
+      // Wb + Rb for z and r; Wbh for h, plus Rbh unless r multiplies it (linear_before_reset).
+      p.x_bias.assign(static_cast<size_t>(g), 0.f);
+      if (b) {
+        const float* wb = b->data<float>() + d * 2 * g;
+        const float* rb = wb + g;
+        for (int64_t j = 0; j < g; ++j)
+          p.x_bias[j] = wb[j] + (j < 2 * h || !linear_before_reset_ ? rb[j] : 0.f);
+        if (linear_before_reset_) {
+          p.h_bias.assign(static_cast<size_t>(g), 0.f);
+          std::copy(rb + 2 * h, rb + g, p.h_bias.begin() + 2 * h);
+        }
+      }
+      dir_.push_back(std::move(p));
+    }
+    return Status::Ok();
+  }
+
+  struct Dir {
+    // linear_before_reset = 1: r is all of R; 0: r is R's z and r rows, rh its h rows.
+    PanelWeights w, r, rh;
+    std::vector<float> x_bias;  // [3H], added to X_t W^T
+    std::vector<float> h_bias;  // [3H]: 0, 0, Rbh (linear_before_reset = 1 with B), else empty
+  };
+
+  int64_t dirs_ = 1, hidden_ = 0, input_ = 0;
+  bool reverse_ = false, linear_before_reset_ = false;
+  Shape w_shape_, r_shape_;
+  std::vector<Dir> dir_;
+};
+
+// What the fast kernel computes exactly as the reference does, up to float summation order.
+Status GruSupports(const NodeView& node, const std::vector<TypeInfo>& types) {
+  if (!RequireInputType(types, kX, DType::kFloat).ok()) return node.NotSupported("needs float32 X");
+  if (node.attr_int("layout", 0) != 0) return node.NotSupported("layout 1");
+  if (node.has_attr("clip")) return node.NotSupported("clip");
+  if (node.has_attr("activation_alpha") || node.has_attr("activation_beta"))
+    return node.NotSupported("activation parameters");
+  const std::vector<std::string> acts = node.attr_strings("activations", {});
+  for (size_t i = 0; i < acts.size(); ++i)
+    if (Lower(acts[i]) != (i % 2 == 0 ? "sigmoid" : "tanh"))
+      return node.NotSupported("activations other than Sigmoid, Tanh");
+  if (acts.size() % 2 != 0) return node.NotSupported("activations not in twos");
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterGruFast(OpRegistry& r) {
+  PrependFast(r, "GRU", "GRU_f32_hwy", GruSupports, FastCreateWithInfoFn(GruKernel::Create));
+}
+
+}  // namespace onyx::kernels::common

@@ -18,6 +18,7 @@ void RegisterFusedFast(OpRegistry& r);            // fused_kernels.cc (com.onyx 
 void RegisterDepthwiseConvFast(OpRegistry& r);    // depthwise_conv_kernel.cc
 void RegisterLstmFast(OpRegistry& r);             // lstm_kernel.cc
 void RegisterGruFast(OpRegistry& r);              // gru_kernel.cc
+void RegisterRnnFast(OpRegistry& r);              // rnn_kernel.cc
 void RegisterQuantizeCommon(OpRegistry& r);       // quantize_kernels.cc
 }  // namespace common
 
@@ -34,6 +35,7 @@ void RegisterCommonKernels(OpRegistry& r) {
   common::RegisterDepthwiseConvFast(r);
   common::RegisterLstmFast(r);
   common::RegisterGruFast(r);
+  common::RegisterRnnFast(r);
   common::RegisterQuantizeCommon(r);
 }
 

@@ -1,7 +1,8 @@
-"""The fast recurrent kernels against ONNX Runtime (the oracle): GRUs with initializer weights
-(GRU_f32_hwy: linear_before_reset 0 and 1, forward, reverse, bidirectional, with and without bias
-and initial state, a sequence of several steps, a batch, a streaming step of one), chained as a
-stacked recurrent model is, and one with clip that the fast kernel leaves to the reference. The
+"""The fast recurrent kernels against ONNX Runtime (the oracle): GRUs and RNNs with initializer
+weights (GRU_f32_hwy with linear_before_reset 0 and 1, RNN_f32_hwy: forward, reverse,
+bidirectional, with and without bias and initial state, a sequence of several steps, a batch, a
+streaming step of one), chained as a stacked recurrent model is, and one of each that the fast
+kernels leave to the reference (clip, Relu). The
 plan shows which kernel each node took; outputs must match ORT at 1 and 2 threads."""
 import json
 import subprocess
@@ -65,15 +66,56 @@ def gru_model():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
-def gru_feeds():
+def feeds():
     return {"x": rand(SEQ, BATCH, I, scale=1.0), "h0": rand(1, BATCH, H, scale=0.5),
             "xs": rand(1, 1, I, scale=1.0), "hs0": rand(1, 1, H, scale=0.5)}
 
 
+def rnn_model():
+    """x [5, 3, 10] -> forward RNN (bias, initial state) -> bidirectional RNN (no bias, explicit
+    Tanh); beside them a one-step reverse RNN on xs, and a Relu RNN on x (reference)."""
+    inits, nodes = [], []
+
+    def init(name, a):
+        inits.append(numpy_helper.from_array(np.asarray(a), name))
+        return name
+
+    nodes.append(helper.make_node(
+        "RNN", ["x", init("W1", rand(1, H, I)), init("R1", rand(1, H, H)),
+                init("B1", rand(1, 2 * H)), "", "h0"],
+        ["y1", "h1"], hidden_size=H, name="rnn_fwd"))
+    nodes.append(helper.make_node("Squeeze", ["y1", init("ax1", np.array([1], np.int64))], ["y1s"],
+                                  name="sq1"))
+    nodes.append(helper.make_node(
+        "RNN", ["y1s", init("W2", rand(2, H, H)), init("R2", rand(2, H, H))],
+        ["y", "y_h"], hidden_size=H, direction="bidirectional", activations=["Tanh", "Tanh"],
+        name="rnn_bi"))
+    nodes.append(helper.make_node(
+        "RNN", ["xs", init("W4", rand(1, H, I)), init("R4", rand(1, H, H)),
+                init("B4", rand(1, 2 * H)), "", "hs0"],
+        ["ys", "ys_h"], hidden_size=H, direction="reverse", name="rnn_step"))
+    nodes.append(helper.make_node(
+        "RNN", ["x", "W1", "R1", "B1"], ["yr"], hidden_size=H, activations=["Relu"],
+        name="rnn_relu"))
+    g = helper.make_graph(
+        nodes, "rnns",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [SEQ, BATCH, I]),
+         helper.make_tensor_value_info("h0", TensorProto.FLOAT, [1, BATCH, H]),
+         helper.make_tensor_value_info("xs", TensorProto.FLOAT, [1, 1, I]),
+         helper.make_tensor_value_info("hs0", TensorProto.FLOAT, [1, 1, H])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
+         for n in ("y", "y_h", "h1", "ys", "ys_h", "yr")],
+        inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
 MODELS = {
-    "gru": (gru_model, gru_feeds, {"gru_fwd": "GRU_f32_hwy", "gru_rev": "GRU_f32_hwy",
+    "gru": (gru_model, feeds, {"gru_fwd": "GRU_f32_hwy", "gru_rev": "GRU_f32_hwy",
                                    "gru_bi": "GRU_f32_hwy", "gru_step": "GRU_f32_hwy"},
             ["gru_clip"]),
+    "rnn": (rnn_model, feeds, {"rnn_fwd": "RNN_f32_hwy", "rnn_bi": "RNN_f32_hwy",
+                                   "rnn_step": "RNN_f32_hwy"},
+            ["rnn_relu"]),
 }
 
 

@@ -1,0 +1,156 @@
+// RNN with constant weights and ONNX's default activation (Tanh), built like the LSTM kernel
+// (lstm_kernel.cc): the input projections of every step in one product, then per step the
+// recurrent product on R packed in column panels with the step's projections added, and the
+// Highway tanh (UnaryF32). Anything else (other activations, clip, layout 1, sequence_lens,
+// weights computed at run time) stays on the reference kernel.
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/common/fast_kernel.h"
+#include "kernels/common/simd_kernels.h"
+#include "kernels/op_helpers.h"
+
+namespace onyx::kernels::common {
+namespace {
+
+// ONNX RNN input positions.
+constexpr int kX = 0, kW = 1, kR = 2, kB = 3, kSeqLens = 4, kInitialH = 5;
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+class RnnKernel : public FastKernel {
+ public:
+  static StatusOr<std::unique_ptr<Kernel>> Create(const NodeView& node,
+                                                  const std::vector<TypeInfo>& types,
+                                                  const KernelCreateInfo& info,
+                                                  std::unique_ptr<Kernel> fallback) {
+    auto k = std::unique_ptr<RnnKernel>(new RnnKernel(std::move(fallback)));
+    ONYX_RETURN_IF_ERROR(k->Init(node, types, info));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  Status Run(KernelContext& ctx) const override {
+    const int n_in = ctx.num_inputs();
+    const auto present = [&](int i) { return i < n_in && ctx.has_input(i); };
+    const Tensor& x = ctx.input(kX);
+    // The run-time cases this kernel leaves to the reference (which also words the errors).
+    if (present(kSeqLens) || x.dtype() != DType::kFloat || x.rank() != 3 || x.dim(0) == 0 ||
+        x.dim(2) != input_ || ctx.input(kW).shape() != w_shape_ ||
+        ctx.input(kR).shape() != r_shape_)
+      return Fallback(ctx);
+    const int64_t s_len = x.dim(0), batch = x.dim(1), h = hidden_;
+    const Shape state_shape = {dirs_, batch, h};
+    if (present(kInitialH) && (ctx.input(kInitialH).dtype() != DType::kFloat ||
+                               ctx.input(kInitialH).shape() != state_shape))
+      return Fallback(ctx);
+    Tensor y, y_h;
+    if (ctx.num_outputs() > 0 && ctx.has_output(0))
+      y = ctx.Output(0, DType::kFloat, {s_len, dirs_, batch, h});
+    if (ctx.num_outputs() > 1 && ctx.has_output(1)) y_h = ctx.Output(1, DType::kFloat, state_shape);
+
+    // xw: every step's input projections plus both biases; pre: one step's pre-activations.
+    std::vector<float> xw(static_cast<size_t>(s_len * batch * h));
+    std::vector<float> pre(static_cast<size_t>(batch * h));
+    std::vector<float> hs(static_cast<size_t>(batch * h));
+    const int threads = ctx.intra_op_threads();
+    for (int64_t d = 0; d < dirs_; ++d) {
+      const bool reverse = dirs_ == 2 ? d == 1 : reverse_;
+      if (s_len * batch > 0)
+        PanelWeightsProduct(w_[d], x.data<float>(), s_len * batch, input_, bias_[d].data(), nullptr,
+                            xw.data(), h, threads);
+      if (present(kInitialH)) {
+        std::memcpy(hs.data(), ctx.input(kInitialH).data<float>() + d * batch * h,
+                    hs.size() * sizeof(float));
+      } else {
+        std::fill(hs.begin(), hs.end(), 0.f);
+      }
+      for (int64_t step = 0; step < s_len; ++step) {
+        const int64_t t = reverse ? s_len - 1 - step : step;
+        // H_t = tanh(H_{t-1} R^T + (X_t W^T + Wb + Rb))
+        PanelWeightsProduct(r_[d], hs.data(), batch, h, nullptr, xw.data() + t * batch * h,
+                            pre.data(), h, threads);
+        UnaryF32(UnaryOp::kTanh, UnaryParams{}, pre.data(), hs.data(), batch * h);
+        if (y.defined())
+          std::memcpy(y.data<float>() + (t * dirs_ + d) * batch * h, hs.data(),
+                      hs.size() * sizeof(float));
+      }
+      if (y_h.defined())
+        std::memcpy(y_h.data<float>() + d * batch * h, hs.data(), hs.size() * sizeof(float));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  explicit RnnKernel(std::unique_ptr<Kernel> fallback) : FastKernel(std::move(fallback)) {}
+
+  Status Init(const NodeView& node, const std::vector<TypeInfo>& types,
+              const KernelCreateInfo& info) {
+    const auto constant = [&](int i) -> const Tensor* {
+      return i < static_cast<int>(info.constants.size()) ? info.constants[i] : nullptr;
+    };
+    const Tensor* w = constant(kW);
+    const Tensor* r = constant(kR);
+    const Tensor* b = Present(types, kB) ? constant(kB) : nullptr;
+    if (!w || !r || (Present(types, kB) && !b))
+      return node.NotSupported("needs constant W, R and B");
+    if (w->dtype() != DType::kFloat || r->dtype() != DType::kFloat || w->rank() != 3 ||
+        r->rank() != 3 || (b && (b->dtype() != DType::kFloat || b->rank() != 2)))
+      return node.NotSupported("needs float32 W [D, H, I], R [D, H, H], B [D, 2H]");
+    dirs_ = w->dim(0);
+    hidden_ = r->dim(2);
+    input_ = w->dim(2);
+    const int64_t h = hidden_;
+    if (dirs_ != r->dim(0) || w->dim(1) != h || r->dim(1) != h || hidden_ < 1 || input_ < 1 ||
+        (b && (b->dim(0) != dirs_ || b->dim(1) != 2 * h)))
+      return node.NotSupported("W, R and B shapes do not agree");
+    const std::string direction = node.attr_string("direction", "forward");
+    if ((direction == "bidirectional") != (dirs_ == 2) || dirs_ > 2)
+      return node.NotSupported("direction does not match W");
+    reverse_ = direction == "reverse";
+    w_shape_ = w->shape();
+    r_shape_ = r->shape();
+    for (int64_t d = 0; d < dirs_; ++d) {
+      w_.push_back(PackPanelWeights(w->data<float>() + d * h * input_, h, input_));
+      r_.push_back(PackPanelWeights(r->data<float>() + d * h * h, h, h));
+      std::vector<float> bias(static_cast<size_t>(h), 0.f);
+      if (b)
+        for (int64_t j = 0; j < h; ++j)
+          bias[j] = b->data<float>()[d * 2 * h + j] + b->data<float>()[d * 2 * h + h + j];
+      bias_.push_back(std::move(bias));
+    }
+    return Status::Ok();
+  }
+
+  int64_t dirs_ = 1, hidden_ = 0, input_ = 0;
+  bool reverse_ = false;
+  Shape w_shape_, r_shape_;
+  std::vector<PanelWeights> w_, r_;       // per direction
+  std::vector<std::vector<float>> bias_;  // per direction: Wb + Rb
+};
+
+// What the fast kernel computes exactly as the reference does, up to float summation order.
+Status RnnSupports(const NodeView& node, const std::vector<TypeInfo>& types) {
+  if (!RequireInputType(types, kX, DType::kFloat).ok()) return node.NotSupported("needs float32 X");
+  if (node.attr_int("layout", 0) != 0) return node.NotSupported("layout 1");
+  if (node.has_attr("clip")) return node.NotSupported("clip");
+  if (node.has_attr("activation_alpha") || node.has_attr("activation_beta"))
+    return node.NotSupported("activation parameters");
+  for (const std::string& a : node.attr_strings("activations", {}))
+    if (Lower(a) != "tanh") return node.NotSupported("activations other than Tanh");
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterRnnFast(OpRegistry& r) {
+  PrependFast(r, "RNN", "RNN_f32_hwy", RnnSupports, FastCreateWithInfoFn(RnnKernel::Create));
+}
+
+}  // namespace onyx::kernels::common

@@ -1,9 +1,9 @@
 // LSTM with constant weights and ONNX's default activations: the input projections of every
 // step in one product, then per step the recurrent product on R packed in column panels and the
 // Highway cell (lstm_hwy.cc). A voice-activity detector's two 128-wide layers ran 23 us each on
-// the reference kernel, whose products are scalar loops. Anything else (custom activations,
-// clip, peepholes, input_forget, layout 1, sequence_lens, weights computed at run time) stays on
-// the reference kernel.
+// the reference kernel, whose products are scalar loops. Layout 1 and sequence_lens gather each
+// row's step from the projections. Anything else (custom activations, clip, peepholes,
+// input_forget, weights computed at run time) stays on the reference kernel.
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -42,25 +42,59 @@ class LstmKernel : public FastKernel {
     const auto present = [&](int i) { return i < n_in && ctx.has_input(i); };
     const Tensor& x = ctx.input(kX);
     // The run-time cases this kernel leaves to the reference (which also words the errors).
-    if (present(kSeqLens) || x.dtype() != DType::kFloat || x.rank() != 3 || x.dim(0) == 0 ||
+    if (x.dtype() != DType::kFloat || x.rank() != 3 || x.dim(batch_first_ ? 1 : 0) == 0 ||
         x.dim(2) != input_ || ctx.input(kW).shape() != w_shape_ ||
         ctx.input(kR).shape() != r_shape_)
       return Fallback(ctx);
-    const int64_t s_len = x.dim(0), batch = x.dim(1), h = hidden_, g = 4 * hidden_;
-    const Shape state_shape = {dirs_, batch, h};
+    const int64_t s_len = x.dim(batch_first_ ? 1 : 0), batch = x.dim(batch_first_ ? 0 : 1);
+    const int64_t h = hidden_, g = 4 * hidden_;
+    const Shape state_shape = batch_first_ ? Shape{batch, dirs_, h} : Shape{dirs_, batch, h};
     for (int i : {kInitialH, kInitialC})
       if (present(i) &&
           (ctx.input(i).dtype() != DType::kFloat || ctx.input(i).shape() != state_shape))
         return Fallback(ctx);
+    // Each row's sequence length: S unless sequence_lens says less.
+    std::vector<int64_t> lens(static_cast<size_t>(batch), s_len);
+    bool full = true;
+    if (present(kSeqLens)) {
+      const Tensor& l = ctx.input(kSeqLens);
+      if (l.dtype() != DType::kInt32 || l.shape() != Shape{batch}) return Fallback(ctx);
+      for (int64_t b = 0; b < batch; ++b) {
+        const int32_t len = l.data<int32_t>()[b];
+        if (len < 0 || len > s_len) return Fallback(ctx);
+        lens[b] = len;
+        full = full && len == s_len;
+      }
+    }
+    const int64_t max_len = batch > 0 ? *std::max_element(lens.begin(), lens.end()) : 0;
+    // Layout 0 with every row at full length runs on contiguous [S, N] rows; otherwise each row's
+    // projections, state and outputs are gathered and scattered one row at a time.
+    const bool rowwise = batch_first_ || !full;
+    // Offsets (in rows of X, of H floats) of the two layouts, as the reference has them.
+    const auto x_row = [&](int64_t t, int64_t b) {
+      return batch_first_ ? b * s_len + t : t * batch + b;
+    };
+    const auto y_off = [&](int64_t t, int64_t d, int64_t b) {
+      return (batch_first_ ? (b * s_len + t) * dirs_ + d : (t * dirs_ + d) * batch + b) * h;
+    };
+    const auto state_off = [&](int64_t d, int64_t b) {
+      return (batch_first_ ? b * dirs_ + d : d * batch + b) * h;
+    };
     Tensor y, y_h, y_c;
-    if (ctx.num_outputs() > 0 && ctx.has_output(0))
-      y = ctx.Output(0, DType::kFloat, {s_len, dirs_, batch, h});
+    if (ctx.num_outputs() > 0 && ctx.has_output(0)) {
+      y = ctx.Output(0, DType::kFloat,
+                     batch_first_ ? Shape{batch, s_len, dirs_, h} : Shape{s_len, dirs_, batch, h});
+      // Y is zero past each row's end.
+      if (!full) std::fill(y.data<float>(), y.data<float>() + y.numel(), 0.f);
+    }
     if (ctx.num_outputs() > 1 && ctx.has_output(1)) y_h = ctx.Output(1, DType::kFloat, state_shape);
     if (ctx.num_outputs() > 2 && ctx.has_output(2)) y_c = ctx.Output(2, DType::kFloat, state_shape);
 
-    // xw: every step's input projections plus both biases; gates: one step's pre-activations.
+    // xw: every step's input projections plus both biases; gates: one step's pre-activations;
+    // xt: one step's projections gathered row by row (rowwise).
     std::vector<float> xw(static_cast<size_t>(s_len * batch * g));
     std::vector<float> gates(static_cast<size_t>(batch * g));
+    std::vector<float> xt(rowwise ? static_cast<size_t>(batch * g) : 0);
     std::vector<float> hs(static_cast<size_t>(batch * h)), cs(static_cast<size_t>(batch * h));
     const int threads = ctx.intra_op_threads();
     for (int64_t d = 0; d < dirs_; ++d) {
@@ -69,29 +103,70 @@ class LstmKernel : public FastKernel {
         PanelWeightsProduct(w_[d], x.data<float>(), s_len * batch, input_, bias_[d].data(), nullptr,
                             xw.data(), g, threads);
       const auto init = [&](int i, std::vector<float>& state) {
-        if (present(i)) {
-          std::memcpy(state.data(), ctx.input(i).data<float>() + d * batch * h,
-                      state.size() * sizeof(float));
-        } else {
-          std::fill(state.begin(), state.end(), 0.f);
+        for (int64_t b = 0; b < batch; ++b) {
+          float* dst = state.data() + b * h;
+          if (present(i)) {
+            std::memcpy(dst, ctx.input(i).data<float>() + state_off(d, b), h * sizeof(float));
+          } else {
+            std::fill(dst, dst + h, 0.f);
+          }
         }
       };
       init(kInitialH, hs);
       init(kInitialC, cs);
-      for (int64_t step = 0; step < s_len; ++step) {
-        const int64_t t = reverse ? s_len - 1 - step : step;
-        // gates = H_{t-1} R^T + (X_t W^T + Wb + Rb)
-        PanelWeightsProduct(r_[d], hs.data(), batch, h, nullptr, xw.data() + t * batch * g,
-                            gates.data(), g, threads);
-        LstmCellF32(gates.data(), batch, h, cs.data(), hs.data());
+      for (int64_t step = 0; step < max_len; ++step) {
+        if (!rowwise) {
+          const int64_t t = reverse ? s_len - 1 - step : step;
+          // gates = H_{t-1} R^T + (X_t W^T + Wb + Rb)
+          PanelWeightsProduct(r_[d], hs.data(), batch, h, nullptr, xw.data() + t * batch * g,
+                              gates.data(), g, threads);
+          LstmCellF32(gates.data(), batch, h, cs.data(), hs.data());
+          if (y.defined())
+            std::memcpy(y.data<float>() + y_off(t, d, 0), hs.data(), hs.size() * sizeof(float));
+          continue;
+        }
+        // Row b is at its own time step (reverse starts at its own end); rows past their end
+        // keep their state and are not written.
+        const auto t_of = [&](int64_t b) { return reverse ? lens[b] - 1 - step : step; };
+        bool all = true;
+        for (int64_t b = 0; b < batch; ++b) {
+          float* dst = xt.data() + b * g;
+          if (step < lens[b]) {
+            std::memcpy(dst, xw.data() + x_row(t_of(b), b) * g, g * sizeof(float));
+          } else {
+            std::fill(dst, dst + g, 0.f);
+            all = false;
+          }
+        }
+        PanelWeightsProduct(r_[d], hs.data(), batch, h, nullptr, xt.data(), gates.data(), g,
+                            threads);
+        if (all) {
+          LstmCellF32(gates.data(), batch, h, cs.data(), hs.data());
+        } else {
+          for (int64_t b = 0; b < batch; ++b)
+            if (step < lens[b])
+              LstmCellF32(gates.data() + b * g, 1, h, cs.data() + b * h, hs.data() + b * h);
+        }
         if (y.defined())
-          std::memcpy(y.data<float>() + (t * dirs_ + d) * batch * h, hs.data(),
-                      hs.size() * sizeof(float));
+          for (int64_t b = 0; b < batch; ++b)
+            if (step < lens[b])
+              std::memcpy(y.data<float>() + y_off(t_of(b), d, b), hs.data() + b * h,
+                          h * sizeof(float));
       }
-      if (y_h.defined())
-        std::memcpy(y_h.data<float>() + d * batch * h, hs.data(), hs.size() * sizeof(float));
-      if (y_c.defined())
-        std::memcpy(y_c.data<float>() + d * batch * h, cs.data(), cs.size() * sizeof(float));
+      // A row of length 0 reports zeros, not its initial state.
+      const auto store = [&](Tensor& out, const std::vector<float>& state) {
+        if (!out.defined()) return;
+        for (int64_t b = 0; b < batch; ++b) {
+          float* dst = out.data<float>() + state_off(d, b);
+          if (lens[b] > 0) {
+            std::memcpy(dst, state.data() + b * h, h * sizeof(float));
+          } else {
+            std::fill(dst, dst + h, 0.f);
+          }
+        }
+      };
+      store(y_h, hs);
+      store(y_c, cs);
     }
     return Status::Ok();
   }
@@ -123,6 +198,7 @@ class LstmKernel : public FastKernel {
     if ((direction == "bidirectional") != (dirs_ == 2) || dirs_ > 2)
       return node.NotSupported("direction does not match W");
     reverse_ = direction == "reverse";
+    batch_first_ = node.attr_int("layout", 0) == 1;
     w_shape_ = w->shape();
     r_shape_ = r->shape();
     for (int64_t d = 0; d < dirs_; ++d) {
@@ -138,7 +214,7 @@ class LstmKernel : public FastKernel {
   }
 
   int64_t dirs_ = 1, hidden_ = 0, input_ = 0;
-  bool reverse_ = false;
+  bool reverse_ = false, batch_first_ = false;  // batch_first_: layout 1
   Shape w_shape_, r_shape_;
   std::vector<PanelWeights> w_, r_;       // per direction
   std::vector<std::vector<float>> bias_;  // per direction: Wb + Rb
@@ -147,7 +223,8 @@ class LstmKernel : public FastKernel {
 // What the fast kernel computes exactly as the reference does, up to float summation order.
 Status LstmSupports(const NodeView& node, const std::vector<TypeInfo>& types) {
   if (!RequireInputType(types, kX, DType::kFloat).ok()) return node.NotSupported("needs float32 X");
-  if (node.attr_int("layout", 0) != 0) return node.NotSupported("layout 1");
+  if (node.attr_int("layout", 0) != 0 && node.attr_int("layout", 0) != 1)
+    return node.NotSupported("layout other than 0 and 1");
   if (node.has_attr("clip")) return node.NotSupported("clip");
   if (node.attr_int("input_forget", 0) != 0) return node.NotSupported("input_forget");
   if (Present(types, kP)) return node.NotSupported("peepholes");

@@ -2,7 +2,8 @@
 weights (GRU_f32_hwy with linear_before_reset 0 and 1, RNN_f32_hwy: forward, reverse,
 bidirectional, with and without bias and initial state, a sequence of several steps, a batch, a
 streaming step of one), chained as a stacked recurrent model is, and one of each that the fast
-kernels leave to the reference (clip, Relu). The
+kernels leave to the reference (clip, Relu); LSTM_f32_hwy with sequence_lens (a row of length 0,
+a short one, a full one) and layout 1. The
 plan shows which kernel each node took; outputs must match ORT at 1 and 2 threads."""
 import json
 import subprocess
@@ -109,6 +110,76 @@ def rnn_model():
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
+def lstm_model(oracle=False):
+    """LSTMs on what the fast LSTM gathers row by row: sequence_lens (forward with bias and
+    state, reverse, bidirectional) on x [5, 3, 10], and layout 1 on xb [3, 5, 10] (forward with
+    state, bidirectional with sequence_lens). ORT has no layout 1: the oracle (oracle=True) runs
+    those two as layout 0 between Transposes, with the same weights."""
+    inits, nodes = [], []
+    rng = np.random.default_rng(31)  # the same weights in both forms
+
+    def w(*shape):
+        return (rng.standard_normal(shape) * 0.3).astype(np.float32)
+
+    def init(name, a):
+        inits.append(numpy_helper.from_array(np.asarray(a), name))
+        return name
+
+    def batch_first_lstm(inputs, outputs, **attrs):
+        if not oracle:
+            nodes.append(helper.make_node("LSTM", inputs, outputs, layout=1, **attrs))
+            return
+        name = attrs["name"]
+        x, states = inputs[0], inputs[5:]
+        nodes.append(helper.make_node("Transpose", [x], [name + "_x"], perm=[1, 0, 2]))
+        for st in states:
+            nodes.append(helper.make_node("Transpose", [st], [name + st], perm=[1, 0, 2]))
+        nodes.append(helper.make_node(
+            "LSTM", [name + "_x"] + inputs[1:5] + [name + st for st in states],
+            [name + o for o in outputs], **attrs))
+        nodes.append(helper.make_node("Transpose", [name + outputs[0]], [outputs[0]],
+                                      perm=[2, 0, 1, 3]))
+        for o in outputs[1:]:
+            nodes.append(helper.make_node("Transpose", [name + o], [o], perm=[1, 0, 2]))
+
+    nodes.append(helper.make_node(
+        "LSTM", ["x", init("W1", w(1, 4 * H, I)), init("R1", w(1, 4 * H, H)),
+                 init("B1", w(1, 8 * H)), "lens", "h0", "c0"],
+        ["y1", "y1_h", "y1_c"], hidden_size=H, name="lstm_lens"))
+    nodes.append(helper.make_node(
+        "LSTM", ["x", init("W2", w(1, 4 * H, I)), init("R2", w(1, 4 * H, H)), "", "lens"],
+        ["y2", "y2_h"], hidden_size=H, direction="reverse", name="lstm_lens_rev"))
+    nodes.append(helper.make_node(
+        "LSTM", ["x", init("W3", w(2, 4 * H, I)), init("R3", w(2, 4 * H, H)),
+                 init("B3", w(2, 8 * H)), "lens"],
+        ["y3", "y3_h", "y3_c"], hidden_size=H, direction="bidirectional", name="lstm_lens_bi"))
+    batch_first_lstm(["xb", "W1", "R1", "B1", "", "hb0", "cb0"], ["y4", "y4_h", "y4_c"],
+                     hidden_size=H, name="lstm_bf")
+    batch_first_lstm(["xb", "W3", "R3", "B3", "lens"], ["y5", "y5_h", "y5_c"], hidden_size=H,
+                     direction="bidirectional", name="lstm_bf_lens_bi")
+    g = helper.make_graph(
+        nodes, "lstms",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [SEQ, BATCH, I]),
+         helper.make_tensor_value_info("lens", TensorProto.INT32, [BATCH]),
+         helper.make_tensor_value_info("h0", TensorProto.FLOAT, [1, BATCH, H]),
+         helper.make_tensor_value_info("c0", TensorProto.FLOAT, [1, BATCH, H]),
+         helper.make_tensor_value_info("xb", TensorProto.FLOAT, [BATCH, SEQ, I]),
+         helper.make_tensor_value_info("hb0", TensorProto.FLOAT, [BATCH, 1, H]),
+         helper.make_tensor_value_info("cb0", TensorProto.FLOAT, [BATCH, 1, H])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
+         for n in ("y1", "y1_h", "y1_c", "y2", "y2_h", "y3", "y3_h", "y3_c", "y4", "y4_h", "y4_c",
+                   "y5", "y5_h", "y5_c")],
+        inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def lstm_feeds():
+    return {"x": rand(SEQ, BATCH, I, scale=1.0), "lens": np.array([SEQ, 0, 2], np.int32),
+            "h0": rand(1, BATCH, H, scale=0.5), "c0": rand(1, BATCH, H, scale=0.5),
+            "xb": rand(BATCH, SEQ, I, scale=1.0), "hb0": rand(BATCH, 1, H, scale=0.5),
+            "cb0": rand(BATCH, 1, H, scale=0.5)}
+
+
 MODELS = {
     "gru": (gru_model, feeds, {"gru_fwd": "GRU_f32_hwy", "gru_rev": "GRU_f32_hwy",
                                    "gru_bi": "GRU_f32_hwy", "gru_step": "GRU_f32_hwy"},
@@ -116,19 +187,28 @@ MODELS = {
     "rnn": (rnn_model, feeds, {"rnn_fwd": "RNN_f32_hwy", "rnn_bi": "RNN_f32_hwy",
                                    "rnn_step": "RNN_f32_hwy"},
             ["rnn_relu"]),
+    "lstm": (lstm_model, lstm_feeds, {n: "LSTM_f32_hwy" for n in (
+        "lstm_lens", "lstm_lens_rev", "lstm_lens_bi", "lstm_bf", "lstm_bf_lens_bi")}, []),
 }
+# Models ORT cannot run as they are, and the equivalent it runs instead.
+ORACLES = {"lstm": lambda: lstm_model(oracle=True)}
 
 
 @pytest.fixture(scope="module", params=sorted(MODELS))
 def model(request, tmp_path_factory):
     make, feeds, fast, slow = MODELS[request.param]
-    path = str(tmp_path_factory.mktemp("recurrent") / f"{request.param}.onnx")
+    folder = tmp_path_factory.mktemp("recurrent")
+    path = str(folder / f"{request.param}.onnx")
     onnx.save(make(), path)
-    return path, feeds, fast, slow
+    oracle = path
+    if request.param in ORACLES:
+        oracle = str(folder / f"{request.param}_oracle.onnx")
+        onnx.save(ORACLES[request.param](), oracle)
+    return path, oracle, feeds, fast, slow
 
 
 def test_plan_uses_the_fast_kernels(onyx_cli, model):
-    path, _, fast, slow = model
+    path, _, _, fast, slow = model
     p = subprocess.run([onyx_cli, "plan", path, "--json"], capture_output=True, text=True,
                        timeout=120)
     assert p.returncode == 0, p.stderr
@@ -143,9 +223,9 @@ def test_plan_uses_the_fast_kernels(onyx_cli, model):
 def test_outputs_match_onnxruntime(model, threads):
     import onyx
 
-    path, feeds_fn, _, _ = model
+    path, oracle, feeds_fn, _, _ = model
     feeds = feeds_fn()
-    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
+    want = ort.InferenceSession(oracle, providers=["CPUExecutionProvider"]).run(None, feeds)
     names = [o.name for o in onnx.load(path).graph.output]
     so = onyx.SessionOptions()
     so.intra_op_num_threads = threads

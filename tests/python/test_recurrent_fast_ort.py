@@ -3,8 +3,7 @@ weights (GRU_f32_hwy with linear_before_reset 0 and 1, RNN_f32_hwy: forward, rev
 bidirectional, with and without bias and initial state, a sequence of several steps, a batch, a
 streaming step of one), chained as a stacked recurrent model is, and one of each that the fast
 kernels leave to the reference (clip, Relu); LSTM_f32_hwy with sequence_lens (a row of length 0,
-a short one, a full one) and layout 1. The
-plan shows which kernel each node took; outputs must match ORT at 1 and 2 threads."""
+a short one, a full one) and layout 1. The plan shows which kernel each node took; outputs must match ORT at 1 and 2 threads."""
 import json
 import subprocess
 

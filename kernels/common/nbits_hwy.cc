@@ -1,4 +1,4 @@
-// Highway loops of MatMulNBits with 4-bit weights (see transformer_ms_kernels.h for the contracts): each
+// Highway loops of MatMulNBits with 4-bit weights (contracts in transformer_ms_kernels.h): each
 // block of B is dequantised into a small float buffer as it is read (low nibbles, then high
 // nibbles), and every row of A, permuted the same way once per run, takes its dot product with it.
 #include <algorithm>

@@ -244,14 +244,23 @@ StatusOr<std::vector<Value>> Executor::RunSubgraph(const ir::Graph& graph,
                                                    const std::vector<Value>& inputs,
                                                    const Frame* parent, const RunControl& control,
                                                    int depth) const {
-  auto it = subplans_->find(&graph);
-  if (it == subplans_->end()) return RuntimeError("no plan for subgraph '", graph.name, "'");
+  // The plan made for the running plan's shapes where there is one, else the session's.
+  const SubgraphPlans::value_type* entry = nullptr;
+  if (shaped_) {
+    auto s = shaped_->find(&graph);
+    if (s != shaped_->end() && s->second.ok()) entry = &*s;
+  }
+  if (!entry) {
+    auto g = subplans_->find(&graph);
+    if (g == subplans_->end()) return RuntimeError("no plan for subgraph '", graph.name, "'");
+    entry = &*g;
+  }
   if (inputs.size() > graph.inputs.size())
     return InvalidModel("subgraph '", graph.name, "' takes ", graph.inputs.size(),
                         " inputs, given ", inputs.size());
-  if (!it->second.ok()) return it->second.status();
+  if (!entry->second.ok()) return entry->second.status();
   std::vector<Value> outs;
-  Status s = Run(*it->second.value(), nullptr, inputs, parent, &outs, control, depth);
+  Status s = Run(*entry->second.value(), nullptr, inputs, parent, &outs, control, depth);
   if (!s.ok()) return s.WithContext("in subgraph '" + graph.name + "': ");
   return outs;
 }

@@ -8,16 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "engine/subgraph_plans.h"
 #include "memory/arena.h"
 #include "onyx/session.h"
 #include "planner/execution_plan.h"
 
 namespace onyx::engine {
-
-// Plans for every subgraph (If/Loop/Scan bodies), built once per session.
-// A subgraph's plan, or the planning error of an If branch left to run time (the branch fails
-// with it when taken; see InferIf).
-using SubgraphPlans = std::map<const ir::Graph*, StatusOr<std::unique_ptr<planner::ExecutionPlan>>>;
 
 // Values of one graph execution; `parent` resolves outer-scope names.
 struct Frame {
@@ -49,7 +45,10 @@ class RunControl {
 
 class Executor {
  public:
-  Executor(const SubgraphPlans* subplans, int threads) : subplans_(subplans), threads_(threads) {}
+  // `shaped` (may be null): subgraph plans made for the shapes of the plans this executor runs,
+  // tried before the session's `subplans`.
+  Executor(const SubgraphPlans* subplans, int threads, const SubgraphPlans* shaped = nullptr)
+      : subplans_(subplans), shaped_(shaped), threads_(threads) {}
 
   // Runs `plan` with `inputs` bound by position to plan.input_slots (undefined = not fed, use
   // the plan's constant). Outputs own their buffers. `options` carries the per-value and
@@ -73,6 +72,7 @@ class Executor {
 
  private:
   const SubgraphPlans* subplans_;
+  const SubgraphPlans* shaped_;
   int threads_;
 };
 

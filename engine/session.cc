@@ -95,9 +95,24 @@ struct Session::Impl {
   }
   std::string Prefix() const { return model.display_name + ": "; }
 
-  // Plans every subgraph once, as dynamic (heap-only) plans. `outer` holds the types visible
-  // from enclosing scopes, so bodies that read outer values infer their types.
-  Status BuildSubplans(const ir::Graph& g, const std::map<std::string, TypeInfo>& outer) {
+  // The constants of `plan` by name (values a kernel released to its packed copy left out), for
+  // the subgraphs planned inside it.
+  static std::map<std::string, Value> ConstantsByName(const planner::ExecutionPlan& plan) {
+    std::map<std::string, Value> out;
+    for (const auto& [id, v] : plan.constants)
+      if (!v.is_tensor() || v.tensor().numel() == 0 || v.tensor().raw_data() != nullptr)
+        out.emplace(plan.slots[id].name, v);
+    return out;
+  }
+
+  // Plans every subgraph of `g` into `into`, as dynamic (heap-only) plans. `outer` holds the
+  // types visible from enclosing scopes, so bodies that read outer values infer their types;
+  // `outer_values` the enclosing constants among them, which the subgraphs read as constants of
+  // their own. `shaped`: the set made for a plan of concrete shapes, where a subgraph that cannot
+  // be planned is left out (the session's set made at creation runs it).
+  Status BuildSubplans(const ir::Graph& g, const std::map<std::string, TypeInfo>& outer,
+                       const std::map<std::string, Value>& outer_values, SubgraphPlans* into,
+                       bool shaped) const {
     for (const auto& n : g.nodes)
       for (const auto& a : n.attributes) {
         std::vector<const ir::Graph*> subs;
@@ -107,9 +122,12 @@ struct Session::Impl {
         // Only the names the node's subgraphs read from outside (nested ones included): passing
         // every enclosing value on made a long chain of Ifs quadratic to plan.
         std::map<std::string, TypeInfo> node_outer;
+        std::map<std::string, Value> node_values;
         for (const auto& name : n.implicit_inputs) {
           auto it = outer.find(name);
           if (it != outer.end()) node_outer.emplace(name, it->second);
+          auto v = outer_values.find(name);
+          if (v != outer_values.end()) node_values.emplace(name, v->second);
         }
         for (const ir::Graph* sg : subs) {
           std::map<std::string, TypeInfo> in_types;
@@ -117,22 +135,26 @@ struct Session::Impl {
           planner::PlanOptions o = PlanOpts();
           o.use_arena = false;
           o.precomputed = nullptr;  // names of the main graph's nodes
+          o.outer_constants = &node_values;
           auto p = planner::BuildPlan(*sg, in_types, node_outer, o);
+          if (!p.ok() && shaped) continue;
           if (!p.ok()) {
             Status s = p.status().WithContext(n.Describe() + ": attribute '" + a.name + "': ");
             // An If branch or a Loop body that cannot be planned for these shapes may never run:
             // the main plan accepted the node (InferIf, InferLoop), so the error waits for it.
             if ((n.op_type == "If" || n.op_type == "Loop") && n.domain.empty() &&
                 kernels::reference::DeferrableInferenceError(s)) {
-              subplans.insert_or_assign(sg, std::move(s));
+              into->insert_or_assign(sg, std::move(s));
               continue;
             }
             return s;
           }
           std::map<std::string, TypeInfo> inner = node_outer;
           for (const auto& slot : (*p)->slots) inner[slot.name] = slot.type;
-          subplans.insert_or_assign(sg, std::move(p));
-          ONYX_RETURN_IF_ERROR(BuildSubplans(*sg, inner));
+          std::map<std::string, Value> inner_values = node_values;
+          for (auto& [name, v] : ConstantsByName(**p)) inner_values.insert_or_assign(name, v);
+          into->insert_or_assign(sg, std::move(p));
+          ONYX_RETURN_IF_ERROR(BuildSubplans(*sg, inner, inner_values, into, shaped));
         }
       }
     return Status::Ok();
@@ -203,7 +225,10 @@ struct Session::Impl {
     return sig;
   }
 
-  StatusOr<PlanPtr> BuildCachedPlan(const std::map<std::string, TypeInfo>& types) const {
+  // `shaped_subplans`: also plan the subgraphs for these shapes (CachedPlan::subplans); not for
+  // the plan made at creation, whose types the session's own subgraph plans already have.
+  StatusOr<PlanPtr> BuildCachedPlan(const std::map<std::string, TypeInfo>& types,
+                                    bool shaped_subplans = true) const {
     auto p = planner::BuildPlan(*model.graph, types, {}, PlanOpts());
     if (!p.ok()) return p.status().WithContext(Prefix());
     auto cached = std::make_shared<CachedPlan>();
@@ -215,6 +240,13 @@ struct Session::Impl {
     if (adapt_threads && threads > 1)
       cached->threads =
           std::make_unique<engine::ThreadChoice>(threads, learnt_threads.load(), probes);
+    if (shaped_subplans && !subplans.empty()) {
+      std::map<std::string, TypeInfo> outer;
+      for (const auto& slot : cached->plan->slots) outer[slot.name] = slot.type;
+      cached->subplans = std::make_unique<SubgraphPlans>();
+      ONYX_RETURN_IF_ERROR(BuildSubplans(*model.graph, outer, ConstantsByName(*cached->plan),
+                                         cached->subplans.get(), true));
+    }
     return PlanPtr(std::move(cached));
   }
 
@@ -311,7 +343,7 @@ StatusOr<Session> Session::CreateFromModel(ir::Model model, SessionOptions optio
   impl->release_weights = impl->PlannedOnce();
   impl->plans = std::make_unique<engine::ShapeCache>(impl->limits.max_shape_plans,
                                                      impl->limits.max_shape_plan_bytes);
-  auto p = impl->BuildCachedPlan(declared);
+  auto p = impl->BuildCachedPlan(declared, false);
   if (!p.ok()) return p.status();
   impl->plans->Pin(Impl::Signature(declared), *p);
   if (!impl->release_weights) {
@@ -323,7 +355,8 @@ StatusOr<Session> Session::CreateFromModel(ir::Model model, SessionOptions optio
   }
   std::map<std::string, TypeInfo> outer;
   for (const auto& slot : (*p)->plan->slots) outer[slot.name] = slot.type;
-  s = impl->BuildSubplans(*impl->model.graph, outer);
+  s = impl->BuildSubplans(*impl->model.graph, outer, Impl::ConstantsByName(*(*p)->plan),
+                          &impl->subplans, false);
   if (!s.ok()) return s.WithContext(prefix);
   if (impl->release_weights) {
     impl->only_plan = *p;
@@ -437,7 +470,7 @@ Status Session::Run(const NamedValues& feeds, const RunOptions& options,
                         : cp.threads && learnt > 0 ? learnt
                                                    : im.threads;
     const ExecutionPlan& plan = *cp.plan;
-    const engine::Executor ex(&im.subplans, threads);
+    const engine::Executor ex(&im.subplans, threads, cp.subplans.get());
     const auto start = std::chrono::steady_clock::now();
     Status s;
     im.arena->execute([&] {

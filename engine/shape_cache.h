@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 
+#include "engine/subgraph_plans.h"
 #include "engine/thread_choice.h"
 #include "onyx/status.h"
 #include "planner/execution_plan.h"
@@ -25,6 +26,9 @@ struct CachedPlan {
   size_t bytes = 0;  // what this plan alone holds (shape-specific constants)
   // The thread count of each run (SessionOptions::adapt_threads); null: always the session's.
   std::unique_ptr<ThreadChoice> threads;
+  // Subgraphs planned for this plan's shapes (null: the session's generic ones only): fast
+  // kernels that need static shapes or constant weights run inside If branches and Loop bodies.
+  std::unique_ptr<SubgraphPlans> subplans;
 };
 using PlanPtr = std::shared_ptr<const CachedPlan>;
 

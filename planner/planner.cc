@@ -137,6 +137,13 @@ class PlanBuilder {
       auto it = plan_->slot_of.find(name);
       if (it != plan_->slot_of.end()) return it->second;
       const int id = Slot(name);
+      if (!produced.count(name) && opts_.outer_constants) {
+        auto c = opts_.outer_constants->find(name);
+        if (c != opts_.outer_constants->end()) {  // an enclosing constant: this plan's own
+          SetConstant(id, c->second);
+          return id;
+        }
+      }
       if (!produced.count(name)) {  // from an enclosing scope
         plan_->slots[id].storage = Storage::kOuter;
         auto ot = outer_types.find(name);

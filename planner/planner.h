@@ -44,6 +44,11 @@ struct PlanOptions {
   // plan for the declared types: a node whose outputs are all here is neither inferred nor
   // folded again, and its outputs keep one buffer across plans.
   const std::map<std::string, Value>* precomputed = nullptr;
+  // For subgraphs: values of enclosing-scope names known when the enclosing graph was planned (its
+  // initializers and folded constants). The subgraph reads them as constants of its own, so it
+  // folds over them and its kernels pack them (an If branch's convolutions and LSTMs on the main
+  // graph's weights, as in Silero VAD), instead of treating them as run-time values.
+  const std::map<std::string, Value>* outer_constants = nullptr;
 };
 
 // `input_types`: types of the graph inputs the caller feeds (concrete shapes for a run plan,

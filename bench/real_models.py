@@ -774,6 +774,8 @@ def main(argv=None):
         threads = threads[:1]
 
     start = time.monotonic()
+    started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    load_start = os.getloadavg()
     rows = []
     for m in models:
         base = dict(model=m.name, task=m.task, source=m.source, expect=m.expect,
@@ -799,10 +801,11 @@ def main(argv=None):
         for r in new:
             print("  " + " | ".join(fmt_row(r)), file=sys.stderr, flush=True)
 
-    env = environment()
-    print(f"\n{env['date']}, {env['cpu']} ({env['cores']} cores), ONNX Runtime "
-          f"{env['onnxruntime']}, onyx {env['onyx']}, load average "
-          f"{' '.join(f'{x:.1f}' for x in env['loadavg'])}, "
+    env = dict(environment(), started=started, loadavg_start=load_start)
+    print(f"\n{env['started']} to {env['date']}, {env['cpu']} ({env['cores']} cores), ONNX Runtime "
+          f"{env['onnxruntime']}, onyx {env['onyx']}, load average (1, 5, 15 min) "
+          f"{' '.join(f'{x:.1f}' for x in load_start)} at the start, "
+          f"{' '.join(f'{x:.1f}' for x in env['loadavg'])} at the end, "
           f"{'--check' if args.check else f'{args.runs} runs'}, threads {args.threads}\n")
     print_table(rows)
     if args.json:

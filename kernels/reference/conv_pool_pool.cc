@@ -306,8 +306,13 @@ Status RunGlobalPool(KernelContext& ctx, GlobalKind kind) {
     tbb::parallel_for(int64_t{0}, planes, [&](int64_t pl) {
       const T* s = src + pl * size;
       if (kind == GlobalKind::kMax) {
+        // A NaN anywhere gives NaN, as ReduceMax and numpy's max (the ONNX reference) have it,
+        // wherever it sits in the plane.
         Acc best = size > 0 ? static_cast<Acc>(s[0]) : Acc(0);
-        for (int64_t i = 1; i < size; ++i) best = std::max(best, static_cast<Acc>(s[i]));
+        for (int64_t i = 1; i < size && !std::isnan(best); ++i) {
+          const Acc v = static_cast<Acc>(s[i]);
+          if (std::isnan(v) || v > best) best = v;
+        }
         dst[pl] = static_cast<T>(best);
       } else if (kind == GlobalKind::kAverage) {
         // Independent partial sums: vectorisable without -ffast-math.

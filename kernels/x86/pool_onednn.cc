@@ -134,8 +134,13 @@ class PoolOnednn : public Kernel {
                                           k->dst_md_, k->g_.strides, k->g_.kernel, k->g_.dil,
                                           k->g_.pad_l, k->g_.pad_r);
       dnnl::pooling_v2_forward::primitive_desc pd(desc, ScratchpadAttr(), CpuEngine());
-      if (t != DType::kFloat && std::string(pd.impl_info_str()).find("ref") != std::string::npos)
+      const std::string impl = pd.impl_info_str();
+      if (t != DType::kFloat && impl.find("ref") != std::string::npos)
         return node.NotSupported("oneDNN has only its reference 8-bit pooling here");
+      // A global pooling of a plain layout gets oneDNN's simple_nchw: 0.25 / 0.63 ms (average /
+      // max) on [1, 512, 508, 1], against 0.02 ms for kernels/common's GlobalPool_f32_hwy.
+      if (IsGlobal(node) && !cl && impl.rfind("jit", 0) != 0)
+        return node.NotSupported("oneDNN has no vectorised global pooling for this layout");
       k->scratch_md_ = pd.scratchpad_desc();
       k->prim_ = dnnl::pooling_v2_forward(pd);
     } catch (const dnnl::error& e) {

@@ -152,5 +152,35 @@ TEST(Reduce, LongRowsSplitAcrossThreads) {
   }
 }
 
+// GlobalAveragePool / GlobalMaxPool on channels-first maps: rows of one or many elements, more
+// rows than threads and fewer (one long row split in parts), rank 3 to 5, NaN and infinities.
+TEST(Reduce, GlobalPoolsMatchReference) {
+  std::mt19937 rng(53);
+  for (const Shape& shape : {Shape{1, 512, 508, 1}, Shape{2, 3, 17}, Shape{1, 1, 300001},
+                             Shape{2, 5, 3, 4, 5}, Shape{3, 2, 1, 1}}) {
+    for (bool specials : {false, true}) {
+      Tensor x = RandomFloats(shape, rng);
+      if (specials) InjectSpecials(x);
+      for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) {
+        const NodeSpec spec{op, 1};
+        const RunResult ref = RunImpl(spec, {x}, "");
+        ASSERT_TRUE(ref.status.ok()) << ref.status.message();
+        ForEachSimdTarget([&](const std::string& target) {
+          for (int threads : {1, 2}) {
+            RunOptions o;
+            o.threads = threads;
+            const RunResult fast = RunImpl(spec, {x}, std::string(op) + "_f32_hwy", o);
+            ASSERT_TRUE(fast.status.ok()) << fast.status.message();
+            EXPECT_EQ(fast.outputs[0].shape(), ref.outputs[0].shape());
+            EXPECT_EQ(CompareFloats(fast.outputs[0], ref.outputs[0], 1e-6, 1e-6), "")
+                << op << " " << ShapeToString(shape) << " specials " << specials << " " << target
+                << " threads " << threads;
+          }
+        });
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace onyx::testing

@@ -1,5 +1,5 @@
-// Ml family: ai.onnx.ml operators the node tests contain (ArrayFeatureExtractor, Binarizer,
-// LabelEncoder, TreeEnsemble).
+// Ml family: ai.onnx.ml ArrayFeatureExtractor, Binarizer, LabelEncoder and TreeEnsemble-5; the
+// other ai.onnx.ml families register from here (ml_tree.cc, ml_linear.cc, ml_features.cc).
 #include "kernels/reference/ml.h"
 
 #include <algorithm>
@@ -10,45 +10,18 @@
 
 #include "kernels/op_helpers.h"
 #include "kernels/op_registry.h"
+#include "kernels/ops/ml_common.h"
 
 namespace onyx::kernels {
 namespace {
 
+using ml::AddPrepared;
+using ml::CheckType;
+using ml::Contains;
+using ml::kMl;
+using ml::SameShape;
 using reference::LabelEncoderTable;
 using reference::TreeEnsembleModel;
-
-const char kMl[] = "ai.onnx.ml";
-
-bool Contains(const std::vector<DType>& set, DType t) {
-  return std::find(set.begin(), set.end(), t) != set.end();
-}
-
-Status CheckType(const NodeView& node, int i, DType t, const std::vector<DType>& allowed) {
-  if (Contains(allowed, t)) return Status::Ok();
-  return node.NotSupported("input ", i, " '", InputName(node, i), "' has type ", DTypeName(t),
-                           ", which this operator does not support");
-}
-
-TypeInfo SameShape(const TypeInfo& like, DType elem) {
-  TypeInfo t = TypeInfo::Tensor(elem);
-  if (like.is_tensor() && like.has_shape) {
-    t.has_shape = true;
-    t.dims = like.dims;
-  }
-  return t;
-}
-
-void AddPrepared(OpRegistry& r, const std::string& op_type, int64_t since, int64_t until,
-                 InferFn infer, CreateFn create) {
-  OpDef def;
-  def.domain = kMl;
-  def.op_type = op_type;
-  def.since = since;
-  def.until = until;
-  def.infer = infer;
-  def.impls.push_back(KernelImpl{op_type + "_ref", nullptr, std::move(create), nullptr});
-  r.AddDef(std::move(def));
-}
 
 // ---- ArrayFeatureExtractor (ai.onnx.ml 1) ----
 
@@ -526,6 +499,30 @@ void RegisterMl(OpRegistry& r) {
   AddPrepared(r, "LabelEncoder", 2, 3, InferLabelEncoder, CreateLabelEncoder);
   AddPrepared(r, "LabelEncoder", 4, kLatestOpset, InferLabelEncoder, CreateLabelEncoder);
   AddPrepared(r, "TreeEnsemble", 5, kLatestOpset, InferTreeEnsemble, CreateTreeEnsemble);
+  ml::RegisterMlTree(r);
+  ml::RegisterMlLinear(r);
+  ml::RegisterMlFeatures(r);
 }
+
+namespace ml {
+
+StatusOr<std::vector<double>> FloatsOrTensor(const NodeView& node, const std::string& name,
+                                             bool* is_double) {
+  if (is_double) *is_double = false;
+  const std::string tname = name + "_as_tensor";
+  const Tensor* t = node.attr_tensor(tname);
+  if (t && node.has_attr(name))
+    return node.Invalid("attributes '", name, "' and '", tname, "' are both set; expected one");
+  if (!t) {
+    const std::vector<float> f = node.attr_floats(name);
+    return std::vector<double>(f.begin(), f.end());
+  }
+  if (t->dtype() == DType::kString)
+    return node.Invalid("attribute '", tname, "' must be a numeric tensor");
+  if (is_double) *is_double = t->dtype() == DType::kDouble;
+  return TensorToDoubles(*t);
+}
+
+}  // namespace ml
 
 }  // namespace onyx::kernels

@@ -1,0 +1,446 @@
+// Flat tree-ensemble layout and its blocked, threaded evaluation (see ml_tree.h).
+#include "kernels/reference/ml_tree.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+
+#include "kernels/op_helpers.h"
+
+namespace onyx::kernels::reference {
+namespace {
+
+struct PairHash {
+  size_t operator()(const std::pair<int64_t, int64_t>& p) const {
+    return std::hash<int64_t>()(p.first * 1000003 ^ p.second);
+  }
+};
+
+template <typename T>
+T LeafBits(int32_t index) {
+  // The first weight index of a multi-weight leaf, kept in the bytes of the (unused) threshold.
+  T v{};
+  std::memcpy(&v, &index, sizeof(index));
+  return v;
+}
+
+template <typename T>
+int32_t LeafIndex(T v) {
+  int32_t index;
+  std::memcpy(&index, &v, sizeof(index));
+  return index;
+}
+
+}  // namespace
+
+template <typename T>
+StatusOr<Forest<T>> CompileForest(const TreeEnsembleSpec& s) {
+  const size_t n = s.tree_ids.size();
+  Forest<T> f;
+  f.n_targets = s.n_targets;
+  if (n == 0) return InvalidModel("attribute 'nodes_treeids' is empty");
+  if (n > static_cast<size_t>(std::numeric_limits<int32_t>::max() / 2))
+    return LimitExceeded("the ensemble has ", n, " nodes, more than this kernel indexes");
+  std::unordered_map<std::pair<int64_t, int64_t>, int64_t, PairHash> index;
+  index.reserve(n);
+  std::vector<int64_t> tree_first;  // the first node listed for each tree: its root (as ORT)
+  std::unordered_map<int64_t, size_t> tree_pos;
+  for (size_t i = 0; i < n; ++i) {
+    if (!index.emplace(std::make_pair(s.tree_ids[i], s.node_ids[i]), i).second)
+      return InvalidModel("node ", s.node_ids[i], " of tree ", s.tree_ids[i],
+                          " appears twice in 'nodes_nodeids'");
+    if (tree_pos.emplace(s.tree_ids[i], tree_first.size()).second)
+      tree_first.push_back(static_cast<int64_t>(i));
+  }
+  // Leaf weights, grouped per node.
+  std::vector<std::vector<std::pair<int32_t, T>>> node_weights(n);
+  for (size_t w = 0; w < s.weights.size(); ++w) {
+    auto it = index.find({s.weight_tree_ids[w], s.weight_node_ids[w]});
+    if (it == index.end())
+      return InvalidModel("weight ", w, " is for node ", s.weight_node_ids[w], " of tree ",
+                          s.weight_tree_ids[w], ", which 'nodes_nodeids' does not list");
+    const int64_t target = s.weight_targets[w];
+    if (target < 0 || target >= s.n_targets)
+      return InvalidModel("weight ", w, " is for target/class ", target, ", outside [0, ",
+                          s.n_targets, ")");
+    node_weights[it->second].push_back(
+        {static_cast<int32_t>(target), static_cast<T>(s.weights[w])});
+  }
+  f.single_weight = s.n_targets == 1;
+  bool any_interior = false;
+  f.uniform = true;
+  for (size_t i = 0; i < n; ++i) {
+    if (s.modes[i] == TreeMode::kLeaf) continue;
+    if (!any_interior) f.mode = s.modes[i];
+    any_interior = true;
+    if (s.modes[i] != f.mode || (!s.missing_true.empty() && s.missing_true[i])) f.uniform = false;
+    if (s.feature_ids[i] < 0 || s.feature_ids[i] > std::numeric_limits<int32_t>::max())
+      return InvalidModel("attribute 'nodes_featureids' [", i, "] = ", s.feature_ids[i],
+                          " is outside [0, 2^31)");
+    f.max_feature = std::max(f.max_feature, s.feature_ids[i]);
+  }
+
+  // Depth-first layout per tree (true child first); a node reached twice keeps one copy.
+  enum : uint8_t { kNew, kOnPath, kDone };
+  std::vector<uint8_t> state(n, kNew);
+  std::vector<int32_t> flat(n, -1);
+  f.nodes.reserve(n);
+  f.flags.reserve(n);
+  const auto child_of = [&](size_t i, int side) -> StatusOr<int64_t> {
+    const int64_t id = side == 0 ? s.true_ids[i] : s.false_ids[i];
+    auto it = index.find({s.tree_ids[i], id});
+    if (it == index.end())
+      return InvalidModel("attribute '", side == 0 ? "nodes_truenodeids" : "nodes_falsenodeids",
+                          "' [", i, "] = ", id, " names no node of tree ", s.tree_ids[i]);
+    return it->second;
+  };
+  struct Frame {
+    int64_t node;
+    int side;  // next child to visit
+  };
+  std::vector<Frame> stack;
+  for (const int64_t root : tree_first) {
+    if (state[root] == kDone) {
+      f.roots.push_back(flat[root]);
+      continue;
+    }
+    stack.push_back({root, 0});
+    state[root] = kOnPath;
+    while (!stack.empty()) {
+      Frame& fr = stack.back();
+      const size_t i = static_cast<size_t>(fr.node);
+      if (fr.side == 0) {
+        // Pre-order: place the node before its children.
+        flat[i] = static_cast<int32_t>(f.nodes.size());
+        ForestNode<T> node{};
+        const bool leaf = s.modes[i] == TreeMode::kLeaf;
+        node.feature = leaf ? 0 : static_cast<int32_t>(s.feature_ids[i]);
+        node.next[0] = node.next[1] = flat[i];
+        if (leaf) {
+          const auto& ws = node_weights[i];
+          if (f.single_weight) {
+            // One target: the weights' sum is the leaf's value (none gives 0).
+            T sum = 0;
+            for (const auto& w : ws) sum += w.second;
+            node.value = sum;
+          } else {
+            node.value = LeafBits<T>(static_cast<int32_t>(f.leaf_begin.size()));
+            f.leaf_begin.push_back(static_cast<int32_t>(f.weights.size()));
+            for (const auto& w : ws) f.weights.push_back({w.first, w.second});
+          }
+        } else {
+          node.value = static_cast<T>(s.thresholds[i]);
+        }
+        f.nodes.push_back(node);
+        f.flags.push_back(
+            static_cast<uint8_t>(static_cast<uint8_t>(s.modes[i]) |
+                                 ((!s.missing_true.empty() && s.missing_true[i]) ? 0x10 : 0)));
+        if (leaf) {
+          state[i] = kDone;
+          stack.pop_back();
+          continue;
+        }
+      }
+      if (fr.side == 2) {
+        state[i] = kDone;
+        stack.pop_back();
+        continue;
+      }
+      const int side = fr.side++;
+      ONYX_ASSIGN_OR_RETURN(const int64_t c, child_of(i, side));
+      if (state[c] == kOnPath)
+        return InvalidModel("the nodes of tree ", s.tree_ids[i], " form a cycle through node ",
+                            s.node_ids[c]);
+      if (state[c] == kDone) {
+        f.nodes[flat[i]].next[side] = flat[c];
+        continue;
+      }
+      state[c] = kOnPath;
+      // The child's flat index is the next one placed.
+      f.nodes[flat[i]].next[side] = static_cast<int32_t>(f.nodes.size());
+      stack.push_back({c, 0});
+    }
+    f.roots.push_back(flat[root]);
+  }
+  f.leaf_begin.push_back(static_cast<int32_t>(f.weights.size()));  // the last leaf's end
+  if (f.weights.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+    return LimitExceeded("the ensemble has ", f.weights.size(), " leaf weights, too many");
+  return f;
+}
+
+template StatusOr<Forest<float>> CompileForest<float>(const TreeEnsembleSpec&);
+template StatusOr<Forest<double>> CompileForest<double>(const TreeEnsembleSpec&);
+
+namespace {
+
+// Rows walked through one tree in lockstep: independent chains of loads that the core overlaps.
+constexpr int kGroup = 8;
+// Rows per block: one tree's upper levels stay in cache while the block's rows pass through it.
+constexpr int64_t kBlockRows = 128;
+
+template <TreeMode M, typename T>
+inline bool Test(T x, T v) {
+  if constexpr (M == TreeMode::kLeq) return x <= v;
+  if constexpr (M == TreeMode::kLt) return x < v;
+  if constexpr (M == TreeMode::kGte) return x >= v;
+  if constexpr (M == TreeMode::kGt) return x > v;
+  if constexpr (M == TreeMode::kEq) return x == v;
+  return x != v;  // kNeq
+}
+
+template <typename T>
+inline bool TestAny(uint8_t flags, T x, T v) {
+  if ((flags & 0x10) && std::isnan(x)) return true;
+  switch (static_cast<TreeMode>(flags & 0x0F)) {
+    case TreeMode::kLeq:
+      return x <= v;
+    case TreeMode::kLt:
+      return x < v;
+    case TreeMode::kGte:
+      return x >= v;
+    case TreeMode::kGt:
+      return x > v;
+    case TreeMode::kEq:
+      return x == v;
+    case TreeMode::kNeq:
+      return x != v;
+    case TreeMode::kLeaf:
+      return true;  // both sides are the leaf itself
+  }
+  return true;
+}
+
+// Walks kGroup rows (row g at x + g * stride) from `root` to their leaves; ids gets the leaves.
+template <TreeMode M, typename T>
+inline void WalkUniform(const ForestNode<T>* nodes, int32_t root, const T* x, int64_t stride,
+                        int32_t* ids) {
+  for (int g = 0; g < kGroup; ++g) ids[g] = root;
+  bool moved = true;
+  while (moved) {
+    moved = false;
+    for (int g = 0; g < kGroup; ++g) {
+      const ForestNode<T>& nd = nodes[ids[g]];
+      const int32_t next = nd.next[Test<M>(x[g * stride + nd.feature], nd.value) ? 0 : 1];
+      moved |= next != ids[g];
+      ids[g] = next;
+    }
+  }
+}
+
+template <typename T>
+inline void WalkMixed(const ForestNode<T>* nodes, const uint8_t* flags, int32_t root, const T* x,
+                      int64_t stride, int32_t* ids) {
+  for (int g = 0; g < kGroup; ++g) ids[g] = root;
+  bool moved = true;
+  while (moved) {
+    moved = false;
+    for (int g = 0; g < kGroup; ++g) {
+      const int32_t id = ids[g];
+      const ForestNode<T>& nd = nodes[id];
+      const int32_t next =
+          nd.next[TestAny(flags[id], x[g * stride + nd.feature], nd.value) ? 0 : 1];
+      moved |= next != id;
+      ids[g] = next;
+    }
+  }
+}
+
+// Accumulates one leaf into a row's accumulators.
+template <typename T>
+struct Accumulate {
+  const Forest<T>& f;
+  TreeAggregate agg;
+  inline void One(T w, T* score, uint8_t* has) const {
+    switch (agg) {
+      case TreeAggregate::kSum:
+      case TreeAggregate::kAverage:
+        *score += w;
+        break;
+      case TreeAggregate::kMin:
+        *score = (!*has || w < *score) ? w : *score;
+        break;
+      case TreeAggregate::kMax:
+        *score = (!*has || w > *score) ? w : *score;
+        break;
+    }
+    *has = 1;
+  }
+  inline void Leaf(const ForestNode<T>& leaf, T* score, uint8_t* has) const {
+    if (f.single_weight) {
+      One(leaf.value, score, has);
+      return;
+    }
+    const int32_t leaf_no = LeafIndex(leaf.value);
+    const int32_t end = f.leaf_begin[leaf_no + 1];
+    for (int32_t k = f.leaf_begin[leaf_no]; k < end; ++k) {
+      const auto& w = f.weights[k];
+      One(w.value, score + w.target, has + w.target);
+    }
+  }
+};
+
+template <typename T>
+void EvaluateBlock(const Forest<T>& f, TreeAggregate agg, const T* x, int64_t stride, int64_t rows,
+                   T* score, uint8_t* has) {
+  const int64_t k = f.n_targets;
+  std::fill(score, score + rows * k, T(0));
+  std::fill(has, has + rows * k, uint8_t{0});
+  const Accumulate<T> acc{f, agg};
+  const ForestNode<T>* nodes = f.nodes.data();
+  int32_t ids[kGroup];
+  for (const int32_t root : f.roots) {
+    for (int64_t r0 = 0; r0 < rows; r0 += kGroup) {
+      const int64_t live = std::min<int64_t>(kGroup, rows - r0);
+      const T* xg = x + r0 * stride;
+      // A short last group walks padding rows (copies of the block's last row) in its spare
+      // slots: the caller pads the block.
+      if (f.uniform) {
+        switch (f.mode) {
+          case TreeMode::kLeq:
+            WalkUniform<TreeMode::kLeq>(nodes, root, xg, stride, ids);
+            break;
+          case TreeMode::kLt:
+            WalkUniform<TreeMode::kLt>(nodes, root, xg, stride, ids);
+            break;
+          case TreeMode::kGte:
+            WalkUniform<TreeMode::kGte>(nodes, root, xg, stride, ids);
+            break;
+          case TreeMode::kGt:
+            WalkUniform<TreeMode::kGt>(nodes, root, xg, stride, ids);
+            break;
+          case TreeMode::kEq:
+            WalkUniform<TreeMode::kEq>(nodes, root, xg, stride, ids);
+            break;
+          default:
+            WalkUniform<TreeMode::kNeq>(nodes, root, xg, stride, ids);
+            break;
+        }
+      } else {
+        WalkMixed(nodes, f.flags.data(), root, xg, stride, ids);
+      }
+      for (int64_t g = 0; g < live; ++g)
+        acc.Leaf(nodes[ids[g]], score + (r0 + g) * k, has + (r0 + g) * k);
+    }
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void EvaluateForest(const Forest<T>& f, TreeAggregate agg, const Tensor& x, int threads,
+                    const ForestBlockFn<T>& block_fn) {
+  const int64_t n = x.dim(0);
+  const int64_t cols = x.dim(1);
+  const int64_t k = f.n_targets;
+  const int64_t blocks = (n + kBlockRows - 1) / kBlockRows;
+  // Rows are read in place when X already has the forest's type; otherwise (and for a block
+  // whose last group is short) they are copied into a padded per-block buffer.
+  const bool direct = x.dtype() == (std::is_same_v<T, float> ? DType::kFloat : DType::kDouble);
+  // A forest of only leaves reads column 0 of a padded row: never outside the buffer.
+  const int64_t stride = std::max<int64_t>(cols, 1);
+  const int64_t work = static_cast<int64_t>(f.nodes.size()) * 4 + f.roots.size() * kBlockRows * 8;
+  ParallelFor(blocks, work, threads, [&](int64_t b0, int64_t b1) {
+    std::vector<T> score(kBlockRows * k);
+    std::vector<uint8_t> has(kBlockRows * k);
+    std::vector<T> buf;
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t r0 = b * kBlockRows;
+      const int64_t rows = std::min(kBlockRows, n - r0);
+      const int64_t padded = (rows + kGroup - 1) / kGroup * kGroup;
+      const T* src;
+      if (direct && padded == rows && cols > 0) {
+        src = x.data<T>() + r0 * cols;
+      } else {
+        buf.assign(padded * stride, T(0));
+        for (int64_t r = 0; r < padded; ++r) {
+          const int64_t from = r0 + std::min(r, rows - 1);
+          if (direct) {
+            std::memcpy(&buf[r * stride], x.data<T>() + from * cols, cols * sizeof(T));
+          } else {
+            for (int64_t c = 0; c < cols; ++c)
+              buf[r * stride + c] = static_cast<T>(ElementAsDouble(x, from * cols + c));
+          }
+        }
+        src = buf.data();
+      }
+      EvaluateBlock(f, agg, src, stride, rows, score.data(), has.data());
+      block_fn(r0, rows, score.data(), has.data());
+    }
+  });
+}
+
+template void EvaluateForest<float>(const Forest<float>&, TreeAggregate, const Tensor&, int,
+                                    const ForestBlockFn<float>&);
+template void EvaluateForest<double>(const Forest<double>&, TreeAggregate, const Tensor&, int,
+                                     const ForestBlockFn<double>&);
+
+float MlLogistic(float v) {
+  const float e = 1.0f / (1.0f + std::exp(-std::abs(v)));
+  return v < 0 ? 1.0f - e : e;
+}
+
+float MlProbit(float v) {
+  // sqrt(2) * erfinv(2v - 1), with the closed-form erf inverse (Winitzki, a = 0.147) that ONNX
+  // Runtime uses, so results agree with it to float precision.
+  const float y = 2.0f * v - 1.0f;
+  const float sign = y < 0 ? -1.0f : 1.0f;
+  const float ln = std::log((1.0f - y) * (1.0f + y));
+  const float kA = 0.147f;
+  const float kPi = 3.14159f;
+  const float t = 2.0f / (kPi * kA) + 0.5f * ln;
+  const float inv = sign * std::sqrt(-t + std::sqrt(t * t - ln / kA));
+  return 1.41421356f * inv;
+}
+
+void MlSoftmax(float* v, int64_t n) {
+  float mx = -std::numeric_limits<float>::max();
+  for (int64_t i = 0; i < n; ++i) mx = std::max(mx, v[i]);
+  float sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    v[i] = std::exp(v[i] - mx);
+    sum += v[i];
+  }
+  for (int64_t i = 0; i < n; ++i) v[i] /= sum;
+}
+
+void MlSoftmaxZero(float* v, int64_t n) {
+  float mx = -std::numeric_limits<float>::max();
+  for (int64_t i = 0; i < n; ++i) mx = std::max(mx, v[i]);
+  const float scale = std::exp(-mx);
+  float sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (v[i] > 1e-7f || v[i] < -1e-7f) {
+      v[i] = std::exp(v[i] - mx);
+      sum += v[i];
+    } else {
+      v[i] *= scale;
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) v[i] /= sum;
+}
+
+void ApplyMlPostTransform(MlPostTransform t, float* v, int64_t n) {
+  switch (t) {
+    case MlPostTransform::kNone:
+      return;
+    case MlPostTransform::kLogistic:
+      for (int64_t i = 0; i < n; ++i) v[i] = MlLogistic(v[i]);
+      return;
+    case MlPostTransform::kProbit:
+      for (int64_t i = 0; i < n; ++i) v[i] = MlProbit(v[i]);
+      return;
+    case MlPostTransform::kSoftmax:
+      MlSoftmax(v, n);
+      return;
+    case MlPostTransform::kSoftmaxZero:
+      MlSoftmaxZero(v, n);
+      return;
+  }
+}
+
+}  // namespace onyx::kernels::reference

@@ -64,6 +64,14 @@ TypeInfo TypeOfValue(const Value& v) {
   } else if (v.is_optional_none()) {
     t.kind = TypeInfo::Kind::kOptional;
     t.inner = std::make_shared<TypeInfo>(v.none_type());
+  } else if (v.is_map() || v.is_map_sequence()) {
+    TypeInfo m;
+    m.kind = TypeInfo::Kind::kMap;
+    m.map_key = v.map_key_type();
+    m.inner = std::make_shared<TypeInfo>(TypeInfo::Tensor(v.map_value_type()));
+    if (v.is_map()) return m;
+    t.kind = TypeInfo::Kind::kSequence;
+    t.inner = std::make_shared<TypeInfo>(std::move(m));
   }
   return t;
 }

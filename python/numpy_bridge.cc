@@ -344,6 +344,87 @@ Value FeedConverter::ToSequence(const std::string& who, const TypeInfo* decl, py
   return Value::Sequence(std::move(items), elem);
 }
 
+namespace {
+
+// A dict fed to a map input (DictVectorizer's): keys become an int64 or string tensor and values a
+// tensor of the declared value type, pair i being the dict's i-th item.
+Value DictToMap(const std::string& who, const TypeInfo& t, py::handle obj) {
+  if (!py::isinstance<py::dict>(obj))
+    throw Error(InvalidArgument(who, " expects a map (a dict), got a ", TypeName(obj)));
+  const DType key = t.map_key;
+  const DType value = t.inner && t.inner->is_tensor() ? t.inner->elem : DType::kUndefined;
+  if (key != DType::kInt64 && key != DType::kString)
+    throw Error(Unsupported(who, ": maps with ", DTypeName(key), " keys cannot be fed"));
+  if (value != DType::kFloat && value != DType::kDouble && value != DType::kInt64 &&
+      value != DType::kString)
+    throw Error(Unsupported(who, ": maps with ", DTypeName(value), " values cannot be fed"));
+  const auto d = py::reinterpret_borrow<py::dict>(obj);
+  const int64_t n = static_cast<int64_t>(d.size());
+  Tensor keys = Tensor::Allocate(key, {n});
+  Tensor values = Tensor::Allocate(value, {n});
+  const auto as_string = [&](py::handle o, const char* what) {
+    if (py::isinstance<py::str>(o)) return o.cast<std::string>();
+    if (py::isinstance<py::bytes>(o)) return std::string(py::reinterpret_borrow<py::bytes>(o));
+    throw Error(InvalidArgument(who, ": a ", what, " is a ", TypeName(o), ", expected str"));
+  };
+  int64_t i = 0;
+  try {
+    for (auto item : d) {
+      if (key == DType::kString)
+        keys.strings()[i] = as_string(item.first, "key");
+      else
+        keys.data<int64_t>()[i] = item.first.cast<int64_t>();
+      switch (value) {
+        case DType::kFloat:
+          values.data<float>()[i] = item.second.cast<float>();
+          break;
+        case DType::kDouble:
+          values.data<double>()[i] = item.second.cast<double>();
+          break;
+        case DType::kInt64:
+          values.data<int64_t>()[i] = item.second.cast<int64_t>();
+          break;
+        default:
+          values.strings()[i] = as_string(item.second, "value");
+          break;
+      }
+      ++i;
+    }
+  } catch (py::cast_error&) {
+    throw Error(InvalidArgument(who, ": item ", i, " of the dict does not fit map(", DTypeName(key),
+                                ", ", DTypeName(value), ")"));
+  }
+  return Value::Map(std::move(keys), std::move(values));
+}
+
+py::object ElementToPython(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kString:
+      return DecodeString(t.strings()[i]);
+    case DType::kInt64:
+      return py::int_(t.data<int64_t>()[i]);
+    case DType::kFloat:
+      return py::float_(t.data<float>()[i]);
+    case DType::kDouble:
+      return py::float_(t.data<double>()[i]);
+    default:
+      throw Error(Unsupported("a map holds ", DTypeName(t.dtype()),
+                              " elements, which have no Python equivalent here"));
+  }
+}
+
+// A map as a dict in key order, as onnxruntime returns ZipMap's items.
+py::dict MapToDict(const Value& m) {
+  py::dict d;
+  const Tensor& keys = m.map_keys();
+  const Tensor& values = m.map_values();
+  for (int64_t i = 0; i < keys.numel(); ++i)
+    d[ElementToPython(keys, i)] = ElementToPython(values, i);
+  return d;
+}
+
+}  // namespace
+
 Value FeedConverter::Convert(const IoInfo& decl, py::handle obj) {
   const std::string who = "input '" + decl.name + "'";
   const TypeInfo* t = &decl.type;
@@ -355,8 +436,7 @@ Value FeedConverter::Convert(const IoInfo& decl, py::handle obj) {
                                 decl.type.ToString(), ")"));
   }
   if (t && t->kind == TypeInfo::Kind::kSequence) return ToSequence(who, t, obj);
-  if (t && t->kind == TypeInfo::Kind::kMap)
-    throw Error(Unsupported(who, ": map inputs cannot be fed from Python"));
+  if (t && t->kind == TypeInfo::Kind::kMap) return DictToMap(who, *t, obj);
   try {
     return Value(ToTensor(who, obj));
   } catch (py::error_already_set& e) {
@@ -371,6 +451,12 @@ py::object ValueToPython(const Value& v) {
   if (v.is_sequence()) {
     py::list items;
     for (const Tensor& t : v.sequence()) items.append(TensorToArray(t));
+    return items;
+  }
+  if (v.is_map()) return MapToDict(v);
+  if (v.is_map_sequence()) {
+    py::list items;
+    for (const Value& m : v.maps()) items.append(MapToDict(m));
     return items;
   }
   if (!v.is_tensor()) throw Error(RuntimeError("the run produced no value for an output"));

@@ -1,4 +1,5 @@
-// Value: what flows along a graph edge: a tensor, a sequence of tensors, or an empty optional.
+// Value: what flows along a graph edge: a tensor, a sequence of tensors, an empty optional, or
+// (ai.onnx.ml) a map or a sequence of maps.
 #pragma once
 
 #include <memory>
@@ -45,7 +46,7 @@ struct TypeInfo {
 
 class Value {
  public:
-  enum class Kind { kNone, kTensor, kSequence, kOptionalNone };
+  enum class Kind { kNone, kTensor, kSequence, kOptionalNone, kMap, kMapSequence };
 
   Value() = default;
   Value(Tensor t) : kind_(Kind::kTensor), tensor_(std::move(t)) {}  // NOLINT: implicit on purpose
@@ -64,28 +65,56 @@ class Value {
     return v;
   }
 
+  // A map: keys [n] (int64 or string, no repeats) and values [n]; keys[i] maps to values[i].
+  static Value Map(Tensor keys, Tensor values) {
+    Value v;
+    v.kind_ = Kind::kMap;
+    v.tensor_ = std::move(keys);
+    v.map_values_ = std::move(values);
+    return v;
+  }
+  // A sequence of maps (ZipMap's output), every item of kind kMap with these key and value types.
+  static Value MapSequence(std::vector<Value> maps, DType key, DType value) {
+    Value v;
+    v.kind_ = Kind::kMapSequence;
+    v.maps_ = std::make_shared<std::vector<Value>>(std::move(maps));
+    v.seq_elem_ = value;
+    v.map_key_ = key;
+    return v;
+  }
+
   Kind kind() const { return kind_; }
   bool defined() const { return kind_ != Kind::kNone; }
   bool is_tensor() const { return kind_ == Kind::kTensor; }
   bool is_sequence() const { return kind_ == Kind::kSequence; }
   bool is_optional_none() const { return kind_ == Kind::kOptionalNone; }
+  bool is_map() const { return kind_ == Kind::kMap; }
+  bool is_map_sequence() const { return kind_ == Kind::kMapSequence; }
 
   const Tensor& tensor() const { return tensor_; }
   Tensor& tensor() { return tensor_; }
   const std::vector<Tensor>& sequence() const { return *sequence_; }
   DType sequence_elem_type() const { return seq_elem_; }
   const TypeInfo& none_type() const { return *none_type_; }
+  const Tensor& map_keys() const { return tensor_; }
+  const Tensor& map_values() const { return map_values_; }
+  const std::vector<Value>& maps() const { return *maps_; }
+  DType map_key_type() const { return is_map() ? tensor_.dtype() : map_key_; }
+  DType map_value_type() const { return is_map() ? map_values_.dtype() : seq_elem_; }
 
  private:
   Kind kind_ = Kind::kNone;
-  Tensor tensor_;
+  Tensor tensor_;  // the tensor, or a map's keys
   std::shared_ptr<const std::vector<Tensor>> sequence_;
-  DType seq_elem_ = DType::kUndefined;
+  DType seq_elem_ = DType::kUndefined;  // a sequence's element type, a map sequence's value type
+  Tensor map_values_;
+  std::shared_ptr<const std::vector<Value>> maps_;
+  DType map_key_ = DType::kUndefined;  // a map sequence's key type
   std::shared_ptr<TypeInfo> none_type_;
 };
 
 // The static type a runtime value has: tensors with their concrete shape, sequences with their
-// element type, empty optionals with the type they would hold.
+// element type, empty optionals with the type they would hold, maps with key and value types.
 TypeInfo TypeOfValue(const Value& v);
 
 }  // namespace onyx

@@ -327,7 +327,7 @@ Status InferTreeClassifier(InferContext& ctx) {
 // One row's label (an index into the labels) and scores z[k], from its sums, by ONNX Runtime's
 // rules: more than two classes take the arg max (first on ties) after base values; two classes
 // with weights for one class only keep one score s and write [1 - s, s] (weights all >= 0,
-// threshold 0.5) or [-s, s] / logistic both ways (mixed weights, threshold 0).
+// threshold 0.5) or [-s, s] / [logistic(-s), logistic(s)] (mixed weights, threshold 0).
 template <typename T>
 int64_t ClassifyRow(const ClassifierModel& c, const T* score, const uint8_t* has, float* z) {
   const int64_t k = c.n_classes();
@@ -404,12 +404,9 @@ int64_t ClassifyRow(const ClassifierModel& c, const T* score, const uint8_t* has
   } else if (post == MlPostTransform::kLogistic) {
     z[0] = reference::MlLogistic(-v);
     z[1] = reference::MlLogistic(v);
-  } else if (mode == 2) {
+  } else {
     z[0] = -v;
     z[1] = v;
-  } else {
-    z[0] = v;
-    z[1] = -v;
   }
   return label;
 }

@@ -1,0 +1,381 @@
+"""scikit-learn models converted by skl2onnx (ai.onnx.ml operators) run in onyx and in ONNX Runtime,
+the oracle: tree ensembles (random forests, gradient boosting, isolation forest), linear models,
+SVMs, k-nearest neighbours, preprocessing pipelines, and the ZipMap / DictVectorizer map values.
+Labels must be equal, scores and probabilities within 1e-5; ZipMap outputs compare as lists of
+dicts (same keys in the same order, values within 1e-5). Data are small and seeded."""
+import warnings
+
+import numpy as np
+import pytest
+
+sklearn = pytest.importorskip("sklearn")
+skl2onnx = pytest.importorskip("skl2onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from onnx import TensorProto, helper  # noqa: E402
+from skl2onnx import to_onnx  # noqa: E402
+from sklearn.compose import ColumnTransformer  # noqa: E402
+from sklearn.ensemble import (  # noqa: E402
+    ExtraTreesClassifier,
+    GradientBoostingClassifier,
+    GradientBoostingRegressor,
+    IsolationForest,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
+from sklearn.feature_extraction import DictVectorizer  # noqa: E402
+from sklearn.impute import SimpleImputer  # noqa: E402
+from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: E402
+from sklearn.neighbors import KNeighborsClassifier  # noqa: E402
+from sklearn.pipeline import Pipeline  # noqa: E402
+from sklearn.preprocessing import Normalizer, OneHotEncoder, StandardScaler  # noqa: E402
+from sklearn.svm import SVC, SVR, LinearSVC  # noqa: E402
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: E402
+
+import onyx  # noqa: E402
+
+ATOL = 1e-5
+RNG = np.random.RandomState(7)
+X = RNG.randn(200, 6).astype(np.float32)
+Y2 = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(np.int64)
+Y3 = Y2 + (X[:, 2] > 0.4).astype(np.int64)
+YR = (2 * X[:, 0] - X[:, 3] + 0.1 * RNG.randn(200)).astype(np.float32)
+NO_ZIPMAP = {"zipmap": False}
+
+
+def convert(model, x=X, options=None, ml_opset=None):
+    target = {"": 17, "ai.onnx.ml": ml_opset} if ml_opset else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        onx = to_onnx(model, x[:1] if isinstance(x, np.ndarray) else x, options=options,
+                      target_opset=target)
+    return onx.SerializeToString()
+
+
+def run_both(blob, feeds, threads=1):
+    # The oracle is ORT on one thread: on more, ORT splits forests by trees, which changes its
+    # float sums in the last bit and so the label of rows whose top two classes tie. onyx sums in
+    # tree order on any number of threads.
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    expected = ort.InferenceSession(blob, so, providers=["CPUExecutionProvider"]).run(None, feeds)
+    oso = onyx.SessionOptions()
+    oso.intra_op_num_threads = threads
+    got = onyx.InferenceSession(blob, oso).run(None, feeds)
+    return expected, got
+
+
+def assert_same(expected, got):
+    assert len(expected) == len(got)
+    for i, (e, g) in enumerate(zip(expected, got)):
+        if isinstance(e, list):  # ZipMap: a list of dicts
+            assert isinstance(g, list), f"output {i}: expected a list of dicts, got {type(g)}"
+            assert len(e) == len(g), f"output {i}: {len(g)} maps, expected {len(e)}"
+            for row, (de, dg) in enumerate(zip(e, g)):
+                assert list(de.keys()) == list(dg.keys()), f"output {i} row {row}: keys differ"
+                for k in de:
+                    assert type(dg[k]) is type(de[k])
+                    assert abs(de[k] - dg[k]) <= ATOL, f"output {i} row {row} key {k!r}"
+            continue
+        e = np.asarray(e)
+        assert isinstance(g, np.ndarray), f"output {i}: got {type(g)}"
+        assert g.shape == e.shape, f"output {i}: shape {g.shape}, expected {e.shape}"
+        assert g.dtype == e.dtype, f"output {i}: dtype {g.dtype}, expected {e.dtype}"
+        if e.dtype.kind in "fc":
+            np.testing.assert_allclose(g, e, rtol=0, atol=ATOL, err_msg=f"output {i}")
+        else:
+            np.testing.assert_array_equal(g, e, err_msg=f"output {i}")
+
+
+def check(model, x=X, options=None, threads=(1,), ml_opset=None, feeds=None):
+    blob = convert(model, x, options, ml_opset)
+    feeds = feeds if feeds is not None else {"X": x}
+    for t in threads:
+        assert_same(*run_both(blob, feeds, t))
+    return blob
+
+
+def op_types(blob):
+    import onnx
+
+    return {n.op_type for n in onnx.load_from_string(blob).graph.node}
+
+
+# ---- tree ensembles ----
+
+@pytest.mark.parametrize("zipmap", [True, False])
+@pytest.mark.parametrize("y", [Y2, Y3], ids=["binary", "multiclass"])
+def test_random_forest_classifier(y, zipmap):
+    m = RandomForestClassifier(n_estimators=20, max_depth=6, random_state=0).fit(X, y)
+    blob = check(m, options=None if zipmap else NO_ZIPMAP, threads=(1, 2))
+    assert "TreeEnsembleClassifier" in op_types(blob)
+    assert ("ZipMap" in op_types(blob)) == zipmap
+
+
+def test_random_forest_classifier_string_labels():
+    labels = np.array(["cat", "dog", "eel"])[Y3]
+    m = RandomForestClassifier(n_estimators=10, random_state=1).fit(X, labels)
+    check(m)
+    check(m, options=NO_ZIPMAP)
+
+
+def as_tensor_attributes(blob, dtype):
+    """The model with ai.onnx.ml 3's *_as_tensor attributes in place of the float lists; ORT wants
+    them of the input's type, so a float64 model also gets a double input."""
+    import onnx
+    from onnx import numpy_helper
+
+    m = onnx.load_from_string(blob)
+    for node in m.graph.node:
+        if not node.op_type.startswith("TreeEnsemble"):
+            continue
+        for a in list(node.attribute):
+            if a.name in ("nodes_values", "class_weights", "target_weights", "base_values",
+                          "nodes_hitrates"):
+                t = numpy_helper.from_array(np.array(a.floats, dtype), a.name + "_as_tensor")
+                node.attribute.remove(a)
+                node.attribute.append(helper.make_attribute(a.name + "_as_tensor", t))
+    if dtype == np.float64:
+        m.graph.input[0].type.tensor_type.elem_type = TensorProto.DOUBLE
+    for o in m.opset_import:
+        if o.domain == "ai.onnx.ml":
+            o.version = 3
+    return m.SerializeToString()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kind", ["classifier", "regressor"])
+def test_tree_ensemble_as_tensor_attributes(kind, dtype):
+    if kind == "classifier":
+        m = GradientBoostingClassifier(n_estimators=10, random_state=2).fit(X, Y3)
+    else:
+        m = RandomForestRegressor(n_estimators=10, max_depth=5, random_state=2).fit(X, YR)
+    blob = as_tensor_attributes(convert(m, options=NO_ZIPMAP if kind == "classifier" else None),
+                                dtype)
+    assert b"nodes_values_as_tensor" in blob
+    assert_same(*run_both(blob, {"X": X.astype(dtype)}))
+
+
+def test_random_forest_regressor():
+    m = RandomForestRegressor(n_estimators=25, random_state=0).fit(X, YR)
+    check(m, threads=(1, 2))
+
+
+def test_random_forest_regressor_multi_target():
+    y = np.stack([YR, X[:, 1] * X[:, 2]], axis=1)
+    check(RandomForestRegressor(n_estimators=10, max_depth=5, random_state=0).fit(X, y))
+
+
+@pytest.mark.parametrize("zipmap", [True, False])
+@pytest.mark.parametrize("y", [Y2, Y3], ids=["binary", "multiclass"])
+def test_gradient_boosting_classifier(y, zipmap):
+    m = GradientBoostingClassifier(n_estimators=30, max_depth=3, random_state=0).fit(X, y)
+    check(m, options=None if zipmap else NO_ZIPMAP, threads=(1, 2))
+
+
+def test_gradient_boosting_regressor():
+    m = GradientBoostingRegressor(n_estimators=40, max_depth=3, random_state=0).fit(X, YR)
+    check(m, threads=(1, 2))
+
+
+def test_decision_trees_and_extra_trees():
+    check(DecisionTreeClassifier(max_depth=5, random_state=0).fit(X, Y2), options=NO_ZIPMAP)
+    check(DecisionTreeClassifier(max_depth=5, random_state=0).fit(X, Y3))
+    check(DecisionTreeRegressor(max_depth=6, random_state=0).fit(X, YR))
+    check(ExtraTreesClassifier(n_estimators=15, random_state=0).fit(X, Y3), options=NO_ZIPMAP)
+
+
+def test_isolation_forest():
+    m = IsolationForest(n_estimators=30, random_state=0).fit(X)
+    blob = check(m, threads=(1, 2), ml_opset=3)
+    assert "TreeEnsembleRegressor" in op_types(blob)
+
+
+def test_forest_many_rows_two_threads():
+    # Enough rows for several row blocks per thread, and a short last block.
+    x = np.random.RandomState(3).randn(3001, 6).astype(np.float32)
+    m = RandomForestClassifier(n_estimators=30, random_state=0).fit(X, Y3)
+    check(m, x=x, options=NO_ZIPMAP, threads=(1, 2))
+
+
+def test_forest_nan_inputs():
+    x = X.copy()
+    x[::7, 0] = np.nan
+    m = RandomForestRegressor(n_estimators=10, max_depth=6, random_state=0).fit(X, YR)
+    check(m, x=x)
+
+
+# ---- linear models and SVMs ----
+
+@pytest.mark.parametrize("zipmap", [True, False])
+@pytest.mark.parametrize("y", [Y2, Y3], ids=["binary", "multiclass"])
+def test_logistic_regression(y, zipmap):
+    m = LogisticRegression(max_iter=500).fit(X, y)
+    blob = check(m, options=None if zipmap else NO_ZIPMAP)
+    assert "LinearClassifier" in op_types(blob)
+
+
+@pytest.mark.parametrize("y", [Y2, Y3], ids=["binary", "multiclass"])
+def test_linear_svc(y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = LinearSVC(random_state=0).fit(X, y)
+    check(m)
+
+
+def test_linear_regression():
+    check(LinearRegression().fit(X, YR))
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear", "poly", "sigmoid"])
+@pytest.mark.parametrize("y", [Y2, Y3], ids=["binary", "multiclass"])
+def test_svc_probability(y, kernel):
+    m = SVC(probability=True, kernel=kernel, random_state=0).fit(X, y)
+    blob = check(m)
+    assert "SVMClassifier" in op_types(blob)
+    check(m, options=NO_ZIPMAP)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear", "poly"])
+@pytest.mark.parametrize("y", [Y2, Y3], ids=["binary", "multiclass"])
+def test_svc_decision_values(y, kernel):
+    check(SVC(kernel=kernel).fit(X, y), options=NO_ZIPMAP)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear", "poly", "sigmoid"])
+def test_svr(kernel):
+    m = SVR(kernel=kernel, C=1.0).fit(X, YR)
+    blob = check(m)
+    assert "SVMRegressor" in op_types(blob)
+
+
+def test_kneighbors_classifier():
+    check(KNeighborsClassifier(n_neighbors=5).fit(X, Y3))
+    check(KNeighborsClassifier(n_neighbors=3).fit(X, Y2), options=NO_ZIPMAP)
+
+
+# ---- preprocessing ----
+
+@pytest.mark.parametrize("norm", ["l1", "l2", "max"])
+def test_normalizer(norm):
+    x = X.copy()
+    x[3] = 0  # a zero row stays zero
+    blob = check(Normalizer(norm=norm).fit(x), x=x)
+    assert "Normalizer" in op_types(blob)
+
+
+def test_scaler_and_imputer():
+    x = X.copy()
+    x[::5, 2] = np.nan
+    check(StandardScaler().fit(X))
+    check(SimpleImputer(strategy="mean").fit(x), x=x)
+
+
+def column_data():
+    rng = np.random.RandomState(11)
+    num = rng.randn(120, 3).astype(np.float32)
+    cat = rng.choice(["red", "green", "blue"], size=(120, 2)).astype(object)
+    y = ((num[:, 0] > 0) ^ (cat[:, 0] == "red")).astype(np.int64) + (cat[:, 1] == "blue")
+    return num, cat, y
+
+
+@pytest.mark.parametrize("zipmap", [True, False])
+def test_column_transformer_pipeline(zipmap):
+    import pandas as pd
+
+    num, cat, y = column_data()
+    df = pd.DataFrame({"a": num[:, 0], "b": num[:, 1], "c": num[:, 2], "d": cat[:, 0],
+                       "e": cat[:, 1]})
+    pre = ColumnTransformer([("num", StandardScaler(), ["a", "b", "c"]),
+                             ("cat", OneHotEncoder(handle_unknown="ignore"), ["d", "e"])])
+    model = Pipeline([("pre", pre), ("clf", LogisticRegression(max_iter=500))]).fit(df, y)
+    from skl2onnx.common.data_types import FloatTensorType, StringTensorType
+
+    initial = [(c, FloatTensorType([None, 1])) for c in "abc"] + [
+        (c, StringTensorType([None, 1])) for c in "de"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        blob = skl2onnx.convert_sklearn(model, initial_types=initial,
+                                        options=None if zipmap else {id(model): NO_ZIPMAP}
+                                        ).SerializeToString()
+    feeds = {c: df[[c]].to_numpy().astype(np.float32) for c in "abc"}
+    feeds.update({c: df[[c]].to_numpy().astype(object) for c in "de"})
+    feeds["d"][0, 0] = "purple"  # a category unseen in training: all zeros
+    assert {"OneHotEncoder", "Scaler", "LinearClassifier"} <= op_types(blob)
+    for t in (1, 2):
+        assert_same(*run_both(blob, feeds, t))
+
+
+def test_column_transformer_random_forest():
+    num, cat, y = column_data()
+    x = np.concatenate([num, (cat == "red").astype(np.float32)], axis=1)
+    pre = ColumnTransformer([("num", StandardScaler(), [0, 1, 2]),
+                             ("cat", OneHotEncoder(), [3, 4])])
+    model = Pipeline([("pre", pre),
+                      ("clf", RandomForestClassifier(n_estimators=10, random_state=0))]).fit(x, y)
+    check(model, x=x)
+
+
+def test_dict_vectorizer_map_input():
+    rows = [{"a": 1.0, "b": 2.0}, {"b": 3.0, "c": -1.0}, {"a": 0.5, "c": 4.0}]
+    dv = DictVectorizer(sparse=False).fit(rows)
+    from skl2onnx.common.data_types import DictionaryType, FloatTensorType, StringTensorType
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        blob = skl2onnx.convert_sklearn(
+            dv, initial_types=[("X", DictionaryType(StringTensorType([]), FloatTensorType([])))]
+        ).SerializeToString()
+    assert "DictVectorizer" in op_types(blob)
+    for row in rows + [{"a": 2.0, "zzz": 9.0}]:
+        assert_same(*run_both(blob, {"X": row}))
+
+
+# ---- operators skl2onnx rarely emits, on hand-made graphs ----
+
+def ml_graph(node, inputs, outputs):
+    g = helper.make_graph([node], "g", inputs, outputs)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17),
+                                            helper.make_opsetid("ai.onnx.ml", 3)])
+    m.ir_version = 8
+    return m.SerializeToString()
+
+
+def tensor(name, t):
+    return helper.make_tensor_value_info(name, t, None)
+
+
+def test_category_mapper_both_ways():
+    cats = dict(cats_strings=["a", "b", "c"], cats_int64s=[10, 20, 30])
+    blob = ml_graph(helper.make_node("CategoryMapper", ["X"], ["Y"], domain="ai.onnx.ml",
+                                     default_int64=-7, **cats),
+                    [tensor("X", TensorProto.STRING)], [tensor("Y", TensorProto.INT64)])
+    assert_same(*run_both(blob, {"X": np.array([["a", "q"], ["c", "b"]], dtype=object)}))
+    blob = ml_graph(helper.make_node("CategoryMapper", ["X"], ["Y"], domain="ai.onnx.ml",
+                                     default_string="none", **cats),
+                    [tensor("X", TensorProto.INT64)], [tensor("Y", TensorProto.STRING)])
+    assert_same(*run_both(blob, {"X": np.array([10, 11, 30], dtype=np.int64)}))
+
+
+def test_feature_vectorizer():
+    blob = ml_graph(helper.make_node("FeatureVectorizer", ["A", "B"], ["Y"], domain="ai.onnx.ml",
+                                     inputdimensions=[2, 3]),
+                    [tensor("A", TensorProto.FLOAT), tensor("B", TensorProto.FLOAT)],
+                    [tensor("Y", TensorProto.FLOAT)])
+    assert_same(*run_both(blob, {"A": X[:4, :3].copy(), "B": X[:4, :1].copy()}))
+
+
+def test_zipmap_string_labels_sorted_like_ort():
+    seq = helper.make_sequence_type_proto(helper.make_map_type_proto(
+        TensorProto.STRING, helper.make_tensor_type_proto(TensorProto.FLOAT, None)))
+    blob = ml_graph(helper.make_node("ZipMap", ["X"], ["Z"], domain="ai.onnx.ml",
+                                     classlabels_strings=["zeta", "alpha", "mu"]),
+                    [tensor("X", TensorProto.FLOAT)], [helper.make_value_info("Z", seq)])
+    assert_same(*run_both(blob, {"X": X[:5, :3].copy()}))
+
+
+def test_unsupported_attribute_value_fails_at_load():
+    blob = ml_graph(helper.make_node("Normalizer", ["X"], ["Y"], domain="ai.onnx.ml", norm="L3"),
+                    [tensor("X", TensorProto.FLOAT)], [tensor("Y", TensorProto.FLOAT)])
+    with pytest.raises(Exception, match="norm.*L3"):
+        onyx.InferenceSession(blob)

@@ -240,11 +240,18 @@ class TreeRegressorKernel : public Kernel {
     const std::vector<double>& base = m_.base_values;
     const bool average = m_.aggregate == TreeAggregate::kAverage;
     Evaluate(m_, x, ctx.intra_op_threads(),
-             [&](int64_t r0, int64_t rows, const auto* score, const uint8_t*) {
+             [&](int64_t r0, int64_t rows, const auto* score, const uint8_t* has) {
                using T = std::remove_cv_t<std::remove_pointer_t<decltype(score)>>;
                for (int64_t r = 0; r < rows; ++r) {
                  float* z = out + (r0 + r) * k;
                  for (int64_t j = 0; j < k; ++j) {
+                   // Several targets: one no leaf reached is 0, base value or not (as ONNX
+                   // Runtime 1.2x); one target always has a value (a leaf without weights
+                   // counts as 0).
+                   if (k > 1 && !has[r * k + j]) {
+                     z[j] = 0.0f;
+                     continue;
+                   }
                    T v = score[r * k + j];
                    if (average) v /= static_cast<T>(m_.n_trees);
                    // One target: a single base value is the origin (as ONNX Runtime); several

@@ -379,3 +379,90 @@ def test_unsupported_attribute_value_fails_at_load():
                     [tensor("X", TensorProto.FLOAT)], [tensor("Y", TensorProto.FLOAT)])
     with pytest.raises(Exception, match="norm.*L3"):
         onyx.InferenceSession(blob)
+
+
+# ---- random hand-made tree ensembles: every branch mode, NaN routing, aggregate and transform ----
+
+MODES = ["BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ"]
+
+
+def random_trees(rng, n_trees, n_targets, modes, features=4, depth=4, missing=True):
+    """Node and weight attributes of random trees; thresholds are on a 0.5 grid so that EQ and NEQ
+    see equal values."""
+    a = {k: [] for k in ("nodes_treeids", "nodes_nodeids", "nodes_featureids", "nodes_modes",
+                         "nodes_values", "nodes_truenodeids", "nodes_falsenodeids",
+                         "nodes_missing_value_tracks_true", "w_tree", "w_node", "w_id", "w")}
+    for t in range(n_trees):
+        counter = [0]
+
+        def build(d):
+            nid = counter[0]
+            counter[0] += 1
+            slot = len(a["nodes_nodeids"])
+            for k, v in (("nodes_treeids", t), ("nodes_nodeids", nid), ("nodes_featureids", 0),
+                         ("nodes_modes", "LEAF"), ("nodes_values", 0.0), ("nodes_truenodeids", 0),
+                         ("nodes_falsenodeids", 0), ("nodes_missing_value_tracks_true", 0)):
+                a[k].append(v)
+            if d == depth or (d > 1 and rng.rand() < 0.25):
+                for target in rng.choice(n_targets, size=rng.randint(1, n_targets + 1),
+                                         replace=False):
+                    a["w_tree"].append(t)
+                    a["w_node"].append(nid)
+                    a["w_id"].append(int(target))
+                    a["w"].append(float(np.float32(rng.randn())))
+                return nid
+            a["nodes_featureids"][slot] = int(rng.randint(features))
+            a["nodes_modes"][slot] = modes[rng.randint(len(modes))]
+            a["nodes_values"][slot] = float(rng.randint(-4, 5) * 0.5)
+            a["nodes_missing_value_tracks_true"][slot] = int(missing and rng.rand() < 0.5)
+            a["nodes_truenodeids"][slot] = build(d + 1)
+            a["nodes_falsenodeids"][slot] = build(d + 1)
+            return nid
+
+        build(0)
+    return a
+
+
+def grid_input(rng, n=64, features=4):
+    x = (rng.randint(-5, 6, size=(n, features)) * 0.5).astype(np.float32)
+    x[rng.rand(n, features) < 0.1] = np.nan
+    return x
+
+
+@pytest.mark.parametrize("post", ["NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO"])
+@pytest.mark.parametrize("aggregate", ["SUM", "AVERAGE", "MIN", "MAX"])
+@pytest.mark.parametrize("n_targets", [1, 3])
+def test_random_tree_regressor_modes(aggregate, post, n_targets):
+    rng = np.random.RandomState(len(aggregate) * 7 + len(post) + n_targets)
+    modes = MODES if aggregate != "SUM" else MODES[:1]  # SUM also takes the uniform fast path
+    a = random_trees(rng, 7, n_targets, modes)
+    node = helper.make_node(
+        "TreeEnsembleRegressor", ["X"], ["Y"], domain="ai.onnx.ml", n_targets=n_targets,
+        aggregate_function=aggregate, post_transform=post,
+        target_treeids=a["w_tree"], target_nodeids=a["w_node"], target_ids=a["w_id"],
+        target_weights=a["w"],
+        **({"base_values": [0.25] * n_targets} if aggregate != "MAX" else {}),
+        **{k: v for k, v in a.items() if k.startswith("nodes_")})
+    blob = ml_graph(node, [tensor("X", TensorProto.FLOAT)], [tensor("Y", TensorProto.FLOAT)])
+    x = grid_input(rng)
+    assert_same(*run_both(blob, {"X": x}))
+
+
+@pytest.mark.parametrize("post", ["NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT"])
+@pytest.mark.parametrize("classes", [2, 4])
+@pytest.mark.parametrize("modes", ["uniform", "mixed"])
+def test_random_tree_classifier_modes(classes, post, modes):
+    rng = np.random.RandomState(classes * 31 + len(post) + len(modes))
+    a = random_trees(rng, 6, classes, MODES if modes == "mixed" else ["BRANCH_GT"],
+                     missing=modes == "mixed")
+    if post == "PROBIT":  # probit wants scores in (0, 1)
+        a["w"] = [float(np.float32(abs(w) / 20)) for w in a["w"]]
+    node = helper.make_node(
+        "TreeEnsembleClassifier", ["X"], ["L", "S"], domain="ai.onnx.ml",
+        classlabels_strings=[f"c{i}" for i in range(classes)], post_transform=post,
+        class_treeids=a["w_tree"], class_nodeids=a["w_node"], class_ids=a["w_id"],
+        class_weights=a["w"],
+        **{k: v for k, v in a.items() if k.startswith("nodes_")})
+    blob = ml_graph(node, [tensor("X", TensorProto.FLOAT)],
+                    [tensor("L", TensorProto.STRING), tensor("S", TensorProto.FLOAT)])
+    assert_same(*run_both(blob, {"X": grid_input(rng)}))

@@ -465,7 +465,78 @@ TypeInfo TypeFromProto(const onnx::TypeProto& proto) {
   return info;
 }
 
+StatusOr<Value> ValueFromMapProto(const onnx::MapProto& proto) {
+  const DType key = static_cast<DType>(proto.key_type());
+  if (key != DType::kInt64 && key != DType::kString)
+    return Unsupported("map '", proto.name(), "' has ", DTypeName(key),
+                       " keys; onyx reads int64 and string keys");
+  const int64_t n = key == DType::kString ? proto.string_keys_size() : proto.keys_size();
+  if (proto.values().tensor_values_size() != n)
+    return InvalidArgument("map '", proto.name(), "' has ", n, " keys but ",
+                           proto.values().tensor_values_size(), " tensor values");
+  Tensor keys = Tensor::Allocate(key, {n});
+  for (int64_t i = 0; i < n; ++i) {
+    if (key == DType::kString)
+      keys.strings()[i] = proto.string_keys(static_cast<int>(i));
+    else
+      keys.data<int64_t>()[i] = proto.keys(static_cast<int>(i));
+  }
+  std::vector<Tensor> items;
+  for (const auto& tp : proto.values().tensor_values()) {
+    ONYX_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(tp, ExternalDataContext{}));
+    if (t.numel() != 1 || (!items.empty() && t.dtype() != items[0].dtype()))
+      return InvalidArgument("map '", proto.name(),
+                             "' values must be one-element tensors of one type");
+    items.push_back(std::move(t));
+  }
+  const DType value = items.empty() ? DType::kFloat : items[0].dtype();
+  Tensor values = Tensor::Allocate(value, {n});
+  for (int64_t i = 0; i < n; ++i) {
+    if (value == DType::kString)
+      values.strings()[i] = items[i].strings()[0];
+    else
+      std::memcpy(static_cast<char*>(values.raw_data()) + i * DTypeSize(value), items[i].raw_data(),
+                  DTypeSize(value));
+  }
+  return Value::Map(std::move(keys), std::move(values));
+}
+
+void ValueToMapProto(const Value& m, const std::string& name, onnx::MapProto* proto) {
+  proto->Clear();
+  proto->set_name(name);
+  if (!m.is_map()) return;
+  const Tensor& keys = m.map_keys();
+  const Tensor& values = m.map_values();
+  proto->set_key_type(static_cast<int32_t>(keys.dtype()));
+  onnx::SequenceProto* seq = proto->mutable_values();
+  seq->set_elem_type(onnx::SequenceProto::TENSOR);
+  for (int64_t i = 0; i < keys.numel(); ++i) {
+    if (keys.dtype() == DType::kString)
+      proto->add_string_keys(keys.strings()[i]);
+    else
+      proto->add_keys(keys.data<int64_t>()[i]);
+    Tensor item = Tensor::Allocate(values.dtype(), {});
+    if (values.dtype() == DType::kString)
+      item.strings()[0] = values.strings()[i];
+    else
+      std::memcpy(item.raw_data(),
+                  static_cast<const char*>(values.raw_data()) + i * DTypeSize(values.dtype()),
+                  DTypeSize(values.dtype()));
+    TensorToProto(item, "", seq->add_tensor_values());
+  }
+}
+
 StatusOr<Value> ValueFromSequenceProto(const onnx::SequenceProto& proto) {
+  if (proto.elem_type() == onnx::SequenceProto::MAP) {
+    std::vector<Value> maps;
+    for (const auto& mp : proto.map_values()) {
+      ONYX_ASSIGN_OR_RETURN(Value m, ValueFromMapProto(mp));
+      maps.push_back(std::move(m));
+    }
+    const DType key = maps.empty() ? DType::kInt64 : maps[0].map_key_type();
+    const DType value = maps.empty() ? DType::kFloat : maps[0].map_value_type();
+    return Value::MapSequence(std::move(maps), key, value);
+  }
   if (proto.elem_type() != onnx::SequenceProto::TENSOR &&
       proto.elem_type() != onnx::SequenceProto::UNDEFINED)
     return Unsupported("sequence '", proto.name(), "' holds non-tensor elements");
@@ -505,6 +576,11 @@ StatusOr<Value> ValueFromOptionalProto(const onnx::OptionalProto& proto) {
 void ValueToSequenceProto(const Value& v, const std::string& name, onnx::SequenceProto* proto) {
   proto->Clear();
   proto->set_name(name);
+  if (v.is_map_sequence()) {
+    proto->set_elem_type(onnx::SequenceProto::MAP);
+    for (const Value& m : v.maps()) ValueToMapProto(m, "", proto->add_map_values());
+    return;
+  }
   proto->set_elem_type(onnx::SequenceProto::TENSOR);
   if (!v.is_sequence()) return;
   for (const Tensor& t : v.sequence()) TensorToProto(t, "", proto->add_tensor_values());
@@ -547,9 +623,14 @@ StatusOr<Value> ReadValueFile(const std::string& path, const TypeInfo& hint) {
     if (!sp.ParseFromString(bytes)) return InvalidArgument("'", path, "' is not a SequenceProto");
     ONYX_ASSIGN_OR_RETURN(Value v, ValueFromSequenceProto(sp));
     // An empty SequenceProto carries no element type; take it from the declared type.
-    if (v.sequence().empty() && hint.inner && hint.inner->is_tensor())
+    if (v.is_sequence() && v.sequence().empty() && hint.inner && hint.inner->is_tensor())
       return Value::Sequence({}, hint.inner->elem);
     return v;
+  }
+  if (kind == TypeInfo::Kind::kMap) {
+    onnx::MapProto mp;
+    if (!mp.ParseFromString(bytes)) return InvalidArgument("'", path, "' is not a MapProto");
+    return ValueFromMapProto(mp);
   }
   if (kind == TypeInfo::Kind::kOptional) {
     onnx::OptionalProto op;
@@ -573,10 +654,14 @@ Status WriteValueFile(const std::string& path, const std::string& name, const Va
     onnx::OptionalProto op;
     ValueToOptionalProto(v, name, &op);
     bytes = op.SerializeAsString();
-  } else if (v.is_sequence()) {
+  } else if (v.is_sequence() || v.is_map_sequence()) {
     onnx::SequenceProto sp;
     ValueToSequenceProto(v, name, &sp);
     bytes = sp.SerializeAsString();
+  } else if (v.is_map()) {
+    onnx::MapProto mp;
+    ValueToMapProto(v, name, &mp);
+    bytes = mp.SerializeAsString();
   } else {
     onnx::TensorProto tp;
     TensorToProto(v.tensor(), name, &tp);

@@ -15,6 +15,7 @@ class TensorProto;
 class TypeProto;
 class SequenceProto;
 class OptionalProto;
+class MapProto;
 }  // namespace onnx
 
 namespace onyx::engine {
@@ -44,8 +45,13 @@ StatusOr<Value> ValueFromSequenceProto(const onnx::SequenceProto& proto);
 StatusOr<Value> ValueFromOptionalProto(const onnx::OptionalProto& proto);
 void ValueToSequenceProto(const Value& v, const std::string& name, onnx::SequenceProto* proto);
 void ValueToOptionalProto(const Value& v, const std::string& name, onnx::OptionalProto* proto);
+// Maps (ai.onnx.ml): keys in keys / string_keys, values as a sequence of scalar tensors, the way
+// onnx.numpy_helper.from_dict writes them.
+StatusOr<Value> ValueFromMapProto(const onnx::MapProto& proto);
+void ValueToMapProto(const Value& m, const std::string& name, onnx::MapProto* proto);
 
-// Reads a .pb file holding a TensorProto, SequenceProto or OptionalProto. `hint` is the expected
+// Reads a .pb file holding a TensorProto, SequenceProto (of tensors or maps), MapProto or
+// OptionalProto. `hint` is the expected
 // type (from the graph input); kUnknown means guess: tensor first, then sequence, then optional.
 StatusOr<Value> ReadValueFile(const std::string& path, const TypeInfo& hint);
 // Writes a value as the matching proto; `type` picks OptionalProto for optional-typed outputs.

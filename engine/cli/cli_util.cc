@@ -485,6 +485,11 @@ std::string Summarize(const Value& v) {
     os << "sequence of " << v.sequence().size() << " tensors";
     return os.str();
   }
+  if (v.is_map() || v.is_map_sequence()) {
+    os << "map(" << DTypeName(v.map_key_type()) << "," << DTypeName(v.map_value_type()) << ")";
+    if (v.is_map()) return os.str() + " of " + std::to_string(v.map_keys().numel()) + " items";
+    return "sequence of " + std::to_string(v.maps().size()) + " " + os.str();
+  }
   const Tensor& t = v.tensor();
   os << DTypeName(t.dtype()) << ShapeToString(t.shape());
   const int64_t n = t.numel();

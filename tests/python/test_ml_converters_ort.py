@@ -466,3 +466,45 @@ def test_random_tree_classifier_modes(classes, post, modes):
     blob = ml_graph(node, [tensor("X", TensorProto.FLOAT)],
                     [tensor("L", TensorProto.STRING), tensor("S", TensorProto.FLOAT)])
     assert_same(*run_both(blob, {"X": grid_input(rng)}))
+
+
+def test_onyx_run_writes_and_reads_maps(onyx_cli, tmp_path):
+    """`onyx run` writes a ZipMap output as a SequenceProto of MapProtos and reads a map input
+    from a MapProto file."""
+    import subprocess
+
+    import onnx
+    from onnx import numpy_helper
+
+    seq = helper.make_sequence_type_proto(helper.make_map_type_proto(
+        TensorProto.INT64, helper.make_tensor_type_proto(TensorProto.FLOAT, None)))
+    zm = ml_graph(helper.make_node("ZipMap", ["X"], ["Z"], domain="ai.onnx.ml",
+                                   classlabels_int64s=[5, 2]),
+                  [tensor("X", TensorProto.FLOAT)], [helper.make_value_info("Z", seq)])
+    (tmp_path / "zm.onnx").write_bytes(zm)
+    x = np.array([[0.1, 0.9], [0.7, 0.3]], np.float32)
+    (tmp_path / "x.pb").write_bytes(numpy_helper.from_array(x, "X").SerializeToString())
+    subprocess.run([onyx_cli, "run", str(tmp_path / "zm.onnx"), str(tmp_path / "x.pb"),
+                    "--output-dir", str(tmp_path)], check=True, capture_output=True, timeout=60)
+    sp = onnx.SequenceProto()
+    sp.ParseFromString((tmp_path / "Z.pb").read_bytes())
+    got = [{k: float(v) for k, v in d.items()} for d in numpy_helper.to_list(sp)]
+    assert got == [{2: pytest.approx(0.9), 5: pytest.approx(0.1)},
+                   {2: pytest.approx(0.3), 5: pytest.approx(0.7)}]
+
+    mt = helper.make_map_type_proto(TensorProto.STRING,
+                                    helper.make_tensor_type_proto(TensorProto.FLOAT, None))
+    dv = ml_graph(helper.make_node("DictVectorizer", ["X"], ["Y"], domain="ai.onnx.ml",
+                                   string_vocabulary=["a", "b"]),
+                  [helper.make_value_info("X", mt)], [tensor("Y", TensorProto.FLOAT)])
+    (tmp_path / "dv.onnx").write_bytes(dv)
+    mp = onnx.MapProto(name="X", key_type=TensorProto.STRING)
+    mp.string_keys.extend([b"b", b"q"])
+    mp.values.elem_type = onnx.SequenceProto.TENSOR
+    mp.values.tensor_values.extend([numpy_helper.from_array(np.array(v, np.float32))
+                                    for v in (2.5, 1.0)])
+    (tmp_path / "m.pb").write_bytes(mp.SerializeToString())
+    subprocess.run([onyx_cli, "run", str(tmp_path / "dv.onnx"), str(tmp_path / "m.pb"),
+                    "--output-dir", str(tmp_path)], check=True, capture_output=True, timeout=60)
+    y = numpy_helper.to_array(onnx.load_tensor(str(tmp_path / "Y.pb")))
+    np.testing.assert_array_equal(y, np.array([[0.0, 2.5]], np.float32))

@@ -50,6 +50,7 @@ struct Forest {
   std::vector<ForestNode<T>> nodes;  // trees one after another, each in depth-first order
   std::vector<uint8_t> flags;        // per node: mode | missing-tracks-true << 4 (mixed forests)
   std::vector<int32_t> roots;        // one per tree, in the order the model lists trees
+  std::vector<int32_t> depths;       // per tree: longest root-to-leaf path, -1 when not known
   // Multi-weight forests: leaf i's weights are [leaf_begin[i], leaf_begin[i + 1]) in `weights`.
   std::vector<int32_t> leaf_begin;
   std::vector<Weight> weights;

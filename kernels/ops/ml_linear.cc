@@ -157,7 +157,7 @@ struct LinearClassifierModel {
   Labels labels;
   MlPostTransform post = MlPostTransform::kNone;
   int64_t classes = 0;            // score columns before a second one is added
-  bool add_second_class = false;  // one score, two labels: Z is [1 - s, s]
+  bool add_second_class = false;  // one score, two labels: Z is [1 - p, p]
 };
 
 StatusOr<LinearClassifierModel> ParseLinearClassifier(const NodeView& node) {
@@ -211,8 +211,11 @@ class LinearClassifierKernel : public Kernel {
         const bool two = m_.labels.size() == 2;
         WriteLabel(y, m_.labels, r, two ? (sr[0] > 0 ? 1 : 0) : -1, sr[0] > 0);
         if (m_.add_second_class) {
-          zr[0] = 1.0f - sr[0];  // ONNX Runtime pairs the raw score, whatever the transform
-          zr[1] = sr[0];
+          // As ONNX Runtime: [1 - p, p] with p the logistic of the score, or the raw score for
+          // the other transforms.
+          const float p = m_.post == MlPostTransform::kLogistic ? MlLogistic(sr[0]) : sr[0];
+          zr[0] = 1.0f - p;
+          zr[1] = p;
         } else {
           zr[0] = sr[0];
           TransformRow(m_.post, zr, 1);

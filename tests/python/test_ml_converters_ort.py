@@ -281,7 +281,7 @@ def column_data():
 
 @pytest.mark.parametrize("zipmap", [True, False])
 def test_column_transformer_pipeline(zipmap):
-    import pandas as pd
+    pd = pytest.importorskip("pandas")  # ColumnTransformer selects the columns by name
 
     num, cat, y = column_data()
     df = pd.DataFrame({"a": num[:, 0], "b": num[:, 1], "c": num[:, 2], "d": cat[:, 0],
@@ -508,3 +508,47 @@ def test_onyx_run_writes_and_reads_maps(onyx_cli, tmp_path):
                     "--output-dir", str(tmp_path)], check=True, capture_output=True, timeout=60)
     y = numpy_helper.to_array(onnx.load_tensor(str(tmp_path / "Y.pb")))
     np.testing.assert_array_equal(y, np.array([[0.0, 2.5]], np.float32))
+
+
+def test_one_class_svm():
+    from sklearn.svm import OneClassSVM
+
+    m = OneClassSVM(gamma="scale", nu=0.2).fit(X)
+    blob = check(m)
+    assert "SVMRegressor" in op_types(blob)
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+@pytest.mark.parametrize("post", ["NONE", "LOGISTIC", "SOFTMAX"])
+def test_svm_classifier_linear_mode(classes, post):
+    # No support vectors: liblinear coefficients per class and rho[0].
+    rng = np.random.RandomState(classes)
+    node = helper.make_node("SVMClassifier", ["X"], ["L", "S"], domain="ai.onnx.ml",
+                            classlabels_ints=list(range(10, 10 + classes)),
+                            coefficients=rng.randn(classes * 6).astype(np.float32).tolist(),
+                            rho=[0.3], post_transform=post, kernel_type="LINEAR",
+                            kernel_params=[0.0, 0.0, 0.0])
+    blob = ml_graph(node, [tensor("X", TensorProto.FLOAT)],
+                    [tensor("L", TensorProto.INT64), tensor("S", TensorProto.FLOAT)])
+    assert_same(*run_both(blob, {"X": X}))
+
+
+@pytest.mark.parametrize("post", ["NONE", "LOGISTIC", "SOFTMAX"])
+def test_linear_classifier_single_score(post):
+    # One coefficient row and two labels: the label is picked by the score's sign, Z is
+    # [1 - p, p] (p: the score, or its logistic).
+    labels = ["no", "yes"]
+    node = helper.make_node("LinearClassifier", ["X"], ["L", "S"], domain="ai.onnx.ml",
+                            classlabels_strings=labels, coefficients=[0.5, -1, 0.25, 0, 0, 2],
+                            intercepts=[0.1], post_transform=post)
+    blob = ml_graph(node, [tensor("X", TensorProto.FLOAT)],
+                    [tensor("L", TensorProto.STRING), tensor("S", TensorProto.FLOAT)])
+    assert_same(*run_both(blob, {"X": X}))
+
+
+def test_linear_regressor_targets():
+    node = helper.make_node("LinearRegressor", ["X"], ["Y"], domain="ai.onnx.ml", targets=2,
+                            coefficients=np.random.RandomState(5).randn(12).tolist(),
+                            intercepts=[1.0, -2.0], post_transform="SOFTMAX")
+    blob = ml_graph(node, [tensor("X", TensorProto.FLOAT)], [tensor("Y", TensorProto.FLOAT)])
+    assert_same(*run_both(blob, {"X": X}))

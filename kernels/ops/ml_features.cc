@@ -295,7 +295,7 @@ class OneHotEncoderKernel : public Kernel {
     ONYX_RETURN_IF_ERROR(CheckOneHotInput(node, c_, x.dtype()));
     Shape shape = x.shape();
     shape.push_back(c_.size);
-    Tensor y = ctx.Output(0, DType::kFloat, shape);
+    ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, DType::kFloat, shape));
     float* dst = y.data<float>();
     std::fill(dst, dst + y.numel(), 0.0f);
     for (int64_t i = 0; i < x.numel(); ++i) {
@@ -403,17 +403,25 @@ Status ImputerKernel(KernelContext& ctx) {
 // Y [N, sum(inputdimensions)] float: input i contributes the first inputdimensions[i] values of
 // each row (its elements after the first dim; a 1-D input is one row), zero-padded when shorter.
 
-Status InferFeatureVectorizer(InferContext& ctx) {
-  const NodeView& node = ctx.node();
+// The sum of inputdimensions (one per input), each in [0, kMaxOutputElements], as is the sum.
+StatusOr<int64_t> FeatureVectorizerWidth(const NodeView& node, int inputs) {
   const std::vector<int64_t> dims = node.attr_ints("inputdimensions");
-  if (static_cast<int>(dims.size()) != ctx.num_inputs())
-    return node.Invalid("attribute 'inputdimensions' has ", dims.size(), " entries for ",
-                        ctx.num_inputs(), " inputs");
+  if (static_cast<int>(dims.size()) != inputs)
+    return node.Invalid("attribute 'inputdimensions' has ", dims.size(), " entries for ", inputs,
+                        " inputs");
   int64_t total = 0;
   for (int64_t d : dims) {
-    if (d < 0) return node.Invalid("attribute 'inputdimensions' has a negative entry ", d);
+    if (d < 0 || d > kMaxOutputElements - total)
+      return node.Invalid("attribute 'inputdimensions' has an entry ", d,
+                          " outside [0, 2^46] or a sum over 2^46");
     total += d;
   }
+  return total;
+}
+
+Status InferFeatureVectorizer(InferContext& ctx) {
+  const NodeView& node = ctx.node();
+  ONYX_ASSIGN_OR_RETURN(const int64_t total, FeatureVectorizerWidth(node, ctx.num_inputs()));
   Dim n;
   for (int i = 0; i < ctx.num_inputs(); ++i) {
     const TypeInfo& x = ctx.input_type(i);
@@ -428,11 +436,8 @@ Status InferFeatureVectorizer(InferContext& ctx) {
 Status FeatureVectorizerKernel(KernelContext& ctx) {
   const NodeView& node = ctx.node();
   ONYX_RETURN_IF_ERROR(RequireInputs(ctx, ctx.num_inputs()));
+  ONYX_ASSIGN_OR_RETURN(const int64_t total, FeatureVectorizerWidth(node, ctx.num_inputs()));
   const std::vector<int64_t> dims = node.attr_ints("inputdimensions");
-  if (static_cast<int>(dims.size()) != ctx.num_inputs())
-    return node.Fail("attribute 'inputdimensions' has ", dims.size(), " entries for ",
-                     ctx.num_inputs(), " inputs");
-  const int64_t total = std::accumulate(dims.begin(), dims.end(), int64_t{0});
   const auto rows_of = [](const Tensor& x) { return x.rank() <= 1 ? int64_t{1} : x.dim(0); };
   const int64_t n = ctx.num_inputs() > 0 ? rows_of(ctx.input(0)) : 0;
   for (int i = 0; i < ctx.num_inputs(); ++i) {
@@ -441,7 +446,7 @@ Status FeatureVectorizerKernel(KernelContext& ctx) {
       return node.Fail("input ", i, " '", InputName(node, i), "' has ", rows_of(ctx.input(i)),
                        " rows; input 0 has ", n);
   }
-  Tensor y = ctx.Output(0, DType::kFloat, {n, total});
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, DType::kFloat, {n, total}));
   float* dst = y.data<float>();
   std::fill(dst, dst + y.numel(), 0.0f);
   int64_t offset = 0;

@@ -284,7 +284,7 @@ class LinearRegressorKernel : public Kernel {
     ONYX_ASSIGN_OR_RETURN(const FloatRows x, ReadRows(node, ctx.input(0)));
     const int64_t k = m_.targets;
     ONYX_RETURN_IF_ERROR(CheckFeatures(node, x, static_cast<int64_t>(m_.coefficients.size()) / k));
-    Tensor y = ctx.Output(0, DType::kFloat, {x.n, k});
+    ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, DType::kFloat, {x.n, k}));
     Affine(x, m_.coefficients, m_.intercepts, k, y.data<float>(), ctx.intra_op_threads());
     for (int64_t r = 0; r < x.n; ++r) TransformRow(m_.post, y.data<float>() + r * k, k);
     return Status::Ok();
@@ -480,7 +480,7 @@ class SvmClassifierKernel : public Kernel {
     ONYX_RETURN_IF_ERROR(CheckFeatures(node, x, m_.features));
     const int64_t cols = m_.score_columns();
     Tensor y = LabelOutput(ctx, m_.labels, x.n);
-    Tensor z = ctx.Output(1, DType::kFloat, {x.n, cols});
+    ONYX_ASSIGN_OR_RETURN(Tensor z, NewOutput(ctx, 1, DType::kFloat, {x.n, cols}));
     const int64_t work = (m_.svc ? m_.vectors : m_.classes()) * m_.features + m_.pairs() * 8;
     ParallelFor(x.n, work, ctx.intra_op_threads(), [&](int64_t r0, int64_t r1) {
       std::vector<float> kern(static_cast<size_t>(m_.vectors));

@@ -208,7 +208,11 @@ Dim RowsDim(const TypeInfo& x) {
 
 StatusOr<TreeModel> BuildRegressor(const NodeView& node, DType input, bool compile) {
   ONYX_ASSIGN_OR_RETURN(const int64_t n_targets, node.RequiredInt("n_targets"));
-  if (n_targets < 1) return node.Invalid("attribute 'n_targets' must be >= 1, got ", n_targets);
+  // Accumulators hold rows x n_targets values: a bound keeps a bad model from asking for more
+  // memory than any real one needs.
+  constexpr int64_t kMaxTargets = int64_t{1} << 24;
+  if (n_targets < 1 || n_targets > kMaxTargets)
+    return node.Invalid("attribute 'n_targets' must be in [1, 2^24], got ", n_targets);
   ONYX_ASSIGN_OR_RETURN(
       const int agg, EnumAttr(node, "aggregate_function", "SUM", {"AVERAGE", "SUM", "MIN", "MAX"}));
   ONYX_ASSIGN_OR_RETURN(TreeModel m, BuildModel(node, "target", n_targets, input, compile));
@@ -235,7 +239,7 @@ class TreeRegressorKernel : public Kernel {
   Status Run(KernelContext& ctx) const override {
     ONYX_ASSIGN_OR_RETURN(const Tensor x, Rows(ctx.node(), ctx.input(0), m_.max_feature));
     const int64_t k = m_.n_targets;
-    Tensor y = ctx.Output(0, DType::kFloat, {x.dim(0), k});
+    ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, DType::kFloat, {x.dim(0), k}));
     float* out = y.data<float>();
     const std::vector<double>& base = m_.base_values;
     const bool average = m_.aggregate == TreeAggregate::kAverage;
@@ -427,7 +431,7 @@ class TreeClassifierKernel : public Kernel {
     const int64_t k = c_.n_classes();
     const bool strings = !c_.string_labels.empty();
     Tensor y = ctx.Output(0, strings ? DType::kString : DType::kInt64, {n});
-    Tensor z = ctx.Output(1, DType::kFloat, {n, k});
+    ONYX_ASSIGN_OR_RETURN(Tensor z, NewOutput(ctx, 1, DType::kFloat, {n, k}));
     float* zd = z.data<float>();
     Evaluate(c_.trees, x, ctx.intra_op_threads(),
              [&](int64_t r0, int64_t rows, const auto* score, const uint8_t* has) {

@@ -15,7 +15,7 @@ namespace onyx::kernels::reference {
 
 enum class TreeMode : uint8_t { kLeq = 0, kLt, kGte, kGt, kEq, kNeq, kLeaf };
 enum class TreeAggregate : uint8_t { kAverage = 0, kSum, kMin, kMax };
-// The ai.onnx.ml POST_TRANSFORM values, in ONNX Runtime's order of evaluation rules.
+// The ai.onnx.ml post_transform values, in the order the ONNX spec lists them.
 enum class MlPostTransform : uint8_t { kNone = 0, kSoftmax, kLogistic, kSoftmaxZero, kProbit };
 
 // The trees as the node attributes list them (parallel arrays, one entry per node / weight).
@@ -30,7 +30,7 @@ struct TreeEnsembleSpec {
 };
 
 // One node of the flat layout. A leaf points to itself on both sides, so a walk needs no leaf
-// test: it stops when no row of the group moves. A leaf's `value` holds its weight (single-target
+// test: it takes the tree's depth in steps, or stops when no row of the group moves. A leaf's `value` holds its weight (single-target
 // forests) or the bits of its leaf number (int32) for `leaf_begin`.
 template <typename T>
 struct ForestNode {
@@ -56,7 +56,7 @@ struct Forest {
   std::vector<Weight> weights;
   int64_t n_targets = 1;
   int64_t max_feature = -1;
-  bool single_weight = false;  // every leaf has exactly one weight, for target 0
+  bool single_weight = false;  // one target: a leaf's value is the sum of its weights
   bool uniform = false;        // every interior node has mode `mode` and no missing-track flag
   TreeMode mode = TreeMode::kLeq;
 };

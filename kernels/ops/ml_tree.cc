@@ -347,18 +347,15 @@ int64_t ClassifyRow(const ClassifierModel& c, const T* score, const uint8_t* has
   if (k != 2) {
     int64_t best = -1;
     T best_score = 0;
-    std::vector<T> s(score, score + k);
-    std::vector<uint8_t> h(has, has + k);
-    for (size_t j = 0; j < base.size() && j < static_cast<size_t>(k); ++j) {
-      s[j] += static_cast<T>(base[j]);
-      h[j] = 1;
-    }
+    const int64_t based = std::min<int64_t>(static_cast<int64_t>(base.size()), k);
     for (int64_t j = 0; j < k; ++j) {
-      if (h[j] && (best < 0 || s[j] > best_score)) {
+      // A base value gives its class a score even when no leaf did.
+      const T s = j < based ? score[j] + static_cast<T>(base[j]) : score[j];
+      if ((j < based || has[j]) && (best < 0 || s > best_score)) {
         best = j;
-        best_score = s[j];
+        best_score = s;
       }
-      z[j] = static_cast<float>(s[j]);
+      z[j] = static_cast<float>(s);
     }
     if (k > 1) reference::ApplyMlPostTransform(post, z, k);
     return best < 0 ? 0 : best;

@@ -30,8 +30,9 @@ struct TreeEnsembleSpec {
 };
 
 // One node of the flat layout. A leaf points to itself on both sides, so a walk needs no leaf
-// test: it takes the tree's depth in steps, or stops when no row of the group moves. A leaf's `value` holds its weight (single-target
-// forests) or the bits of its leaf number (int32) for `leaf_begin`.
+// test: it takes the tree's depth in steps, or stops when no row of the group moves. A leaf's
+// `value` holds its weight (single-target forests) or the bits of the int32 index of its header in
+// `weights`.
 template <typename T>
 struct ForestNode {
   T value;          // threshold, or leaf payload (see above)
@@ -51,8 +52,7 @@ struct Forest {
   std::vector<uint8_t> flags;        // per node: mode | missing-tracks-true << 4 (mixed forests)
   std::vector<int32_t> roots;        // one per tree, in the order the model lists trees
   std::vector<int32_t> depths;       // per tree: longest root-to-leaf path, -1 when not known
-  // Multi-weight forests: leaf i's weights are [leaf_begin[i], leaf_begin[i + 1]) in `weights`.
-  std::vector<int32_t> leaf_begin;
+  // Multi-target forests: each leaf's weights, after a header entry whose `target` is their count.
   std::vector<Weight> weights;
   int64_t n_targets = 1;
   int64_t max_feature = -1;

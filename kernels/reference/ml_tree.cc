@@ -193,7 +193,7 @@ constexpr int kGroup = 16;
 // accumulators allow (one per thread when the rows fit): on a 300-tree, 735k-node forest and
 // 10,000 rows, 128-row blocks took 170 ms, 2048-row blocks 103 ms, one block 83 ms.
 constexpr int64_t kMaxBlockScores = int64_t{1} << 18;  // rows x targets per block
-constexpr int64_t kMinBlockRows = 256;
+constexpr int64_t kMinBlockRows = 2 * kGroup;          // below this a thread is not worth its start
 
 template <TreeMode M, typename T>
 inline bool Test(T x, T v) {

@@ -17,13 +17,16 @@ namespace {
 
 struct PairHash {
   size_t operator()(const std::pair<int64_t, int64_t>& p) const {
-    return std::hash<int64_t>()(p.first * 1000003 ^ p.second);
+    // Unsigned: tree and node ids are user data and may be anything.
+    const uint64_t mixed =
+        static_cast<uint64_t>(p.first) * 1000003u ^ static_cast<uint64_t>(p.second);
+    return std::hash<uint64_t>()(mixed);
   }
 };
 
 template <typename T>
 T LeafBits(int32_t index) {
-  // The first weight index of a multi-weight leaf, kept in the bytes of the (unused) threshold.
+  // A multi-target leaf's header index in `weights`, kept in the bytes of the unused threshold.
   T v{};
   std::memcpy(&v, &index, sizeof(index));
   return v;

@@ -11,6 +11,7 @@
 #include "kernels/op_helpers.h"
 #include "kernels/op_registry.h"
 #include "kernels/ops/ml_common.h"
+#include "kernels/reference/ml_tree.h"
 
 namespace onyx::kernels {
 namespace {
@@ -22,6 +23,7 @@ using ml::kMl;
 using ml::SameShape;
 using reference::LabelEncoderTable;
 using reference::TreeEnsembleModel;
+using reference::TreeEnsembleSpec;
 
 // ---- ArrayFeatureExtractor (ai.onnx.ml 1) ----
 
@@ -487,6 +489,123 @@ StatusOr<std::unique_ptr<Kernel>> CreateTreeEnsemble(const NodeView& node,
   return std::unique_ptr<Kernel>(new TreeEnsembleKernel(std::move(m)));
 }
 
+// TreeEnsemble-5 on the flat forest of reference/ml_tree.h, the TreeEnsembleClassifier/Regressor
+// machinery: the same double comparisons and tree-order double sums as TreeEnsembleKernel, so the
+// same results. BRANCH_MEMBER nodes are left to TreeEnsembleKernel.
+bool HasMemberNodes(const TreeEnsembleModel& m) {
+  for (const auto& n : m.nodes)
+    if (n.mode == TreeEnsembleModel::Mode::kMember) return true;
+  return false;
+}
+
+// Interior nodes keep their positions; leaf i becomes node nodes.size() + i with its one weight.
+TreeEnsembleSpec SpecOfModel(const TreeEnsembleModel& m) {
+  TreeEnsembleSpec s;
+  const int64_t n = static_cast<int64_t>(m.nodes.size());
+  const int64_t leaves = static_cast<int64_t>(m.leaf_weights.size());
+  const auto add = [&s](int64_t id, reference::TreeMode mode, int64_t feature, double split,
+                        bool missing, int64_t t, int64_t f) {
+    s.tree_ids.push_back(0);
+    s.node_ids.push_back(id);
+    s.modes.push_back(mode);
+    s.feature_ids.push_back(feature);
+    s.thresholds.push_back(split);
+    s.missing_true.push_back(missing ? 1 : 0);
+    s.true_ids.push_back(t);
+    s.false_ids.push_back(f);
+  };
+  for (int64_t i = 0; i < n; ++i) {
+    const TreeEnsembleModel::Node& nd = m.nodes[i];
+    // TreeEnsembleModel::Mode lists LEQ..NEQ in TreeMode's order.
+    add(i, static_cast<reference::TreeMode>(nd.mode), nd.feature, nd.split, nd.missing_tracks_true,
+        nd.true_is_leaf ? n + nd.true_id : nd.true_id,
+        nd.false_is_leaf ? n + nd.false_id : nd.false_id);
+  }
+  for (int64_t l = 0; l < leaves; ++l) {
+    add(n + l, reference::TreeMode::kLeaf, 0, 0.0, false, n + l, n + l);
+    s.weight_tree_ids.push_back(0);
+    s.weight_node_ids.push_back(n + l);
+    s.weight_targets.push_back(m.leaf_targets[l]);
+    s.weights.push_back(m.leaf_weights[l]);
+  }
+  s.roots = m.roots;
+  s.n_targets = m.n_targets;
+  return s;
+}
+
+class TreeEnsembleForestKernel : public Kernel {
+ public:
+  TreeEnsembleForestKernel(TreeEnsembleModel m, reference::Forest<double> f)
+      : m_(std::move(m)), f_(std::move(f)) {}
+  Status Run(KernelContext& ctx) const override {
+    const NodeView& node = ctx.node();
+    const Tensor& x = ctx.input(0);
+    ONYX_RETURN_IF_ERROR(CheckType(node, 0, x.dtype(), kTreeTypes));
+    if (x.rank() != 2) {
+      return node.Fail("input 0 '", InputName(node, 0), "' has shape ", ShapeToString(x.shape()),
+                       "; expected [N, F]");
+    }
+    if (x.dim(1) <= m_.max_feature) {
+      return node.Fail("input 0 '", InputName(node, 0), "' has ", x.dim(1),
+                       " features but the trees read feature ", m_.max_feature);
+    }
+    const int64_t k = m_.n_targets;
+    const DType t = x.dtype();
+    ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, t, {x.dim(0), k}));
+    const double highest = reference::TreeEnsembleHighest(t);
+    const double lowest = reference::TreeEnsembleLowest(t);
+    using Agg = TreeEnsembleModel::Aggregate;
+    // TreeEnsembleModel::Aggregate lists AVERAGE, SUM, MIN, MAX in TreeAggregate's order.
+    reference::EvaluateForest<double>(
+        f_, static_cast<reference::TreeAggregate>(m_.aggregate), x, ctx.intra_op_threads(),
+        [&](int64_t r0, int64_t rows, const double* score, const uint8_t* has) {
+          std::vector<double> acc(static_cast<size_t>(k));
+          for (int64_t r = 0; r < rows; ++r) {
+            for (int64_t j = 0; j < k; ++j) {
+              const double v = score[r * k + j];
+              const bool reached = has[r * k + j] != 0;
+              switch (m_.aggregate) {
+                case Agg::kMin:
+                  acc[j] = reached ? std::min(v, highest) : highest;
+                  break;
+                case Agg::kMax:
+                  acc[j] = reached ? std::max(v, lowest) : lowest;
+                  break;
+                case Agg::kAverage:
+                  acc[j] = m_.roots.empty() ? v : v / static_cast<double>(m_.roots.size());
+                  break;
+                default:
+                  acc[j] = v;
+                  break;
+              }
+            }
+            reference::TreeEnsemblePostTransform(m_.post_transform, &acc);
+            for (int64_t j = 0; j < k; ++j)
+              StoreFromDouble(t, y.raw_data(), (r0 + r) * k + j, acc[j]);
+          }
+        });
+    return Status::Ok();
+  }
+
+ private:
+  TreeEnsembleModel m_;
+  reference::Forest<double> f_;
+};
+
+Status TreeEnsembleForestSupports(const NodeView& node, const std::vector<TypeInfo>&) {
+  ONYX_ASSIGN_OR_RETURN(const TreeEnsembleModel m, ParseTreeEnsemble(node));
+  if (HasMemberNodes(m)) return Unsupported("BRANCH_MEMBER nodes");
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<Kernel>> CreateTreeEnsembleForest(const NodeView& node,
+                                                           const std::vector<TypeInfo>&) {
+  ONYX_ASSIGN_OR_RETURN(TreeEnsembleModel m, ParseTreeEnsemble(node));
+  auto f = reference::CompileForest<double>(SpecOfModel(m));
+  if (!f.ok()) return f.status().WithContext(node.node().Describe() + ": ");
+  return std::unique_ptr<Kernel>(new TreeEnsembleForestKernel(std::move(m), std::move(f).value()));
+}
+
 }  // namespace
 
 void RegisterMl(OpRegistry& r) {
@@ -498,7 +617,18 @@ void RegisterMl(OpRegistry& r) {
   AddPrepared(r, "LabelEncoder", 1, 1, InferLabelEncoder, CreateLabelEncoder);
   AddPrepared(r, "LabelEncoder", 2, 3, InferLabelEncoder, CreateLabelEncoder);
   AddPrepared(r, "LabelEncoder", 4, kLatestOpset, InferLabelEncoder, CreateLabelEncoder);
-  AddPrepared(r, "TreeEnsemble", 5, kLatestOpset, InferTreeEnsemble, CreateTreeEnsemble);
+  {
+    // The flat forest first; the reference walk takes BRANCH_MEMBER nodes (and is the oracle).
+    OpDef def;
+    def.domain = kMl;
+    def.op_type = "TreeEnsemble";
+    def.since = 5;
+    def.infer = InferTreeEnsemble;
+    def.impls.push_back(KernelImpl{"TreeEnsemble_forest", TreeEnsembleForestSupports,
+                                   CreateTreeEnsembleForest, nullptr});
+    def.impls.push_back(KernelImpl{"TreeEnsemble_ref", nullptr, CreateTreeEnsemble, nullptr});
+    r.AddDef(std::move(def));
+  }
   ml::RegisterMlTree(r);
   ml::RegisterMlLinear(r);
   ml::RegisterMlFeatures(r);

@@ -171,21 +171,28 @@ void ApplyPostTransform(Model::PostTransform t, std::vector<double>* v) {
 
 }  // namespace
 
+void TreeEnsemblePostTransform(TreeEnsembleModel::PostTransform t, std::vector<double>* v) {
+  ApplyPostTransform(t, v);
+}
+
+double TreeEnsembleHighest(DType t) {
+  if (t == DType::kFloat) return std::numeric_limits<float>::max();
+  if (t == DType::kFloat16) return 65504.0;
+  return std::numeric_limits<double>::max();
+}
+
+double TreeEnsembleLowest(DType t) {
+  return -TreeEnsembleHighest(t);
+}
+
 void TreeEnsemblePredict(const TreeEnsembleModel& model, const Tensor& x, Tensor* y) {
   const int64_t n = x.dim(0);
   const int64_t f = x.dim(1);
   const int64_t targets = model.n_targets;
   const DType t = x.dtype();
   // MIN/MAX start from the type's extremes, as the ONNX reference does.
-  double lowest = -std::numeric_limits<double>::max();
-  double highest = std::numeric_limits<double>::max();
-  if (t == DType::kFloat) {
-    lowest = std::numeric_limits<float>::lowest();
-    highest = std::numeric_limits<float>::max();
-  } else if (t == DType::kFloat16) {
-    lowest = -65504.0;
-    highest = 65504.0;
-  }
+  const double lowest = TreeEnsembleLowest(t);
+  const double highest = TreeEnsembleHighest(t);
   std::vector<double> row(static_cast<size_t>(f));
   std::vector<double> acc(static_cast<size_t>(targets));
   for (int64_t r = 0; r < n; ++r) {

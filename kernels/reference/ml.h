@@ -67,4 +67,11 @@ struct TreeEnsembleModel {
 // cycles, so each walk reaches a leaf.
 void TreeEnsemblePredict(const TreeEnsembleModel& model, const Tensor& x, Tensor* y);
 
+// Pieces of TreeEnsemblePredict that the flat-forest kernel (kernels/ops/ml.cc) shares with it:
+// the post transform of one row's n_targets scores, in place, and the values MIN and MAX start
+// from for output type t (the type's highest and lowest values, as the ONNX reference does).
+void TreeEnsemblePostTransform(TreeEnsembleModel::PostTransform t, std::vector<double>* v);
+double TreeEnsembleHighest(DType t);
+double TreeEnsembleLowest(DType t);
+
 }  // namespace onyx::kernels::reference

@@ -60,6 +60,12 @@ StatusOr<Forest<T>> CompileForest(const TreeEnsembleSpec& s) {
     if (tree_pos.emplace(s.tree_ids[i], tree_first.size()).second)
       tree_first.push_back(static_cast<int64_t>(i));
   }
+  if (!s.roots.empty()) {
+    for (int64_t r : s.roots)
+      if (r < 0 || r >= static_cast<int64_t>(n))
+        return InvalidModel("tree root ", r, " is outside [0, ", n, ")");
+    tree_first = s.roots;
+  }
   // Leaf weights, grouped per node.
   std::vector<std::vector<std::pair<int32_t, T>>> node_weights(n);
   for (size_t w = 0; w < s.weights.size(); ++w) {

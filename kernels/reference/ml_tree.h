@@ -27,6 +27,9 @@ struct TreeEnsembleSpec {
   std::vector<int64_t> weight_tree_ids, weight_node_ids, weight_targets;
   std::vector<double> weights;
   int64_t n_targets = 1;  // regressor targets or classifier classes
+  // The trees' roots as node positions (TreeEnsemble-5); empty: the first node listed for each
+  // tree id (TreeEnsembleClassifier/Regressor, as ONNX Runtime).
+  std::vector<int64_t> roots;
 };
 
 // One node of the flat layout. A leaf points to itself on both sides, so a walk needs no leaf

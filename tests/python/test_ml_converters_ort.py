@@ -624,3 +624,15 @@ def test_tree_ensemble5_forest_matches_reference(aggregate, post, dtype):
     else:
         expected = expected[0]
     np.testing.assert_allclose(fast, expected, rtol=1e-5, atol=ATOL)
+
+
+@pytest.mark.parametrize("y", [Y2, Y3, YR], ids=["binary", "multiclass", "regression"])
+def test_hist_gradient_boosting_with_nan(y):
+    # skl2onnx writes missing_value_tracks_true for the learned NaN directions.
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+
+    x = X.copy()
+    x[::4, 1] = np.nan
+    cls = HistGradientBoostingRegressor if y is YR else HistGradientBoostingClassifier
+    m = cls(max_iter=20, random_state=0).fit(x, y)
+    check(m, x=x, options=None if y is YR else NO_ZIPMAP, threads=(1, 2))

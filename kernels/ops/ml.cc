@@ -490,14 +490,8 @@ StatusOr<std::unique_ptr<Kernel>> CreateTreeEnsemble(const NodeView& node,
 }
 
 // TreeEnsemble-5 on the flat forest of reference/ml_tree.h, the TreeEnsembleClassifier/Regressor
-// machinery: the same double comparisons and tree-order double sums as TreeEnsembleKernel, so the
-// same results. BRANCH_MEMBER nodes are left to TreeEnsembleKernel.
-bool HasMemberNodes(const TreeEnsembleModel& m) {
-  for (const auto& n : m.nodes)
-    if (n.mode == TreeEnsembleModel::Mode::kMember) return true;
-  return false;
-}
-
+// machinery: the same double comparisons and tree-order double sums as TreeEnsembleKernel (the
+// reference walk, kept as the oracle), so the same results.
 // Interior nodes keep their positions; leaf i becomes node nodes.size() + i with its one weight.
 TreeEnsembleSpec SpecOfModel(const TreeEnsembleModel& m) {
   TreeEnsembleSpec s;
@@ -517,8 +511,10 @@ TreeEnsembleSpec SpecOfModel(const TreeEnsembleModel& m) {
   for (int64_t i = 0; i < n; ++i) {
     const TreeEnsembleModel::Node& nd = m.nodes[i];
     // TreeEnsembleModel::Mode lists LEQ..NEQ in TreeMode's order.
-    add(i, static_cast<reference::TreeMode>(nd.mode), nd.feature, nd.split, nd.missing_tracks_true,
-        nd.true_is_leaf ? n + nd.true_id : nd.true_id,
+    const bool member = nd.mode == TreeEnsembleModel::Mode::kMember;
+    s.members.push_back(nd.members);
+    add(i, member ? reference::TreeMode::kMember : static_cast<reference::TreeMode>(nd.mode),
+        nd.feature, nd.split, nd.missing_tracks_true, nd.true_is_leaf ? n + nd.true_id : nd.true_id,
         nd.false_is_leaf ? n + nd.false_id : nd.false_id);
   }
   for (int64_t l = 0; l < leaves; ++l) {
@@ -592,12 +588,6 @@ class TreeEnsembleForestKernel : public Kernel {
   reference::Forest<double> f_;
 };
 
-Status TreeEnsembleForestSupports(const NodeView& node, const std::vector<TypeInfo>&) {
-  ONYX_ASSIGN_OR_RETURN(const TreeEnsembleModel m, ParseTreeEnsemble(node));
-  if (HasMemberNodes(m)) return Unsupported("BRANCH_MEMBER nodes");
-  return Status::Ok();
-}
-
 StatusOr<std::unique_ptr<Kernel>> CreateTreeEnsembleForest(const NodeView& node,
                                                            const std::vector<TypeInfo>&) {
   ONYX_ASSIGN_OR_RETURN(TreeEnsembleModel m, ParseTreeEnsemble(node));
@@ -618,14 +608,14 @@ void RegisterMl(OpRegistry& r) {
   AddPrepared(r, "LabelEncoder", 2, 3, InferLabelEncoder, CreateLabelEncoder);
   AddPrepared(r, "LabelEncoder", 4, kLatestOpset, InferLabelEncoder, CreateLabelEncoder);
   {
-    // The flat forest first; the reference walk takes BRANCH_MEMBER nodes (and is the oracle).
+    // The flat forest first; the reference walk is the oracle (reference_kernels).
     OpDef def;
     def.domain = kMl;
     def.op_type = "TreeEnsemble";
     def.since = 5;
     def.infer = InferTreeEnsemble;
-    def.impls.push_back(KernelImpl{"TreeEnsemble_forest", TreeEnsembleForestSupports,
-                                   CreateTreeEnsembleForest, nullptr});
+    def.impls.push_back(
+        KernelImpl{"TreeEnsemble_forest", nullptr, CreateTreeEnsembleForest, nullptr});
     def.impls.push_back(KernelImpl{"TreeEnsemble_ref", nullptr, CreateTreeEnsemble, nullptr});
     r.AddDef(std::move(def));
   }

@@ -87,7 +87,9 @@ StatusOr<Forest<T>> CompileForest(const TreeEnsembleSpec& s) {
     if (s.modes[i] == TreeMode::kLeaf) continue;
     if (!any_interior) f.mode = s.modes[i];
     any_interior = true;
-    if (s.modes[i] != f.mode || (!s.missing_true.empty() && s.missing_true[i])) f.uniform = false;
+    if (s.modes[i] != f.mode || s.modes[i] == TreeMode::kMember ||
+        (!s.missing_true.empty() && s.missing_true[i]))
+      f.uniform = false;
     if (s.feature_ids[i] < 0 || s.feature_ids[i] > std::numeric_limits<int32_t>::max())
       return InvalidModel("attribute 'nodes_featureids' [", i, "] = ", s.feature_ids[i],
                           " is outside [0, 2^31)");
@@ -148,6 +150,11 @@ StatusOr<Forest<T>> CompileForest(const TreeEnsembleSpec& s) {
             f.weights.push_back({static_cast<int32_t>(ws.size()), T(0)});
             for (const auto& w : ws) f.weights.push_back({w.first, w.second});
           }
+        } else if (s.modes[i] == TreeMode::kMember) {
+          node.value = LeafBits<T>(static_cast<int32_t>(f.member_begin.size()));
+          f.member_begin.push_back(static_cast<int32_t>(f.members.size()));
+          if (i < s.members.size())
+            for (double m : s.members[i]) f.members.push_back(static_cast<T>(m));
         } else {
           node.value = static_cast<T>(s.thresholds[i]);
         }
@@ -184,8 +191,11 @@ StatusOr<Forest<T>> CompileForest(const TreeEnsembleSpec& s) {
     f.roots.push_back(flat[root]);
     f.depths.push_back(shared ? -1 : depth);
   }
-  if (f.weights.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
-    return LimitExceeded("the ensemble has ", f.weights.size(), " leaf weights, too many");
+  f.member_begin.push_back(static_cast<int32_t>(f.members.size()));  // the last set's end
+  if (f.weights.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()) ||
+      f.members.size() > static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+    return LimitExceeded("the ensemble has ", f.weights.size(), " leaf weights and ",
+                         f.members.size(), " set members, too many");
   return f;
 }
 
@@ -215,9 +225,15 @@ inline bool Test(T x, T v) {
 }
 
 template <typename T>
-inline bool TestAny(uint8_t flags, T x, T v) {
+inline bool TestAny(const Forest<T>& f, uint8_t flags, T x, T v) {
   if ((flags & 0x10) && std::isnan(x)) return true;
   switch (static_cast<TreeMode>(flags & 0x0F)) {
+    case TreeMode::kMember: {
+      const int32_t set = LeafIndex(v);
+      const T* begin = f.members.data() + f.member_begin[set];
+      const T* end = f.members.data() + f.member_begin[set + 1];
+      return std::find(begin, end, x) != end;
+    }
     case TreeMode::kLeq:
       return x <= v;
     case TreeMode::kLt:
@@ -288,8 +304,9 @@ inline void WalkUniform(const ForestNode<T>* nodes, int32_t root, int32_t depth,
 }
 
 template <int G, typename T>
-inline void WalkMixed(const ForestNode<T>* nodes, const uint8_t* flags, int32_t root, const T* x,
-                      int64_t stride, int32_t* ids) {
+inline void WalkMixed(const Forest<T>& f, int32_t root, const T* x, int64_t stride, int32_t* ids) {
+  const ForestNode<T>* nodes = f.nodes.data();
+  const uint8_t* flags = f.flags.data();
   for (int g = 0; g < G; ++g) ids[g] = root;
   bool moved = true;
   while (moved) {
@@ -298,7 +315,7 @@ inline void WalkMixed(const ForestNode<T>* nodes, const uint8_t* flags, int32_t 
       const int32_t id = ids[g];
       const ForestNode<T>& nd = nodes[id];
       const int32_t next =
-          nd.next[TestAny(flags[id], x[g * stride + nd.feature], nd.value) ? 0 : 1];
+          nd.next[TestAny(f, flags[id], x[g * stride + nd.feature], nd.value) ? 0 : 1];
       moved |= next != id;
       ids[g] = next;
     }
@@ -345,7 +362,7 @@ inline void Walk(const Forest<T>& f, size_t t, const T* x, int64_t stride, int32
   const ForestNode<T>* nodes = f.nodes.data();
   const int32_t root = f.roots[t];
   if (!f.uniform) {
-    WalkMixed<G>(nodes, f.flags.data(), root, x, stride, ids);
+    WalkMixed<G>(f, root, x, stride, ids);
     return;
   }
   const int32_t depth = f.depths[t] <= kMaxFixedDepth ? f.depths[t] : -1;

@@ -13,7 +13,8 @@
 
 namespace onyx::kernels::reference {
 
-enum class TreeMode : uint8_t { kLeq = 0, kLt, kGte, kGt, kEq, kNeq, kLeaf };
+// kMember (TreeEnsemble-5's BRANCH_MEMBER): true when the value is in the node's set.
+enum class TreeMode : uint8_t { kLeq = 0, kLt, kGte, kGt, kEq, kNeq, kLeaf, kMember };
 enum class TreeAggregate : uint8_t { kAverage = 0, kSum, kMin, kMax };
 // The ai.onnx.ml post_transform values, in the order the ONNX spec lists them.
 enum class MlPostTransform : uint8_t { kNone = 0, kSoftmax, kLogistic, kSoftmaxZero, kProbit };
@@ -22,8 +23,9 @@ enum class MlPostTransform : uint8_t { kNone = 0, kSoftmax, kLogistic, kSoftmaxZ
 struct TreeEnsembleSpec {
   std::vector<int64_t> tree_ids, node_ids, feature_ids, true_ids, false_ids;
   std::vector<TreeMode> modes;
-  std::vector<double> thresholds;     // nodes_values(_as_tensor)
-  std::vector<uint8_t> missing_true;  // empty or one per node
+  std::vector<double> thresholds;            // nodes_values(_as_tensor)
+  std::vector<std::vector<double>> members;  // empty, or per node: its kMember set
+  std::vector<uint8_t> missing_true;         // empty or one per node
   std::vector<int64_t> weight_tree_ids, weight_node_ids, weight_targets;
   std::vector<double> weights;
   int64_t n_targets = 1;  // regressor targets or classifier classes
@@ -53,8 +55,12 @@ struct Forest {
   };
   std::vector<ForestNode<T>> nodes;  // trees one after another, each in depth-first order
   std::vector<uint8_t> flags;        // per node: mode | missing-tracks-true << 4 (mixed forests)
-  std::vector<int32_t> roots;        // one per tree, in the order the model lists trees
-  std::vector<int32_t> depths;       // per tree: longest root-to-leaf path, -1 when not known
+  // kMember nodes: set i is [member_begin[i], member_begin[i + 1]) in `members`; the node's
+  // value holds the bits of i (int32).
+  std::vector<T> members;
+  std::vector<int32_t> member_begin;
+  std::vector<int32_t> roots;   // one per tree, in the order the model lists trees
+  std::vector<int32_t> depths;  // per tree: longest root-to-leaf path, -1 when not known
   // Multi-target forests: each leaf's weights, after a header entry whose `target` is their count.
   std::vector<Weight> weights;
   int64_t n_targets = 1;

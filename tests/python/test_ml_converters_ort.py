@@ -556,13 +556,13 @@ def test_linear_regressor_targets():
 
 # ---- TreeEnsemble-5 on the same flat forest: against its reference walk and ORT ----
 
-def tree_ensemble5(rng, n_trees, n_targets, aggregate, post, dtype):
-    """A random TreeEnsemble (ai.onnx.ml 5) of every comparison mode (BRANCH_MEMBER stays on
-    the reference kernel), with NaN routing flags."""
+def tree_ensemble5(rng, n_trees, n_targets, aggregate, post, dtype, member=False):
+    """A random TreeEnsemble (ai.onnx.ml 5) of every comparison mode (and BRANCH_MEMBER sets
+    when `member`), with NaN routing flags."""
     from onnx import numpy_helper
 
     feats, modes, splits, tids, fids, tleaf, fleaf, missing = [], [], [], [], [], [], [], []
-    leaf_t, leaf_w, roots = [], [], []
+    leaf_t, leaf_w, roots, members = [], [], [], []
 
     def leaf():
         leaf_t.append(int(rng.randint(n_targets)))
@@ -573,7 +573,11 @@ def tree_ensemble5(rng, n_trees, n_targets, aggregate, post, dtype):
         if d == 4 or (d > 1 and rng.rand() < 0.3):
             return leaf()
         i = len(feats)
-        for lst, v in ((feats, int(rng.randint(4))), (modes, int(rng.randint(6))),
+        mode = int(rng.randint(7 if member else 6))
+        if mode == 6:  # a set of whole numbers (all ORT takes), then the NaN that ends it
+            members.extend([float(rng.randint(-2, 3)) for _ in range(rng.randint(1, 4))])
+            members.append(float("nan"))
+        for lst, v in ((feats, int(rng.randint(4))), (modes, mode),
                        (splits, float(rng.randint(-4, 5) * 0.5)), (tids, 0), (fids, 0),
                        (tleaf, 0), (fleaf, 0), (missing, int(rng.rand() < 0.4))):
             lst.append(v)
@@ -591,7 +595,9 @@ def tree_ensemble5(rng, n_trees, n_targets, aggregate, post, dtype):
         nodes_trueleafs=tleaf, nodes_falseleafs=fleaf, nodes_missing_value_tracks_true=missing,
         nodes_modes=numpy_helper.from_array(np.array(modes, np.uint8)),
         nodes_splits=numpy_helper.from_array(np.array(splits, np_t)),
-        leaf_targetids=leaf_t, leaf_weights=numpy_helper.from_array(np.array(leaf_w, np_t)))
+        leaf_targetids=leaf_t, leaf_weights=numpy_helper.from_array(np.array(leaf_w, np_t)),
+        **({"membership_values": numpy_helper.from_array(np.array(members, np_t))}
+           if members else {}))
     g = helper.make_graph([node], "g", [tensor("X", dtype)], [tensor("Y", dtype)])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21),
                                             helper.make_opsetid("ai.onnx.ml", 5)])
@@ -636,3 +642,20 @@ def test_hist_gradient_boosting_with_nan(y):
     cls = HistGradientBoostingRegressor if y is YR else HistGradientBoostingClassifier
     m = cls(max_iter=20, random_state=0).fit(x, y)
     check(m, x=x, options=None if y is YR else NO_ZIPMAP, threads=(1, 2))
+
+
+@pytest.mark.parametrize("dtype", [TensorProto.FLOAT, TensorProto.DOUBLE], ids=["f32", "f64"])
+def test_tree_ensemble5_member_sets(dtype):
+    rng = np.random.RandomState(dtype + 40)
+    blob = tree_ensemble5(rng, 12, 2, 1, 0, dtype, member=True)
+    assert b"membership_values" in blob
+    # Whole numbers: for others ORT's membership test departs from the spec's exact equality
+    # (ORT 1.32 puts 2.5 and -1.5 in {-1, 2}); onyx follows the spec. They agree on whole numbers.
+    x = np.round(grid_input(rng, n=100)).astype(
+        np.float64 if dtype == TensorProto.DOUBLE else np.float32)
+    fast = onyx.InferenceSession(blob).run(None, {"X": x})[0]
+    so = onyx.SessionOptions()
+    so.reference_kernels = True
+    np.testing.assert_array_equal(fast, onyx.InferenceSession(blob, so).run(None, {"X": x})[0])
+    expected = ort.InferenceSession(blob, providers=["CPUExecutionProvider"]).run(None, {"X": x})
+    np.testing.assert_allclose(fast, expected[0], rtol=1e-5, atol=ATOL)

@@ -20,6 +20,7 @@ void RegisterLstmFast(OpRegistry& r);             // lstm_kernel.cc
 void RegisterGruFast(OpRegistry& r);              // gru_kernel.cc
 void RegisterRnnFast(OpRegistry& r);              // rnn_kernel.cc
 void RegisterQuantizeCommon(OpRegistry& r);       // quantize_kernels.cc
+void RegisterCastCommon(OpRegistry& r);           // cast_kernel.cc
 }  // namespace common
 
 void RegisterCommonKernels(OpRegistry& r) {
@@ -37,6 +38,7 @@ void RegisterCommonKernels(OpRegistry& r) {
   common::RegisterGruFast(r);
   common::RegisterRnnFast(r);
   common::RegisterQuantizeCommon(r);
+  common::RegisterCastCommon(r);
 }
 
 }  // namespace onyx::kernels

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -326,6 +327,46 @@ TEST(Gather, OutOfRangeIndexIsAClearError) {
     ASSERT_FALSE(r.status.ok()) << bad;
     EXPECT_NE(r.status.message().find("out of range"), std::string::npos) << r.status.message();
     EXPECT_NE(r.status.message().find("position 1"), std::string::npos) << r.status.message();
+  }
+}
+
+}  // namespace
+}  // namespace onyx::testing
+
+namespace onyx::testing {
+namespace {
+
+// Cast_any_convert (bool and integers of up to 32 bits to float32 or double) against the
+// reference kernel, byte for byte: random values, each type's extremes, and a size that splits
+// across threads.
+TEST(Cast, FastConversionsMatchReference) {
+  std::mt19937 rng(61);
+  for (DType from :
+       {DType::kBool, DType::kInt8, DType::kUInt8, DType::kInt16, DType::kUInt16, DType::kInt32}) {
+    for (int64_t n : {int64_t{7}, int64_t{300001}}) {
+      Tensor x = Tensor::Allocate(from, {n});
+      auto* bytes = static_cast<uint8_t*>(x.raw_data());
+      for (size_t i = 0; i < x.nbytes(); ++i) bytes[i] = static_cast<uint8_t>(rng());
+      if (from == DType::kBool)
+        for (int64_t i = 0; i < n; ++i) bytes[i] &= 1;
+      if (from == DType::kInt32) {  // extremes: -2^31 and 2^31 - 1 round to float
+        x.data<int32_t>()[0] = INT32_MIN;
+        x.data<int32_t>()[1] = INT32_MAX;
+      }
+      for (DType to : {DType::kFloat, DType::kDouble}) {
+        const NodeSpec spec{"Cast", 21, {IntAttr("to", static_cast<int64_t>(to))}};
+        const RunResult ref = RunImpl(spec, {x}, "");
+        ASSERT_TRUE(ref.status.ok()) << ref.status.message();
+        for (int threads : {1, 2}) {
+          RunOptions o;
+          o.threads = threads;
+          const RunResult fast = RunImpl(spec, {x}, "Cast_any_convert", o);
+          ASSERT_TRUE(fast.status.ok()) << fast.status.message();
+          EXPECT_EQ(CompareBytes(fast.outputs[0], ref.outputs[0]), "")
+              << DTypeName(from) << " -> " << DTypeName(to) << " n " << n << " threads " << threads;
+        }
+      }
+    }
   }
 }
 

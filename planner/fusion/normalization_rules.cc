@@ -262,9 +262,16 @@ void AddGeluRules(std::vector<Rule>& rules) {
   const P cube =
       P::Alt({P::Op("Pow", {x, P::Const("three")}).As("cube"),
               P::Op("Mul", {x, P::Op("Mul", {x, x}).As("square")}).Commutative().As("cube")});
-  const P poly = P::Op("Add", {x, P::Op("Mul", {cube, P::Const("k3")}).Commutative().As("mul_k3")})
+  // 0.044715 x^3 as (x^3) * k3, or x * (x * (k3 * x)) as jax2tf writes it (Magika).
+  const P k3_cube = P::Alt(
+      {P::Op("Mul", {cube, P::Const("k3")}).Commutative().As("mul_k3"),
+       P::Op("Mul",
+             {x, P::Op("Mul", {x, P::Op("Mul", {x, P::Const("k3")}).Commutative().As("k3_x")})
                      .Commutative()
-                     .As("add_poly");
+                     .As("k3_x2")})
+           .Commutative()
+           .As("mul_k3")});
+  const P poly = P::Op("Add", {x, k3_cube}).Commutative().As("add_poly");
   const P tanh_one =
       P::Op("Add", {P::Op("Tanh", {P::Op("Mul", {poly, P::Const("k")}).Commutative().As("mul_k")})
                         .As("tanh"),

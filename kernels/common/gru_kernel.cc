@@ -6,13 +6,13 @@
 // else (custom activations, clip, layout 1, sequence_lens, weights computed at run time) stays on
 // the reference kernel.
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "kernels/common/fast_kernel.h"
+#include "kernels/common/recurrent_weights.h"
 #include "kernels/common/simd_kernels.h"
 #include "kernels/op_helpers.h"
 
@@ -20,12 +20,7 @@ namespace onyx::kernels::common {
 namespace {
 
 // ONNX GRU input positions.
-constexpr int kX = 0, kW = 1, kR = 2, kB = 3, kSeqLens = 4, kInitialH = 5;
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
+constexpr int kX = 0, kW = 1, kR = 2, kSeqLens = 4, kInitialH = 5;
 
 class GruKernel : public FastKernel {
  public:
@@ -108,28 +103,13 @@ class GruKernel : public FastKernel {
 
   Status Init(const NodeView& node, const std::vector<TypeInfo>& types,
               const KernelCreateInfo& info) {
-    const auto constant = [&](int i) -> const Tensor* {
-      return i < static_cast<int>(info.constants.size()) ? info.constants[i] : nullptr;
-    };
-    const Tensor* w = constant(kW);
-    const Tensor* r = constant(kR);
-    const Tensor* b = Present(types, kB) ? constant(kB) : nullptr;
-    if (!w || !r || (Present(types, kB) && !b))
-      return node.NotSupported("needs constant W, R and B");
-    if (w->dtype() != DType::kFloat || r->dtype() != DType::kFloat || w->rank() != 3 ||
-        r->rank() != 3 || (b && (b->dtype() != DType::kFloat || b->rank() != 2)))
-      return node.NotSupported("needs float32 W [D, 3H, I], R [D, 3H, H], B [D, 6H]");
-    dirs_ = w->dim(0);
-    hidden_ = r->dim(2);
-    input_ = w->dim(2);
+    ONYX_ASSIGN_OR_RETURN(const RecurrentWeights rw, ReadRecurrentWeights(node, types, info, 3));
+    const Tensor *w = rw.w, *r = rw.r, *b = rw.b;
+    dirs_ = rw.dirs;
+    hidden_ = rw.hidden;
+    input_ = rw.input;
+    reverse_ = rw.reverse;
     const int64_t h = hidden_, g = 3 * hidden_;
-    if (dirs_ != r->dim(0) || w->dim(1) != g || r->dim(1) != g || hidden_ < 1 || input_ < 1 ||
-        (b && (b->dim(0) != dirs_ || b->dim(1) != 2 * g)))
-      return node.NotSupported("W, R and B shapes do not agree");
-    const std::string direction = node.attr_string("direction", "forward");
-    if ((direction == "bidirectional") != (dirs_ == 2) || dirs_ > 2)
-      return node.NotSupported("direction does not match W");
-    reverse_ = direction == "reverse";
     linear_before_reset_ = node.attr_int("linear_before_reset", 0) != 0;
     w_shape_ = w->shape();
     r_shape_ = r->shape();
@@ -175,17 +155,7 @@ class GruKernel : public FastKernel {
 
 // What the fast kernel computes exactly as the reference does, up to float summation order.
 Status GruSupports(const NodeView& node, const std::vector<TypeInfo>& types) {
-  if (!RequireInputType(types, kX, DType::kFloat).ok()) return node.NotSupported("needs float32 X");
-  if (node.attr_int("layout", 0) != 0) return node.NotSupported("layout 1");
-  if (node.has_attr("clip")) return node.NotSupported("clip");
-  if (node.has_attr("activation_alpha") || node.has_attr("activation_beta"))
-    return node.NotSupported("activation parameters");
-  const std::vector<std::string> acts = node.attr_strings("activations", {});
-  for (size_t i = 0; i < acts.size(); ++i)
-    if (Lower(acts[i]) != (i % 2 == 0 ? "sigmoid" : "tanh"))
-      return node.NotSupported("activations other than Sigmoid, Tanh");
-  if (acts.size() % 2 != 0) return node.NotSupported("activations not in twos");
-  return Status::Ok();
+  return RecurrentSupports(node, types, {"Sigmoid", "Tanh"}, false);
 }
 
 }  // namespace

@@ -5,13 +5,13 @@
 // row's step from the projections. Anything else (custom activations, clip, peepholes,
 // input_forget, weights computed at run time) stays on the reference kernel.
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "kernels/common/fast_kernel.h"
+#include "kernels/common/recurrent_weights.h"
 #include "kernels/common/simd_kernels.h"
 #include "kernels/op_helpers.h"
 
@@ -19,12 +19,7 @@ namespace onyx::kernels::common {
 namespace {
 
 // ONNX LSTM input positions.
-constexpr int kX = 0, kW = 1, kR = 2, kB = 3, kSeqLens = 4, kInitialH = 5, kInitialC = 6, kP = 7;
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
+constexpr int kX = 0, kW = 1, kR = 2, kSeqLens = 4, kInitialH = 5, kInitialC = 6, kP = 7;
 
 class LstmKernel : public FastKernel {
  public:
@@ -176,28 +171,13 @@ class LstmKernel : public FastKernel {
 
   Status Init(const NodeView& node, const std::vector<TypeInfo>& types,
               const KernelCreateInfo& info) {
-    const auto constant = [&](int i) -> const Tensor* {
-      return i < static_cast<int>(info.constants.size()) ? info.constants[i] : nullptr;
-    };
-    const Tensor* w = constant(kW);
-    const Tensor* r = constant(kR);
-    const Tensor* b = Present(types, kB) ? constant(kB) : nullptr;
-    if (!w || !r || (Present(types, kB) && !b))
-      return node.NotSupported("needs constant W, R and B");
-    if (w->dtype() != DType::kFloat || r->dtype() != DType::kFloat || w->rank() != 3 ||
-        r->rank() != 3 || (b && (b->dtype() != DType::kFloat || b->rank() != 2)))
-      return node.NotSupported("needs float32 W [D, 4H, I], R [D, 4H, H], B [D, 8H]");
-    dirs_ = w->dim(0);
-    hidden_ = r->dim(2);
-    input_ = w->dim(2);
+    ONYX_ASSIGN_OR_RETURN(const RecurrentWeights rw, ReadRecurrentWeights(node, types, info, 4));
+    const Tensor *w = rw.w, *r = rw.r, *b = rw.b;
+    dirs_ = rw.dirs;
+    hidden_ = rw.hidden;
+    input_ = rw.input;
+    reverse_ = rw.reverse;
     const int64_t g = 4 * hidden_;
-    if (dirs_ != r->dim(0) || w->dim(1) != g || r->dim(1) != g || hidden_ < 1 || input_ < 1 ||
-        (b && (b->dim(0) != dirs_ || b->dim(1) != 2 * g)))
-      return node.NotSupported("W, R and B shapes do not agree");
-    const std::string direction = node.attr_string("direction", "forward");
-    if ((direction == "bidirectional") != (dirs_ == 2) || dirs_ > 2)
-      return node.NotSupported("direction does not match W");
-    reverse_ = direction == "reverse";
     batch_first_ = node.attr_int("layout", 0) == 1;
     w_shape_ = w->shape();
     r_shape_ = r->shape();
@@ -222,19 +202,9 @@ class LstmKernel : public FastKernel {
 
 // What the fast kernel computes exactly as the reference does, up to float summation order.
 Status LstmSupports(const NodeView& node, const std::vector<TypeInfo>& types) {
-  if (!RequireInputType(types, kX, DType::kFloat).ok()) return node.NotSupported("needs float32 X");
-  if (node.attr_int("layout", 0) != 0 && node.attr_int("layout", 0) != 1)
-    return node.NotSupported("layout other than 0 and 1");
-  if (node.has_attr("clip")) return node.NotSupported("clip");
+  ONYX_RETURN_IF_ERROR(RecurrentSupports(node, types, {"Sigmoid", "Tanh", "Tanh"}, true));
   if (node.attr_int("input_forget", 0) != 0) return node.NotSupported("input_forget");
   if (Present(types, kP)) return node.NotSupported("peepholes");
-  if (node.has_attr("activation_alpha") || node.has_attr("activation_beta"))
-    return node.NotSupported("activation parameters");
-  const std::vector<std::string> acts = node.attr_strings("activations", {});
-  for (size_t i = 0; i < acts.size(); ++i)
-    if (Lower(acts[i]) != (i % 3 == 0 ? "sigmoid" : "tanh"))
-      return node.NotSupported("activations other than Sigmoid, Tanh, Tanh");
-  if (acts.size() % 3 != 0) return node.NotSupported("activations not in threes");
   return Status::Ok();
 }
 

@@ -4,13 +4,13 @@
 // Highway tanh (UnaryF32). Anything else (other activations, clip, layout 1, sequence_lens,
 // weights computed at run time) stays on the reference kernel.
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "kernels/common/fast_kernel.h"
+#include "kernels/common/recurrent_weights.h"
 #include "kernels/common/simd_kernels.h"
 #include "kernels/op_helpers.h"
 
@@ -18,12 +18,7 @@ namespace onyx::kernels::common {
 namespace {
 
 // ONNX RNN input positions.
-constexpr int kX = 0, kW = 1, kR = 2, kB = 3, kSeqLens = 4, kInitialH = 5;
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
+constexpr int kX = 0, kW = 1, kR = 2, kSeqLens = 4, kInitialH = 5;
 
 class RnnKernel : public FastKernel {
  public:
@@ -92,28 +87,13 @@ class RnnKernel : public FastKernel {
 
   Status Init(const NodeView& node, const std::vector<TypeInfo>& types,
               const KernelCreateInfo& info) {
-    const auto constant = [&](int i) -> const Tensor* {
-      return i < static_cast<int>(info.constants.size()) ? info.constants[i] : nullptr;
-    };
-    const Tensor* w = constant(kW);
-    const Tensor* r = constant(kR);
-    const Tensor* b = Present(types, kB) ? constant(kB) : nullptr;
-    if (!w || !r || (Present(types, kB) && !b))
-      return node.NotSupported("needs constant W, R and B");
-    if (w->dtype() != DType::kFloat || r->dtype() != DType::kFloat || w->rank() != 3 ||
-        r->rank() != 3 || (b && (b->dtype() != DType::kFloat || b->rank() != 2)))
-      return node.NotSupported("needs float32 W [D, H, I], R [D, H, H], B [D, 2H]");
-    dirs_ = w->dim(0);
-    hidden_ = r->dim(2);
-    input_ = w->dim(2);
+    ONYX_ASSIGN_OR_RETURN(const RecurrentWeights rw, ReadRecurrentWeights(node, types, info, 1));
+    const Tensor *w = rw.w, *r = rw.r, *b = rw.b;
+    dirs_ = rw.dirs;
+    hidden_ = rw.hidden;
+    input_ = rw.input;
+    reverse_ = rw.reverse;
     const int64_t h = hidden_;
-    if (dirs_ != r->dim(0) || w->dim(1) != h || r->dim(1) != h || hidden_ < 1 || input_ < 1 ||
-        (b && (b->dim(0) != dirs_ || b->dim(1) != 2 * h)))
-      return node.NotSupported("W, R and B shapes do not agree");
-    const std::string direction = node.attr_string("direction", "forward");
-    if ((direction == "bidirectional") != (dirs_ == 2) || dirs_ > 2)
-      return node.NotSupported("direction does not match W");
-    reverse_ = direction == "reverse";
     w_shape_ = w->shape();
     r_shape_ = r->shape();
     for (int64_t d = 0; d < dirs_; ++d) {
@@ -137,14 +117,7 @@ class RnnKernel : public FastKernel {
 
 // What the fast kernel computes exactly as the reference does, up to float summation order.
 Status RnnSupports(const NodeView& node, const std::vector<TypeInfo>& types) {
-  if (!RequireInputType(types, kX, DType::kFloat).ok()) return node.NotSupported("needs float32 X");
-  if (node.attr_int("layout", 0) != 0) return node.NotSupported("layout 1");
-  if (node.has_attr("clip")) return node.NotSupported("clip");
-  if (node.has_attr("activation_alpha") || node.has_attr("activation_beta"))
-    return node.NotSupported("activation parameters");
-  for (const std::string& a : node.attr_strings("activations", {}))
-    if (Lower(a) != "tanh") return node.NotSupported("activations other than Tanh");
-  return Status::Ok();
+  return RecurrentSupports(node, types, {"Tanh"}, false);
 }
 
 }  // namespace

@@ -1,0 +1,67 @@
+#include "kernels/common/recurrent_weights.h"
+
+#include <cctype>
+
+#include "kernels/common/fast_kernel.h"
+#include "kernels/op_helpers.h"
+
+namespace onyx::kernels::common {
+namespace {
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+StatusOr<RecurrentWeights> ReadRecurrentWeights(const NodeView& node,
+                                                const std::vector<TypeInfo>& types,
+                                                const KernelCreateInfo& info, int64_t gates) {
+  const auto constant = [&](int i) -> const Tensor* {
+    return i < static_cast<int>(info.constants.size()) ? info.constants[i] : nullptr;
+  };
+  RecurrentWeights rw;
+  rw.w = constant(kRecurrentW);
+  rw.r = constant(kRecurrentR);
+  const bool has_b = Present(types, kRecurrentB);
+  rw.b = has_b ? constant(kRecurrentB) : nullptr;
+  if (!rw.w || !rw.r || (has_b && !rw.b)) return node.NotSupported("needs constant W, R and B");
+  const Tensor *w = rw.w, *r = rw.r, *b = rw.b;
+  if (w->dtype() != DType::kFloat || r->dtype() != DType::kFloat || w->rank() != 3 ||
+      r->rank() != 3 || (b && (b->dtype() != DType::kFloat || b->rank() != 2)))
+    return node.NotSupported("needs float32 W [D, ", gates, "H, I], R [D, ", gates, "H, H], B [D, ",
+                             2 * gates, "H]");
+  rw.dirs = w->dim(0);
+  rw.hidden = r->dim(2);
+  rw.input = w->dim(2);
+  const int64_t g = gates * rw.hidden;
+  if (rw.dirs != r->dim(0) || w->dim(1) != g || r->dim(1) != g || rw.hidden < 1 || rw.input < 1 ||
+      (b && (b->dim(0) != rw.dirs || b->dim(1) != 2 * g)))
+    return node.NotSupported("W, R and B shapes do not agree");
+  const std::string direction = node.attr_string("direction", "forward");
+  if ((direction == "bidirectional") != (rw.dirs == 2) || rw.dirs > 2)
+    return node.NotSupported("direction does not match W");
+  rw.reverse = direction == "reverse";
+  return rw;
+}
+
+Status RecurrentSupports(const NodeView& node, const std::vector<TypeInfo>& types,
+                         const std::vector<std::string>& defaults, bool layout1) {
+  if (!RequireInputType(types, kRecurrentX, DType::kFloat).ok())
+    return node.NotSupported("needs float32 X");
+  const int64_t layout = node.attr_int("layout", 0);
+  if (layout != 0 && !(layout1 && layout == 1)) return node.NotSupported("layout ", layout);
+  if (node.has_attr("clip")) return node.NotSupported("clip");
+  if (node.has_attr("activation_alpha") || node.has_attr("activation_beta"))
+    return node.NotSupported("activation parameters");
+  const std::vector<std::string> acts = node.attr_strings("activations", {});
+  if (acts.size() % defaults.size() != 0)
+    return node.NotSupported("activations not in groups of ", defaults.size());
+  for (size_t i = 0; i < acts.size(); ++i)
+    if (Lower(acts[i]) != Lower(defaults[i % defaults.size()]))
+      return node.NotSupported("activations other than the defaults");
+  return Status::Ok();
+}
+
+}  // namespace onyx::kernels::common

@@ -1,0 +1,38 @@
+// What the fast recurrent kernels (lstm_kernel.cc, gru_kernel.cc, rnn_kernel.cc) share: their
+// constant weights read and checked once, and the forms none of them computes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.h"
+#include "kernels/node_view.h"
+#include "onyx/status.h"
+
+namespace onyx::kernels::common {
+
+// ONNX's input positions common to RNN, GRU and LSTM.
+constexpr int kRecurrentX = 0, kRecurrentW = 1, kRecurrentR = 2, kRecurrentB = 3;
+
+struct RecurrentWeights {
+  const Tensor* w = nullptr;  // [D, gates * H, I]
+  const Tensor* r = nullptr;  // [D, gates * H, H]
+  const Tensor* b = nullptr;  // [D, 2 * gates * H] (Wb then Rb), null when absent
+  int64_t dirs = 1, hidden = 0, input = 0;
+  bool reverse = false;  // direction "reverse" (one direction read backwards)
+};
+
+// W, R and (when given) B as plan-time float32 constants of the shapes above, with `direction`
+// matching D; NotSupported naming what is not, so the reference kernel takes the node.
+StatusOr<RecurrentWeights> ReadRecurrentWeights(const NodeView& node,
+                                                const std::vector<TypeInfo>& types,
+                                                const KernelCreateInfo& info, int64_t gates);
+
+// NotSupported unless X is float32 and the node has no clip, no activation parameters, and only
+// `defaults` as its activations (repeated per direction, any case); layout 1 only when
+// `layout1` is true.
+Status RecurrentSupports(const NodeView& node, const std::vector<TypeInfo>& types,
+                         const std::vector<std::string>& defaults, bool layout1);
+
+}  // namespace onyx::kernels::common

@@ -260,7 +260,12 @@ MODELS = [
           sha256="33b5cd351ee94e73a6bf8fa18c415ed8b819b3ffd342e267c30d8ad8334e34e8"),
     Model("ddddocr_common_old", "captcha OCR, dynamically quantized CNN + LSTM", feeds_ddddocr,
           **DDDDOCR, member="ddddocr/common_old.onnx",
-          expect="needs com.microsoft DynamicQuantizeLSTM",
+          # DynamicQuantizeLSTM runs (and matches ONNX Runtime to 1e-5 on its own,
+          # tests/python/test_dynamic_quantize_lstm_ort.py), but the model's activations are
+          # quantized to 8 bits at every ConvInteger, MatMulInteger and LSTM step, so float
+          # rounding differences upstream flip quantization steps: logits differ by up to 0.5
+          # while every step's argmax (the decoded text) agrees.
+          expect="decoded labels only: 8-bit dynamic quantization of activations",
           sha256="b8f2ad9cbc1f2e3922a6cb9459e30824e7e2467f3fb4fd61420640e34ea0bf68"),
     Model("ppocr_v4_det", "PP-OCRv4 text detection (DB), 480x640", feeds_ppocr_det, **RAPIDOCR,
           atol=1e-4, tol_reason="a probability map after 62 Convs and 2 ConvTransposes: near 0.5,"

@@ -17,8 +17,9 @@ void RegisterControlFlow(OpRegistry& r);
 void RegisterSequence(OpRegistry& r);
 void RegisterImageSignal(OpRegistry& r);
 void RegisterQuantization(OpRegistry& r);
-void RegisterQuantizationMs(OpRegistry& r);  // com.microsoft QOperator ops
-void RegisterTransformerMs(OpRegistry& r);   // com.microsoft transformer ops
+void RegisterQuantizationMs(OpRegistry& r);       // com.microsoft QOperator ops
+void RegisterDynamicQuantizeLstm(OpRegistry& r);  // com.microsoft DynamicQuantizeLSTM
+void RegisterTransformerMs(OpRegistry& r);        // com.microsoft transformer ops
 void RegisterText(OpRegistry& r);
 void RegisterRandom(OpRegistry& r);
 void RegisterAttention(OpRegistry& r);
@@ -46,6 +47,7 @@ void RegisterAllOps(OpRegistry& r) {
   RegisterImageSignal(r);
   RegisterQuantization(r);
   RegisterQuantizationMs(r);
+  RegisterDynamicQuantizeLstm(r);
   RegisterTransformerMs(r);
   RegisterText(r);
   RegisterRandom(r);

@@ -1,0 +1,237 @@
+// com.microsoft DynamicQuantizeLSTM, what ONNX Runtime's dynamic quantization makes of an LSTM
+// (ddddocr's older OCR model): 8-bit W [D, I, 4H] and R [D, H, 4H] (note: transposed against
+// ONNX's LSTM) with per-direction or per-column scales and zero points, and float activations
+// quantized on the fly. As ONNX Runtime computes it on one thread: X of every step quantized to
+// uint8 once (scale (max - min) / 255 over its values and 0, zero point round(-min / scale)), the
+// hidden state again at each step, integer products, then scaled back to float; the gates
+// (i, o, f, c), biases and cell as ONNX's LSTM with its default activations. Sequence lengths,
+// peepholes, clip, input_forget and other activations are refused at load.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/op_helpers.h"
+#include "kernels/op_registry.h"
+
+namespace onyx::kernels {
+namespace {
+
+constexpr const char* kMsDomain = "com.microsoft";
+constexpr int kX = 0, kW = 1, kR = 2, kB = 3, kSeqLens = 4, kInitialH = 5, kInitialC = 6, kP = 7,
+              kWScale = 8, kWZero = 9, kRScale = 10, kRZero = 11;
+
+Status CheckAttributes(const NodeView& node) {
+  if (node.has_attr("clip")) return node.NotSupported("attribute 'clip' is not implemented");
+  if (node.attr_int("input_forget", 0) != 0)
+    return node.NotSupported("attribute 'input_forget' = ", node.attr_int("input_forget", 0),
+                             " is not implemented");
+  if (node.has_attr("activation_alpha") || node.has_attr("activation_beta"))
+    return node.NotSupported("attributes 'activation_alpha'/'activation_beta' are not implemented");
+  const std::vector<std::string> acts = node.attr_strings("activations", {});
+  for (size_t i = 0; i < acts.size(); ++i) {
+    const char* want = i % 3 == 0 ? "Sigmoid" : "Tanh";
+    if (acts[i] != want)
+      return node.NotSupported("attribute 'activations' = '", acts[i], "' at ", i,
+                               " is not implemented (only Sigmoid, Tanh, Tanh)");
+  }
+  const std::string dir = node.attr_string("direction", "forward");
+  if (dir != "forward" && dir != "reverse" && dir != "bidirectional")
+    return node.Invalid("attribute 'direction' = '", dir,
+                        "'; expected forward, reverse or bidirectional");
+  if (node.attr_int("hidden_size", 0) <= 0)
+    return node.Invalid("attribute 'hidden_size' must be positive");
+  return Status::Ok();
+}
+
+Status InferDynamicQuantizeLstm(InferContext& ctx) {
+  const NodeView& node = ctx.node();
+  ONYX_RETURN_IF_ERROR(CheckAttributes(node));
+  for (int i : {kSeqLens, kP})
+    if (ctx.has_input(i))
+      return node.NotSupported("input ", i, " '", InputName(node, i), "' is not implemented");
+  for (int i : {kX, kW, kR, kWScale, kWZero, kRScale, kRZero})
+    if (!ctx.has_input(i)) return node.Invalid("input ", i, " is required");
+  ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, kX, {DType::kFloat}));
+  for (int i : {kW, kR, kWZero, kRZero})
+    ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, i, {DType::kInt8, DType::kUInt8}));
+  for (int i : {kB, kInitialH, kInitialC, kWScale, kRScale})
+    if (ctx.has_input(i)) ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, i, {DType::kFloat}));
+  const int64_t h = node.attr_int("hidden_size", 0);
+  const int64_t d = node.attr_string("direction", "forward") == "bidirectional" ? 2 : 1;
+  const TypeInfo& x = ctx.input_type(kX);
+  if (x.has_shape && x.rank() != 3)
+    return node.Invalid("input 0 'X' has shape ", x.ToString(), "; expected [S, B, I]");
+  const Dim seq = x.has_shape ? x.dims[0] : Dim();
+  const Dim batch = x.has_shape ? x.dims[1] : Dim();
+  TypeInfo y = TypeInfo::Tensor(DType::kFloat);
+  y.has_shape = true;
+  y.dims = {seq, Dim::Known(d), batch, Dim::Known(h)};
+  TypeInfo state = TypeInfo::Tensor(DType::kFloat);
+  state.has_shape = true;
+  state.dims = {Dim::Known(d), batch, Dim::Known(h)};
+  if (ctx.has_output(0)) ctx.SetOutputType(0, y);
+  if (ctx.num_outputs() > 1 && ctx.has_output(1)) ctx.SetOutputType(1, state);
+  if (ctx.num_outputs() > 2 && ctx.has_output(2)) ctx.SetOutputType(2, state);
+  return Status::Ok();
+}
+
+// An 8-bit weight matrix [K, N] of one direction with its scale and zero point (one, or one per
+// column).
+struct QuantWeights {
+  std::vector<int32_t> w;  // [K, N], zero point subtracted
+  std::vector<float> scale;
+  int64_t k = 0, n = 0;
+};
+
+// `scale_input`: the input index of `scale`; its zero point is the next input.
+Status ReadWeights(const NodeView& node, const Tensor& w, const Tensor& scale, const Tensor& zero,
+                   int64_t dir, int64_t k, int64_t n, int scale_input, QuantWeights* out) {
+  const int64_t dirs = w.dim(0);
+  const bool per_column = scale.numel() == dirs * n;
+  if (!per_column && scale.numel() != dirs)
+    return node.Fail(DescribeInput(node, scale_input), " has ", scale.numel(), " values; expected ",
+                     dirs, " or ", dirs * n);
+  if (zero.numel() != scale.numel())
+    return node.Fail(DescribeInput(node, scale_input + 1), " has ", zero.numel(),
+                     " values; expected as many as its scale (", scale.numel(), ")");
+  const int64_t per = per_column ? n : 1;
+  out->k = k;
+  out->n = n;
+  out->scale.assign(scale.data<float>() + dir * per, scale.data<float>() + dir * per + per);
+  std::vector<int32_t> zp(static_cast<size_t>(per));
+  for (int64_t j = 0; j < per; ++j)
+    zp[j] = zero.dtype() == DType::kInt8 ? zero.data<int8_t>()[dir * per + j]
+                                         : zero.data<uint8_t>()[dir * per + j];
+  out->w.resize(static_cast<size_t>(k * n));
+  for (int64_t i = 0; i < k * n; ++i) {
+    const int64_t src = dir * k * n + i;
+    const int32_t v = w.dtype() == DType::kInt8 ? w.data<int8_t>()[src] : w.data<uint8_t>()[src];
+    out->w[i] = v - zp[per_column ? i % n : 0];
+  }
+  return Status::Ok();
+}
+
+// y[rows, N] = dequantize(quantize_u8(a[rows, K]) x W): `a` quantized as a whole, as ONNX
+// Runtime's dynamic quantization does for each product.
+void QuantizedProduct(const float* a, int64_t rows, const QuantWeights& w, float* y) {
+  const int64_t count = rows * w.k;
+  float lo = 0.f, hi = 0.f;
+  for (int64_t i = 0; i < count; ++i) {
+    lo = std::min(lo, a[i]);
+    hi = std::max(hi, a[i]);
+  }
+  float scale = (hi - lo) / 255.f;
+  if (scale == 0.f) scale = 1.f;
+  const int32_t zp = static_cast<int32_t>(std::clamp(std::nearbyint(-lo / scale), 0.f, 255.f));
+  std::vector<int32_t> q(static_cast<size_t>(w.k));
+  std::vector<int32_t> acc(static_cast<size_t>(w.n));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t k = 0; k < w.k; ++k)
+      q[k] = static_cast<int32_t>(std::clamp(
+                 std::nearbyint(a[r * w.k + k] / scale) + static_cast<float>(zp), 0.f, 255.f)) -
+             zp;
+    std::fill(acc.begin(), acc.end(), 0);
+    for (int64_t k = 0; k < w.k; ++k) {
+      const int32_t qk = q[k];
+      if (qk == 0) continue;
+      const int32_t* wr = w.w.data() + k * w.n;
+      for (int64_t j = 0; j < w.n; ++j) acc[j] += qk * wr[j];
+    }
+    for (int64_t j = 0; j < w.n; ++j)
+      y[r * w.n + j] = static_cast<float>(acc[j]) * (scale * w.scale[w.scale.size() == 1 ? 0 : j]);
+  }
+}
+
+float Sigmoid(float v) {
+  return 1.f / (1.f + std::exp(-v));
+}
+
+Status DynamicQuantizeLstmKernel(KernelContext& ctx) {
+  const NodeView& node = ctx.node();
+  ONYX_RETURN_IF_ERROR(CheckAttributes(node));
+  const Tensor& x = ctx.input(kX);
+  const Tensor& w = ctx.input(kW);
+  const Tensor& r = ctx.input(kR);
+  const int64_t h = node.attr_int("hidden_size", 0), g = 4 * h;
+  const std::string direction = node.attr_string("direction", "forward");
+  const int64_t dirs = direction == "bidirectional" ? 2 : 1;
+  if (x.rank() != 3) return node.Fail("input 0 'X' has rank ", x.rank(), "; expected 3");
+  const int64_t s_len = x.dim(0), batch = x.dim(1), in = x.dim(2);
+  if (w.shape() != Shape{dirs, in, g})
+    return node.Fail(DescribeInput(node, kW), " has shape ", ShapeToString(w.shape()),
+                     "; expected ", ShapeToString({dirs, in, g}));
+  if (r.shape() != Shape{dirs, h, g})
+    return node.Fail(DescribeInput(node, kR), " has shape ", ShapeToString(r.shape()),
+                     "; expected ", ShapeToString({dirs, h, g}));
+  const Tensor* b = ctx.has_input(kB) ? &ctx.input(kB) : nullptr;
+  if (b && b->shape() != Shape{dirs, 2 * g})
+    return node.Fail(DescribeInput(node, kB), " has shape ", ShapeToString(b->shape()),
+                     "; expected ", ShapeToString({dirs, 2 * g}));
+  const Shape state_shape = {dirs, batch, h};
+  for (int i : {kInitialH, kInitialC})
+    if (ctx.num_inputs() > i && ctx.has_input(i) && ctx.input(i).shape() != state_shape)
+      return node.Fail(DescribeInput(node, i), " has shape ", ShapeToString(ctx.input(i).shape()),
+                       "; expected ", ShapeToString(state_shape));
+  Tensor y, y_h, y_c;
+  if (ctx.has_output(0)) y = ctx.Output(0, DType::kFloat, {s_len, dirs, batch, h});
+  if (ctx.num_outputs() > 1 && ctx.has_output(1)) y_h = ctx.Output(1, DType::kFloat, state_shape);
+  if (ctx.num_outputs() > 2 && ctx.has_output(2)) y_c = ctx.Output(2, DType::kFloat, state_shape);
+
+  std::vector<float> xw(static_cast<size_t>(s_len * batch * g));
+  std::vector<float> hw(static_cast<size_t>(batch * g));
+  std::vector<float> hs(static_cast<size_t>(batch * h)), cs(static_cast<size_t>(batch * h));
+  for (int64_t d = 0; d < dirs; ++d) {
+    QuantWeights wq, rq;
+    ONYX_RETURN_IF_ERROR(
+        ReadWeights(node, w, ctx.input(kWScale), ctx.input(kWZero), d, in, g, kWScale, &wq));
+    ONYX_RETURN_IF_ERROR(
+        ReadWeights(node, r, ctx.input(kRScale), ctx.input(kRZero), d, h, g, kRScale, &rq));
+    if (s_len * batch > 0) QuantizedProduct(x.data<float>(), s_len * batch, wq, xw.data());
+    const auto init = [&](int i, std::vector<float>& state) {
+      if (ctx.num_inputs() > i && ctx.has_input(i)) {
+        const float* src = ctx.input(i).data<float>() + d * batch * h;
+        std::copy(src, src + batch * h, state.begin());
+      } else {
+        std::fill(state.begin(), state.end(), 0.f);
+      }
+    };
+    init(kInitialH, hs);
+    init(kInitialC, cs);
+    const float* wb = b ? b->data<float>() + d * 2 * g : nullptr;
+    const bool reverse = dirs == 2 ? d == 1 : direction == "reverse";
+    for (int64_t step = 0; step < s_len; ++step) {
+      const int64_t t = reverse ? s_len - 1 - step : step;
+      QuantizedProduct(hs.data(), batch, rq, hw.data());
+      for (int64_t n = 0; n < batch; ++n) {
+        const float* xg = xw.data() + (t * batch + n) * g;
+        const float* hg = hw.data() + n * g;
+        const auto gate = [&](int64_t j) { return xg[j] + hg[j] + (wb ? wb[j] + wb[g + j] : 0.f); };
+        for (int64_t j = 0; j < h; ++j) {
+          const float i_gate = Sigmoid(gate(j));
+          const float o_gate = Sigmoid(gate(h + j));
+          const float f_gate = Sigmoid(gate(2 * h + j));
+          const float c_cand = std::tanh(gate(3 * h + j));
+          float& c = cs[n * h + j];
+          c = f_gate * c + i_gate * c_cand;
+          hs[n * h + j] = o_gate * std::tanh(c);
+        }
+      }
+      if (y.defined())
+        std::copy(hs.begin(), hs.end(), y.data<float>() + (t * dirs + d) * batch * h);
+    }
+    if (y_h.defined()) std::copy(hs.begin(), hs.end(), y_h.data<float>() + d * batch * h);
+    if (y_c.defined()) std::copy(cs.begin(), cs.end(), y_c.data<float>() + d * batch * h);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterDynamicQuantizeLstm(OpRegistry& r) {
+  r.Add(kMsDomain, "DynamicQuantizeLSTM", 1, kLatestOpset, InferDynamicQuantizeLstm,
+        DynamicQuantizeLstmKernel);
+}
+
+}  // namespace onyx::kernels

@@ -4,7 +4,10 @@
 // sum_k A[r][k] B[k][n] in int32, written into Y's own buffer; an epilogue subtracts A's zero
 // point times B's column sums and, for MatMulIntegerToFloat, computes float(acc) * a_scale *
 // b_scale[n] + bias[n] in place, as ONNX Runtime does. A's zero point and scale are read per run
-// (DynamicQuantizeLinear computes them). oneDNN 2.6 runs its blocked AMX/VNNI kernels (brgemm)
+// (DynamicQuantizeLinear computes them). A uint8 B, or one with a zero point (ONNX Runtime's older
+// dynamic quantization: uint8 weights, zero point 119 in ddddocr), is shifted to int8 at plan
+// time and its zero point zb' taken out in the epilogue too: sum_k (a - za)(b - zb') = raw -
+// za * colsum - zb' * (rowsum(a) - K * za). oneDNN 2.6 runs its blocked AMX/VNNI kernels (brgemm)
 // only without run-time zero points or output scales: with them it fell back to a plain gemm
 // three times as slow (BERT-base's 768x768 products at 128 rows: 0.74 against 0.25 ms).
 #include "kernels/x86/qmatmul_onednn.h"
@@ -128,16 +131,33 @@ class QuantizedMatMulOnednn : public Kernel {
     } catch (const dnnl::error& e) {
       return FromDnnlError(node, e);
     }
-    Epilogue(acc, y.raw_data(), rows, a_zero, multiplier);
+    // B's zero point needs each row's sum of A minus K times A's zero point.
+    std::vector<int32_t> rowsum;
+    if (has_b_zero_) {
+      rowsum.resize(static_cast<size_t>(rows));
+      for (int64_t r = 0; r < rows; ++r) {
+        int32_t s = 0;
+        if (a_type_ == DType::kUInt8) {
+          const uint8_t* p = a.data<uint8_t>() + r * k_;
+          for (int64_t kk = 0; kk < k_; ++kk) s += p[kk];
+        } else {
+          const int8_t* p = a.data<int8_t>() + r * k_;
+          for (int64_t kk = 0; kk < k_; ++kk) s += p[kk];
+        }
+        rowsum[r] = s - static_cast<int32_t>(k_) * a_zero;
+      }
+    }
+    Epilogue(acc, y.raw_data(), rows, a_zero, multiplier, rowsum);
     return Status::Ok();
   }
 
  private:
-  // acc += c[n] - a_zero * colsum[n]; then int32 out as it is, float out as float(acc) *
-  // multiplier[n] + bias[n], or 8-bit out as saturate(round(float(acc) * multiplier[n]) + y_zero).
-  // `y` may be `acc` itself (4-byte outputs, written in place).
+  // acc += c[n] - a_zero * colsum[n] (- b_zero'[n] * rowsum[r] when B has a zero point); then
+  // int32 out as it is, float out as float(acc) * multiplier[n] + bias[n], or 8-bit out as
+  // saturate(round(float(acc) * multiplier[n]) + y_zero). `y` may be `acc` itself (4-byte
+  // outputs, written in place).
   void Epilogue(int32_t* acc, void* y, int64_t rows, int32_t a_zero,
-                const std::vector<float>& multiplier) const {
+                const std::vector<float>& multiplier, const std::vector<int32_t>& rowsum) const {
     const int64_t n = n_;
     const bool per_column = multiplier.size() > 1;
     const float* bias = bias_ ? bias_->data<float>() : nullptr;
@@ -149,9 +169,12 @@ class QuantizedMatMulOnednn : public Kernel {
     const DType yt = y_type_;
     const float lo = yt == DType::kUInt8 ? 0.f : -128.f, hi = yt == DType::kUInt8 ? 255.f : 127.f;
     const float zero = static_cast<float>(y_zero_);
+    const bool per_column_zero = b_zero_.size() > 1;
 #pragma omp parallel for num_threads(threads_) if (rows * n >= (1 << 15))
     for (int64_t r = 0; r < rows; ++r) {
       int32_t* row = acc + r * n;
+      if (!rowsum.empty())
+        for (int64_t j = 0; j < n; ++j) row[j] -= b_zero_[per_column_zero ? j : 0] * rowsum[r];
       if (yt == DType::kInt32) {
         for (int64_t j = 0; j < n; ++j) row[j] -= off[j];
       } else if (yt == DType::kFloat) {
@@ -216,13 +239,21 @@ class QuantizedMatMulOnednn : public Kernel {
         return node.NotSupported("C must be a constant int32 row of N values for oneDNN");
       c_.assign(c->data<int32_t>(), c->data<int32_t>() + n_);
     }
+    // oneDNN takes int8 B without a zero point: a uint8 B is shifted by -128, and its zero
+    // point (minus the same shift) is taken out in the epilogue.
+    const int32_t shift = b->dtype() == DType::kUInt8 ? 128 : 0;
+    b_zero_.assign(1, -shift);
     if (ops_.b_zero >= 0 && Given(types, ops_.b_zero)) {
       const Tensor* z = ConstantInput(info, ops_.b_zero);
       if (!z) return node.NotSupported("b_zero_point must be a constant for oneDNN");
-      const auto* bytes = static_cast<const uint8_t*>(z->raw_data());
-      for (size_t i = 0; i < z->nbytes(); ++i)
-        if (bytes[i] != 0) return node.NotSupported("oneDNN takes int8 B without a zero point");
+      if (z->dtype() != b->dtype() || (z->numel() != 1 && z->numel() != n_))
+        return node.NotSupported("b_zero_point must have B's type and 1 or N values");
+      b_zero_.resize(static_cast<size_t>(z->numel()));
+      for (int64_t j = 0; j < z->numel(); ++j)
+        b_zero_[j] =
+            (z->dtype() == DType::kUInt8 ? z->data<uint8_t>()[j] : z->data<int8_t>()[j]) - shift;
     }
+    has_b_zero_ = std::any_of(b_zero_.begin(), b_zero_.end(), [](int32_t v) { return v != 0; });
     if (ops_.to_float) {
       const Tensor* s = ConstantInput(info, ops_.b_scale);
       if (!s) return node.NotSupported("b_scale must be a constant for oneDNN");
@@ -260,9 +291,18 @@ class QuantizedMatMulOnednn : public Kernel {
       // B as stored: [K, N] row-major, or [N, K] (transB) read with swapped strides.
       const memory::desc plain_wei({k_, n_}, memory::data_type::s8,
                                    trans_b ? memory::dims{1, k_} : memory::dims{n_, 1});
-      packed_owner_ = PackConstantWeights(info.weights, *b, plain_wei, pd.weights_desc());
+      // A uint8 B shifted to int8 (a private copy, so no shared cache entry keyed on it).
+      Tensor shifted;
+      if (shift != 0) {
+        shifted = Tensor::Allocate(DType::kInt8, b->shape());
+        for (int64_t i = 0; i < b->numel(); ++i)
+          shifted.data<int8_t>()[i] = static_cast<int8_t>(b->data<uint8_t>()[i] - shift);
+      }
+      const Tensor& b8 = shift != 0 ? shifted : *b;
+      packed_owner_ = PackConstantWeights(shift != 0 ? nullptr : info.weights, b8, plain_wei,
+                                          pd.weights_desc());
       colsum_.assign(static_cast<size_t>(n_), 0);
-      const int8_t* bd = b->data<int8_t>();
+      const int8_t* bd = b8.data<int8_t>();
       for (int64_t kk = 0; kk < k_; ++kk)
         for (int64_t j = 0; j < n_; ++j) colsum_[j] += bd[trans_b ? j * k_ + kk : kk * n_ + j];
       packed_weights_ = *packed_owner_;
@@ -277,7 +317,9 @@ class QuantizedMatMulOnednn : public Kernel {
   DType a_type_ = DType::kUInt8;
   int64_t k_ = 0, n_ = 0;
   std::vector<float> b_scale_;
-  std::vector<int32_t> colsum_;  // sum over k of B[k][n]
+  std::vector<int32_t> colsum_;  // sum over k of B[k][n] (B shifted to int8)
+  std::vector<int32_t> b_zero_;  // B's zero point minus the shift, 1 or N values
+  bool has_b_zero_ = false;      // some b_zero_ value is not 0
   std::vector<int32_t> c_;       // QGemm's C, or empty
   float alpha_ = 1.f, y_scale_ = 1.f;
   int32_t y_zero_ = 0;
@@ -305,8 +347,8 @@ Status QuantizedMatMulOnednnSupports(const NodeView& node, const std::vector<Typ
   if (!a.is_tensor() || !Is8BitInt(a.elem) || !a.has_shape || a.rank() < 2)
     return node.NotSupported("needs 8-bit A of rank >= 2");
   if (!a.dims.back().known()) return node.NotSupported("A's last dim must be known");
-  if (!b.is_tensor() || b.elem != DType::kInt8 || !b.shape_is_static() || b.rank() != 2)
-    return node.NotSupported("needs int8 B [K, N] of static shape");
+  if (!b.is_tensor() || !Is8BitInt(b.elem) || !b.shape_is_static() || b.rank() != 2)
+    return node.NotSupported("needs 8-bit B [K, N] of static shape");
   const int64_t k = b.static_shape()[trans_b ? 1 : 0], n = b.static_shape()[trans_b ? 0 : 1];
   if (k != a.dims.back().value || k == 0 || n == 0)
     return node.NotSupported("A's last dim must equal B's K (both non-zero)");

@@ -18,19 +18,31 @@ RNG = np.random.default_rng(11)
 K, N = 96, 40
 
 
-def model(op, a_dims, per_column=True, bias=True):
-    b = RNG.integers(-127, 128, (K, N)).astype(np.int8)
+def model(op, a_dims, per_column=True, bias=True, b_type="int8", b_zero=None):
+    """`b_type` uint8 and/or `b_zero` ("tensor" or "column"): B with a zero point, as ONNX
+    Runtime's older dynamic quantization writes its weights (uint8, zero point 119 in ddddocr)."""
+    if b_type == "uint8":
+        b = RNG.integers(0, 256, (K, N)).astype(np.uint8)
+    else:
+        b = RNG.integers(-127, 128, (K, N)).astype(np.int8)
     inits = [numpy_helper.from_array(b, "b")]
+    bz_name = ""
+    if b_zero is not None:
+        lo, hi = (100, 140) if b_type == "uint8" else (-20, 20)
+        bz = RNG.integers(lo, hi, N if b_zero == "column" else 1).astype(b.dtype)
+        inits.append(numpy_helper.from_array(bz if b_zero == "column" else bz.reshape([]), "bz"))
+        bz_name = "bz"
     inputs = [helper.make_tensor_value_info("a", TensorProto.UINT8, a_dims),
               helper.make_tensor_value_info("az", TensorProto.UINT8, [])]
     if op == "MatMulInteger":
-        node = helper.make_node("MatMulInteger", ["a", "b", "az"], ["y"], name="mm")
+        node = helper.make_node("MatMulInteger", ["a", "b", "az"] + ([bz_name] if bz_name else []),
+                                ["y"], name="mm")
         out = TensorProto.INT32
         opsets = [helper.make_opsetid("", 17)]
     else:
         bs = RNG.uniform(0.001, 0.01, N if per_column else 1).astype(np.float32)
         inits.append(numpy_helper.from_array(bs if per_column else bs.reshape([]), "bs"))
-        names = ["a", "b", "as", "bs", "az", ""]
+        names = ["a", "b", "as", "bs", "az", bz_name]
         if bias:
             inits.append(numpy_helper.from_array(RNG.normal(0, 1, N).astype(np.float32), "bias"))
             names.append("bias")
@@ -47,6 +59,12 @@ CASES = {
     "integer_symbolic": ("MatMulInteger", ["batch", "seq", K], {}),
     "to_float_per_column_bias": ("MatMulIntegerToFloat", [3, 17, K], {}),
     "to_float_per_tensor_no_bias": ("MatMulIntegerToFloat", ["rows", K], dict(per_column=False, bias=False)),
+    "integer_uint8_b": ("MatMulInteger", [5, K], dict(b_type="uint8")),
+    "integer_uint8_b_zero": ("MatMulInteger", ["rows", K], dict(b_type="uint8", b_zero="tensor")),
+    "integer_int8_b_zero_column": ("MatMulInteger", [2, 7, K], dict(b_zero="column")),
+    "to_float_uint8_b_zero": ("MatMulIntegerToFloat", [3, 17, K], dict(b_type="uint8", b_zero="tensor")),
+    "to_float_uint8_b_zero_column": ("MatMulIntegerToFloat", ["rows", K],
+                                     dict(b_type="uint8", b_zero="column", bias=False)),
 }
 
 

@@ -37,19 +37,15 @@ class GruKernel : public FastKernel {
     const int n_in = ctx.num_inputs();
     const auto present = [&](int i) { return i < n_in && ctx.has_input(i); };
     const Tensor& x = ctx.input(kX);
-    // The run-time cases this kernel leaves to the reference (which also words the errors).
-    if (present(kSeqLens) || x.dtype() != DType::kFloat || x.rank() != 3 || x.dim(0) == 0 ||
-        x.dim(2) != input_ || ctx.input(kW).shape() != w_shape_ ||
-        ctx.input(kR).shape() != r_shape_)
-      return Fallback(ctx);
-    const int64_t s_len = x.dim(0), batch = x.dim(1), h = hidden_, g = 3 * hidden_;
-    const Shape state_shape = {dirs_, batch, h};
-    if (present(kInitialH) && (ctx.input(kInitialH).dtype() != DType::kFloat ||
-                               ctx.input(kInitialH).shape() != state_shape))
+    const int64_t s_len = x.rank() == 3 ? x.dim(0) : 0, batch = x.rank() == 3 ? x.dim(1) : 0;
+    const int64_t h = rw_.hidden, g = 3 * rw_.hidden;
+    const Shape state_shape = {rw_.dirs, batch, h};
+    // Sequence lengths and anything not as planned go to the reference kernel.
+    if (present(kSeqLens) || !RunsAsPlanned(ctx, rw_, 0, {kInitialH}, state_shape))
       return Fallback(ctx);
     Tensor y, y_h;
     if (ctx.num_outputs() > 0 && ctx.has_output(0))
-      y = ctx.Output(0, DType::kFloat, {s_len, dirs_, batch, h});
+      y = ctx.Output(0, DType::kFloat, {s_len, rw_.dirs, batch, h});
     if (ctx.num_outputs() > 1 && ctx.has_output(1)) y_h = ctx.Output(1, DType::kFloat, state_shape);
 
     // xw: every step's input projections plus the biases folded into them; hr: one step's
@@ -59,12 +55,12 @@ class GruKernel : public FastKernel {
     std::vector<float> hs(static_cast<size_t>(batch * h));
     std::vector<float> rh(linear_before_reset_ ? 0 : static_cast<size_t>(batch * h));
     const int threads = ctx.intra_op_threads();
-    for (int64_t d = 0; d < dirs_; ++d) {
+    for (int64_t d = 0; d < rw_.dirs; ++d) {
       const Dir& p = dir_[d];
-      const bool reverse = dirs_ == 2 ? d == 1 : reverse_;
+      const bool reverse = rw_.dirs == 2 ? d == 1 : rw_.reverse;
       if (s_len * batch > 0)
-        PanelWeightsProduct(p.w, x.data<float>(), s_len * batch, input_, p.x_bias.data(), nullptr,
-                            xw.data(), g, threads);
+        PanelWeightsProduct(p.w, x.data<float>(), s_len * batch, rw_.input, p.x_bias.data(),
+                            nullptr, xw.data(), g, threads);
       if (present(kInitialH)) {
         std::memcpy(hs.data(), ctx.input(kInitialH).data<float>() + d * batch * h,
                     hs.size() * sizeof(float));
@@ -89,7 +85,7 @@ class GruKernel : public FastKernel {
           GruUpdateF32(xt, hr.data(), batch, h, hs.data());
         }
         if (y.defined())
-          std::memcpy(y.data<float>() + (t * dirs_ + d) * batch * h, hs.data(),
+          std::memcpy(y.data<float>() + (t * rw_.dirs + d) * batch * h, hs.data(),
                       hs.size() * sizeof(float));
       }
       if (y_h.defined())
@@ -105,18 +101,14 @@ class GruKernel : public FastKernel {
               const KernelCreateInfo& info) {
     ONYX_ASSIGN_OR_RETURN(const RecurrentWeights rw, ReadRecurrentWeights(node, types, info, 3));
     const Tensor *w = rw.w, *r = rw.r, *b = rw.b;
-    dirs_ = rw.dirs;
-    hidden_ = rw.hidden;
-    input_ = rw.input;
-    reverse_ = rw.reverse;
-    const int64_t h = hidden_, g = 3 * hidden_;
+    rw_ = rw;
+    rw_.w = rw_.r = rw_.b = nullptr;  // plan constants: read here only
+    const int64_t h = rw_.hidden, g = 3 * rw_.hidden;
     linear_before_reset_ = node.attr_int("linear_before_reset", 0) != 0;
-    w_shape_ = w->shape();
-    r_shape_ = r->shape();
-    for (int64_t d = 0; d < dirs_; ++d) {
+    for (int64_t d = 0; d < rw_.dirs; ++d) {
       Dir p;
       const float* rd = r->data<float>() + d * g * h;
-      p.w = PackPanelWeights(w->data<float>() + d * g * input_, g, input_);
+      p.w = PackPanelWeights(w->data<float>() + d * g * rw_.input, g, rw_.input);
       if (linear_before_reset_) {
         p.r = PackPanelWeights(rd, g, h);
       } else {
@@ -147,9 +139,8 @@ class GruKernel : public FastKernel {
     std::vector<float> h_bias;  // [3H]: 0, 0, Rbh (linear_before_reset = 1 with B), else empty
   };
 
-  int64_t dirs_ = 1, hidden_ = 0, input_ = 0;
-  bool reverse_ = false, linear_before_reset_ = false;
-  Shape w_shape_, r_shape_;
+  RecurrentWeights rw_;  // dims, direction and the planned W and R shapes
+  bool linear_before_reset_ = false;
   std::vector<Dir> dir_;
 };
 

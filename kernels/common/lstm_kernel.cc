@@ -36,18 +36,14 @@ class LstmKernel : public FastKernel {
     const int n_in = ctx.num_inputs();
     const auto present = [&](int i) { return i < n_in && ctx.has_input(i); };
     const Tensor& x = ctx.input(kX);
-    // The run-time cases this kernel leaves to the reference (which also words the errors).
-    if (x.dtype() != DType::kFloat || x.rank() != 3 || x.dim(batch_first_ ? 1 : 0) == 0 ||
-        x.dim(2) != input_ || ctx.input(kW).shape() != w_shape_ ||
-        ctx.input(kR).shape() != r_shape_)
+    const int time_axis = batch_first_ ? 1 : 0;
+    const int64_t s_len = x.rank() == 3 ? x.dim(time_axis) : 0;
+    const int64_t batch = x.rank() == 3 ? x.dim(1 - time_axis) : 0;
+    const int64_t h = rw_.hidden, g = 4 * rw_.hidden;
+    const Shape state_shape = batch_first_ ? Shape{batch, rw_.dirs, h} : Shape{rw_.dirs, batch, h};
+    // Anything not as planned goes to the reference kernel (which also words the errors).
+    if (!RunsAsPlanned(ctx, rw_, time_axis, {kInitialH, kInitialC}, state_shape))
       return Fallback(ctx);
-    const int64_t s_len = x.dim(batch_first_ ? 1 : 0), batch = x.dim(batch_first_ ? 0 : 1);
-    const int64_t h = hidden_, g = 4 * hidden_;
-    const Shape state_shape = batch_first_ ? Shape{batch, dirs_, h} : Shape{dirs_, batch, h};
-    for (int i : {kInitialH, kInitialC})
-      if (present(i) &&
-          (ctx.input(i).dtype() != DType::kFloat || ctx.input(i).shape() != state_shape))
-        return Fallback(ctx);
     // Each row's sequence length: S unless sequence_lens says less.
     std::vector<int64_t> lens(static_cast<size_t>(batch), s_len);
     bool full = true;
@@ -70,15 +66,16 @@ class LstmKernel : public FastKernel {
       return batch_first_ ? b * s_len + t : t * batch + b;
     };
     const auto y_off = [&](int64_t t, int64_t d, int64_t b) {
-      return (batch_first_ ? (b * s_len + t) * dirs_ + d : (t * dirs_ + d) * batch + b) * h;
+      return (batch_first_ ? (b * s_len + t) * rw_.dirs + d : (t * rw_.dirs + d) * batch + b) * h;
     };
     const auto state_off = [&](int64_t d, int64_t b) {
-      return (batch_first_ ? b * dirs_ + d : d * batch + b) * h;
+      return (batch_first_ ? b * rw_.dirs + d : d * batch + b) * h;
     };
     Tensor y, y_h, y_c;
     if (ctx.num_outputs() > 0 && ctx.has_output(0)) {
-      y = ctx.Output(0, DType::kFloat,
-                     batch_first_ ? Shape{batch, s_len, dirs_, h} : Shape{s_len, dirs_, batch, h});
+      y = ctx.Output(
+          0, DType::kFloat,
+          batch_first_ ? Shape{batch, s_len, rw_.dirs, h} : Shape{s_len, rw_.dirs, batch, h});
       // Y is zero past each row's end.
       if (!full) std::fill(y.data<float>(), y.data<float>() + y.numel(), 0.f);
     }
@@ -92,11 +89,11 @@ class LstmKernel : public FastKernel {
     std::vector<float> xt(rowwise ? static_cast<size_t>(batch * g) : 0);
     std::vector<float> hs(static_cast<size_t>(batch * h)), cs(static_cast<size_t>(batch * h));
     const int threads = ctx.intra_op_threads();
-    for (int64_t d = 0; d < dirs_; ++d) {
-      const bool reverse = dirs_ == 2 ? d == 1 : reverse_;
+    for (int64_t d = 0; d < rw_.dirs; ++d) {
+      const bool reverse = rw_.dirs == 2 ? d == 1 : rw_.reverse;
       if (s_len * batch > 0)
-        PanelWeightsProduct(w_[d], x.data<float>(), s_len * batch, input_, bias_[d].data(), nullptr,
-                            xw.data(), g, threads);
+        PanelWeightsProduct(w_[d], x.data<float>(), s_len * batch, rw_.input, bias_[d].data(),
+                            nullptr, xw.data(), g, threads);
       const auto init = [&](int i, std::vector<float>& state) {
         for (int64_t b = 0; b < batch; ++b) {
           float* dst = state.data() + b * h;
@@ -173,17 +170,13 @@ class LstmKernel : public FastKernel {
               const KernelCreateInfo& info) {
     ONYX_ASSIGN_OR_RETURN(const RecurrentWeights rw, ReadRecurrentWeights(node, types, info, 4));
     const Tensor *w = rw.w, *r = rw.r, *b = rw.b;
-    dirs_ = rw.dirs;
-    hidden_ = rw.hidden;
-    input_ = rw.input;
-    reverse_ = rw.reverse;
-    const int64_t g = 4 * hidden_;
+    rw_ = rw;
+    rw_.w = rw_.r = rw_.b = nullptr;  // plan constants: read here only
+    const int64_t g = 4 * rw_.hidden;
     batch_first_ = node.attr_int("layout", 0) == 1;
-    w_shape_ = w->shape();
-    r_shape_ = r->shape();
-    for (int64_t d = 0; d < dirs_; ++d) {
-      w_.push_back(PackPanelWeights(w->data<float>() + d * g * input_, g, input_));
-      r_.push_back(PackPanelWeights(r->data<float>() + d * g * hidden_, g, hidden_));
+    for (int64_t d = 0; d < rw_.dirs; ++d) {
+      w_.push_back(PackPanelWeights(w->data<float>() + d * g * rw_.input, g, rw_.input));
+      r_.push_back(PackPanelWeights(r->data<float>() + d * g * rw_.hidden, g, rw_.hidden));
       std::vector<float> bias(static_cast<size_t>(g), 0.f);
       if (b)
         for (int64_t j = 0; j < g; ++j)
@@ -193,9 +186,8 @@ class LstmKernel : public FastKernel {
     return Status::Ok();
   }
 
-  int64_t dirs_ = 1, hidden_ = 0, input_ = 0;
-  bool reverse_ = false, batch_first_ = false;  // batch_first_: layout 1
-  Shape w_shape_, r_shape_;
+  RecurrentWeights rw_;                   // dims, direction and the planned W and R shapes
+  bool batch_first_ = false;              // layout 1
   std::vector<PanelWeights> w_, r_;       // per direction
   std::vector<std::vector<float>> bias_;  // per direction: Wb + Rb
 };

@@ -43,7 +43,23 @@ StatusOr<RecurrentWeights> ReadRecurrentWeights(const NodeView& node,
   if ((direction == "bidirectional") != (rw.dirs == 2) || rw.dirs > 2)
     return node.NotSupported("direction does not match W");
   rw.reverse = direction == "reverse";
+  rw.w_shape = w->shape();
+  rw.r_shape = r->shape();
   return rw;
+}
+
+bool RunsAsPlanned(const KernelContext& ctx, const RecurrentWeights& rw, int time_axis,
+                   std::initializer_list<int> states, const Shape& state_shape) {
+  const Tensor& x = ctx.input(kRecurrentX);
+  if (x.dtype() != DType::kFloat || x.rank() != 3 || x.dim(time_axis) == 0 ||
+      x.dim(2) != rw.input || ctx.input(kRecurrentW).shape() != rw.w_shape ||
+      ctx.input(kRecurrentR).shape() != rw.r_shape)
+    return false;
+  for (int i : states) {
+    if (i >= ctx.num_inputs() || !ctx.has_input(i)) continue;
+    if (ctx.input(i).dtype() != DType::kFloat || ctx.input(i).shape() != state_shape) return false;
+  }
+  return true;
 }
 
 Status RecurrentSupports(const NodeView& node, const std::vector<TypeInfo>& types,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -16,11 +17,12 @@ namespace onyx::kernels::common {
 constexpr int kRecurrentX = 0, kRecurrentW = 1, kRecurrentR = 2, kRecurrentB = 3;
 
 struct RecurrentWeights {
-  const Tensor* w = nullptr;  // [D, gates * H, I]
+  const Tensor* w = nullptr;  // [D, gates * H, I]; the tensors only for kernel creation
   const Tensor* r = nullptr;  // [D, gates * H, H]
   const Tensor* b = nullptr;  // [D, 2 * gates * H] (Wb then Rb), null when absent
   int64_t dirs = 1, hidden = 0, input = 0;
   bool reverse = false;  // direction "reverse" (one direction read backwards)
+  Shape w_shape, r_shape;
 };
 
 // W, R and (when given) B as plan-time float32 constants of the shapes above, with `direction`
@@ -28,6 +30,13 @@ struct RecurrentWeights {
 StatusOr<RecurrentWeights> ReadRecurrentWeights(const NodeView& node,
                                                 const std::vector<TypeInfo>& types,
                                                 const KernelCreateInfo& info, int64_t gates);
+
+// Whether a run's inputs are what a fast kernel made for `rw` takes; the rest goes to the
+// reference kernel, which also words the errors: X float32 of rank 3 with I = rw.input and at
+// least one step along `time_axis`, W and R of their planned shapes, and each initial state in
+// `states` that is given float32 of `state_shape`.
+bool RunsAsPlanned(const KernelContext& ctx, const RecurrentWeights& rw, int time_axis,
+                   std::initializer_list<int> states, const Shape& state_shape);
 
 // NotSupported unless X is float32 and the node has no clip, no activation parameters, and only
 // `defaults` as its activations (repeated per direction, any case); layout 1 only when

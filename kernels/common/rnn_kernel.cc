@@ -35,19 +35,15 @@ class RnnKernel : public FastKernel {
     const int n_in = ctx.num_inputs();
     const auto present = [&](int i) { return i < n_in && ctx.has_input(i); };
     const Tensor& x = ctx.input(kX);
-    // The run-time cases this kernel leaves to the reference (which also words the errors).
-    if (present(kSeqLens) || x.dtype() != DType::kFloat || x.rank() != 3 || x.dim(0) == 0 ||
-        x.dim(2) != input_ || ctx.input(kW).shape() != w_shape_ ||
-        ctx.input(kR).shape() != r_shape_)
-      return Fallback(ctx);
-    const int64_t s_len = x.dim(0), batch = x.dim(1), h = hidden_;
-    const Shape state_shape = {dirs_, batch, h};
-    if (present(kInitialH) && (ctx.input(kInitialH).dtype() != DType::kFloat ||
-                               ctx.input(kInitialH).shape() != state_shape))
+    const int64_t s_len = x.rank() == 3 ? x.dim(0) : 0, batch = x.rank() == 3 ? x.dim(1) : 0;
+    const int64_t h = rw_.hidden;
+    const Shape state_shape = {rw_.dirs, batch, h};
+    // Sequence lengths and anything not as planned go to the reference kernel.
+    if (present(kSeqLens) || !RunsAsPlanned(ctx, rw_, 0, {kInitialH}, state_shape))
       return Fallback(ctx);
     Tensor y, y_h;
     if (ctx.num_outputs() > 0 && ctx.has_output(0))
-      y = ctx.Output(0, DType::kFloat, {s_len, dirs_, batch, h});
+      y = ctx.Output(0, DType::kFloat, {s_len, rw_.dirs, batch, h});
     if (ctx.num_outputs() > 1 && ctx.has_output(1)) y_h = ctx.Output(1, DType::kFloat, state_shape);
 
     // xw: every step's input projections plus both biases; pre: one step's pre-activations.
@@ -55,11 +51,11 @@ class RnnKernel : public FastKernel {
     std::vector<float> pre(static_cast<size_t>(batch * h));
     std::vector<float> hs(static_cast<size_t>(batch * h));
     const int threads = ctx.intra_op_threads();
-    for (int64_t d = 0; d < dirs_; ++d) {
-      const bool reverse = dirs_ == 2 ? d == 1 : reverse_;
+    for (int64_t d = 0; d < rw_.dirs; ++d) {
+      const bool reverse = rw_.dirs == 2 ? d == 1 : rw_.reverse;
       if (s_len * batch > 0)
-        PanelWeightsProduct(w_[d], x.data<float>(), s_len * batch, input_, bias_[d].data(), nullptr,
-                            xw.data(), h, threads);
+        PanelWeightsProduct(w_[d], x.data<float>(), s_len * batch, rw_.input, bias_[d].data(),
+                            nullptr, xw.data(), h, threads);
       if (present(kInitialH)) {
         std::memcpy(hs.data(), ctx.input(kInitialH).data<float>() + d * batch * h,
                     hs.size() * sizeof(float));
@@ -73,7 +69,7 @@ class RnnKernel : public FastKernel {
                             pre.data(), h, threads);
         UnaryF32(UnaryOp::kTanh, UnaryParams{}, pre.data(), hs.data(), batch * h);
         if (y.defined())
-          std::memcpy(y.data<float>() + (t * dirs_ + d) * batch * h, hs.data(),
+          std::memcpy(y.data<float>() + (t * rw_.dirs + d) * batch * h, hs.data(),
                       hs.size() * sizeof(float));
       }
       if (y_h.defined())
@@ -89,15 +85,11 @@ class RnnKernel : public FastKernel {
               const KernelCreateInfo& info) {
     ONYX_ASSIGN_OR_RETURN(const RecurrentWeights rw, ReadRecurrentWeights(node, types, info, 1));
     const Tensor *w = rw.w, *r = rw.r, *b = rw.b;
-    dirs_ = rw.dirs;
-    hidden_ = rw.hidden;
-    input_ = rw.input;
-    reverse_ = rw.reverse;
-    const int64_t h = hidden_;
-    w_shape_ = w->shape();
-    r_shape_ = r->shape();
-    for (int64_t d = 0; d < dirs_; ++d) {
-      w_.push_back(PackPanelWeights(w->data<float>() + d * h * input_, h, input_));
+    rw_ = rw;
+    rw_.w = rw_.r = rw_.b = nullptr;  // plan constants: read here only
+    const int64_t h = rw_.hidden;
+    for (int64_t d = 0; d < rw_.dirs; ++d) {
+      w_.push_back(PackPanelWeights(w->data<float>() + d * h * rw_.input, h, rw_.input));
       r_.push_back(PackPanelWeights(r->data<float>() + d * h * h, h, h));
       std::vector<float> bias(static_cast<size_t>(h), 0.f);
       if (b)
@@ -108,9 +100,7 @@ class RnnKernel : public FastKernel {
     return Status::Ok();
   }
 
-  int64_t dirs_ = 1, hidden_ = 0, input_ = 0;
-  bool reverse_ = false;
-  Shape w_shape_, r_shape_;
+  RecurrentWeights rw_;                   // dims, direction and the planned W and R shapes
   std::vector<PanelWeights> w_, r_;       // per direction
   std::vector<std::vector<float>> bias_;  // per direction: Wb + Rb
 };

@@ -85,6 +85,14 @@ Attribute StringAttr(const std::string& name, const std::string& v) {
   return a;
 }
 
+Attribute StringsAttr(const std::string& name, const std::vector<std::string>& v) {
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::kStrings;
+  a.strings = v;
+  return a;
+}
+
 Attribute IntsAttr(const std::string& name, const std::vector<int64_t>& v) {
   Attribute a;
   a.name = name;

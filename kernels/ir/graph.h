@@ -78,6 +78,7 @@ Attribute FloatAttr(const std::string& name, float v);
 Attribute StringAttr(const std::string& name, const std::string& v);
 Attribute IntsAttr(const std::string& name, const std::vector<int64_t>& v);
 Attribute FloatsAttr(const std::string& name, const std::vector<float>& v);
+Attribute StringsAttr(const std::string& name, const std::vector<std::string>& v);
 // Adds or replaces the attribute of the same name.
 void SetAttr(Node& n, Attribute a);
 void EraseAttr(Node& n, const std::string& name);

@@ -574,7 +574,6 @@ Status InferQLinearGlobalAveragePool(InferContext& ctx) {
 }
 
 Status QLinearGlobalAveragePoolKernel(KernelContext& ctx) {
-  const NodeView& node = ctx.node();
   ONYX_ASSIGN_OR_RETURN(const QuantizedPool pool, ReadQuantizedPool(ctx));
   const Tensor* x = pool.x;
   const bool channels_last = pool.channels_last;

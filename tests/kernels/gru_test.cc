@@ -11,35 +11,16 @@
 #include <vector>
 
 #include "tests/kernels/kernel_harness.h"
+#include "tests/kernels/recurrent_cases.h"
 
 namespace onyx::testing {
 namespace {
 
 constexpr const char* kImpl = "GRU_f32_hwy";
 
-ir::Attribute Activations(const std::vector<std::string>& names) {
-  ir::Attribute a;
-  a.name = "activations";
-  a.type = ir::AttrType::kStrings;
-  a.strings = names;
-  return a;
-}
-
-struct Case {
-  int64_t seq, batch, input, hidden;
-  std::string direction;
-  bool bias, initial;
-};
-
 TEST(Gru, MatchesReference) {
   std::mt19937 rng(113);
-  const std::vector<Case> cases = {
-      {1, 1, 128, 128, "forward", true, true},  // a streaming step
-      {5, 3, 7, 13, "forward", true, false},    // hidden 13: vector tails
-      {4, 2, 16, 20, "reverse", false, true},  {6, 2, 9, 33, "bidirectional", true, true},
-      {3, 1, 64, 1, "forward", true, true},    {7, 4, 5, 40, "bidirectional", false, false},
-  };
-  for (const Case& c : cases) {
+  for (const RecurrentCase& c : RecurrentCases()) {
     for (int lbr : {0, 1}) {
       const int64_t d = c.direction == "bidirectional" ? 2 : 1;
       const float s = 0.5f;
@@ -89,7 +70,10 @@ TEST(Gru, LeavesWhatItDoesNotComputeToTheReference) {
                        {x, w, r}, kImpl, constant)
                    .status.ok());
   EXPECT_FALSE(
-      RunImpl({"GRU", 14, {IntAttr("hidden_size", h), Activations({"Sigmoid", "Relu"})}, 2},
+      RunImpl({"GRU",
+               14,
+               {IntAttr("hidden_size", h), StringsAttr("activations", {"Sigmoid", "Relu"})},
+               2},
               {x, w, r}, kImpl, constant)
           .status.ok());
   EXPECT_FALSE(RunImpl({"GRU", 14, {IntAttr("hidden_size", h), IntAttr("layout", 1)}, 2}, {x, w, r},
@@ -97,7 +81,10 @@ TEST(Gru, LeavesWhatItDoesNotComputeToTheReference) {
                    .status.ok());
   EXPECT_FALSE(RunImpl({"GRU", 14, {IntAttr("hidden_size", h)}, 2}, {x, w, r}, kImpl).status.ok());
   // Explicit default activations are taken.
-  EXPECT_TRUE(RunImpl({"GRU", 14, {IntAttr("hidden_size", h), Activations({"sigmoid", "TANH"})}, 2},
+  EXPECT_TRUE(RunImpl({"GRU",
+                       14,
+                       {IntAttr("hidden_size", h), StringsAttr("activations", {"sigmoid", "TANH"})},
+                       2},
                       {x, w, r}, kImpl, constant)
                   .status.ok());
   // Sequence lengths at run time: the reference computes them (zeros past each end).

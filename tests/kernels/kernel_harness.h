@@ -21,6 +21,7 @@ using ir::FloatsAttr;
 using ir::IntAttr;
 using ir::IntsAttr;
 using ir::StringAttr;
+using ir::StringsAttr;
 
 struct NodeSpec {
   NodeSpec(std::string op_type, int64_t op_opset, std::vector<ir::Attribute> attributes = {},

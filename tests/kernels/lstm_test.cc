@@ -12,35 +12,16 @@
 #include <vector>
 
 #include "tests/kernels/kernel_harness.h"
+#include "tests/kernels/recurrent_cases.h"
 
 namespace onyx::testing {
 namespace {
 
 constexpr const char* kImpl = "LSTM_f32_hwy";
 
-ir::Attribute Activations(const std::vector<std::string>& names) {
-  ir::Attribute a;
-  a.name = "activations";
-  a.type = ir::AttrType::kStrings;
-  a.strings = names;
-  return a;
-}
-
-struct Case {
-  int64_t seq, batch, input, hidden;
-  std::string direction;
-  bool bias, initial;
-};
-
 TEST(Lstm, MatchesReference) {
   std::mt19937 rng(107);
-  const std::vector<Case> cases = {
-      {1, 1, 128, 128, "forward", true, true},  // a streaming VAD step
-      {5, 3, 7, 13, "forward", true, false},    // hidden 13: vector tails
-      {4, 2, 16, 20, "reverse", false, true},  {6, 2, 9, 33, "bidirectional", true, true},
-      {3, 1, 64, 1, "forward", true, true},
-  };
-  for (const Case& c : cases) {
+  for (const RecurrentCase& c : RecurrentCases()) {
     const int64_t d = c.direction == "bidirectional" ? 2 : 1;
     const float s = 0.5f;
     std::vector<Tensor> inputs = {RandomFloats({c.seq, c.batch, c.input}, rng, -1.f, 1.f),
@@ -153,9 +134,11 @@ TEST(Lstm, LeavesWhatItDoesNotComputeToTheReference) {
                        {x, w, r}, kImpl, constant)
                    .status.ok());
   EXPECT_FALSE(
-      RunImpl(
-          {"LSTM", 14, {IntAttr("hidden_size", h), Activations({"Sigmoid", "Relu", "Tanh"})}, 3},
-          {x, w, r}, kImpl, constant)
+      RunImpl({"LSTM",
+               14,
+               {IntAttr("hidden_size", h), StringsAttr("activations", {"Sigmoid", "Relu", "Tanh"})},
+               3},
+              {x, w, r}, kImpl, constant)
           .status.ok());
   EXPECT_FALSE(RunImpl({"LSTM", 14, {IntAttr("hidden_size", h)}, 3}, {x, w, r}, kImpl).status.ok());
   // Sequence lengths out of range: the reference words the error.

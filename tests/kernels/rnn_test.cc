@@ -11,35 +11,16 @@
 #include <vector>
 
 #include "tests/kernels/kernel_harness.h"
+#include "tests/kernels/recurrent_cases.h"
 
 namespace onyx::testing {
 namespace {
 
 constexpr const char* kImpl = "RNN_f32_hwy";
 
-ir::Attribute Activations(const std::vector<std::string>& names) {
-  ir::Attribute a;
-  a.name = "activations";
-  a.type = ir::AttrType::kStrings;
-  a.strings = names;
-  return a;
-}
-
-struct Case {
-  int64_t seq, batch, input, hidden;
-  std::string direction;
-  bool bias, initial;
-};
-
 TEST(Rnn, MatchesReference) {
   std::mt19937 rng(131);
-  const std::vector<Case> cases = {
-      {1, 1, 128, 128, "forward", true, true},  // a streaming step
-      {5, 3, 7, 13, "forward", true, false},    // hidden 13: vector tails
-      {4, 2, 16, 20, "reverse", false, true},  {6, 2, 9, 33, "bidirectional", true, true},
-      {3, 1, 64, 1, "forward", true, true},    {7, 4, 5, 40, "bidirectional", false, false},
-  };
-  for (const Case& c : cases) {
+  for (const RecurrentCase& c : RecurrentCases()) {
     const int64_t d = c.direction == "bidirectional" ? 2 : 1;
     const float s = 0.5f;
     std::vector<Tensor> inputs = {RandomFloats({c.seq, c.batch, c.input}, rng, -1.f, 1.f),
@@ -83,17 +64,19 @@ TEST(Rnn, LeavesWhatItDoesNotComputeToTheReference) {
   EXPECT_FALSE(RunImpl({"RNN", 14, {IntAttr("hidden_size", h), FloatAttr("clip", 1.f)}, 2},
                        {x, w, r}, kImpl, constant)
                    .status.ok());
-  EXPECT_FALSE(RunImpl({"RNN", 14, {IntAttr("hidden_size", h), Activations({"Relu"})}, 2},
-                       {x, w, r}, kImpl, constant)
-                   .status.ok());
+  EXPECT_FALSE(
+      RunImpl({"RNN", 14, {IntAttr("hidden_size", h), StringsAttr("activations", {"Relu"})}, 2},
+              {x, w, r}, kImpl, constant)
+          .status.ok());
   EXPECT_FALSE(RunImpl({"RNN", 14, {IntAttr("hidden_size", h), IntAttr("layout", 1)}, 2}, {x, w, r},
                        kImpl, constant)
                    .status.ok());
   EXPECT_FALSE(RunImpl({"RNN", 14, {IntAttr("hidden_size", h)}, 2}, {x, w, r}, kImpl).status.ok());
   // Explicit default activations are taken.
-  EXPECT_TRUE(RunImpl({"RNN", 14, {IntAttr("hidden_size", h), Activations({"TANH"})}, 2}, {x, w, r},
-                      kImpl, constant)
-                  .status.ok());
+  EXPECT_TRUE(
+      RunImpl({"RNN", 14, {IntAttr("hidden_size", h), StringsAttr("activations", {"TANH"})}, 2},
+              {x, w, r}, kImpl, constant)
+          .status.ok());
   // Sequence lengths at run time: the reference computes them (zeros past each end).
   const NodeSpec spec{"RNN", 14, {IntAttr("hidden_size", h)}, 2};
   Tensor lens = Tensor::Allocate(DType::kInt32, {1});

@@ -148,7 +148,14 @@ float Sigmoid(float v) {
   return 1.f / (1.f + std::exp(-v));
 }
 
-Status DynamicQuantizeLstmKernel(KernelContext& ctx) {
+// W's and R's int32 forms of one direction each (zero points subtracted), with their scales.
+struct DirectionWeights {
+  std::vector<QuantWeights> w, r;
+};
+
+// `prepared`: the weights made at kernel creation when W, R and their scales and zero points are
+// plan constants (the usual case); null: made from this run's inputs.
+Status RunDynamicQuantizeLstm(KernelContext& ctx, const DirectionWeights* prepared) {
   const NodeView& node = ctx.node();
   ONYX_RETURN_IF_ERROR(CheckAttributes(node));
   const Tensor& x = ctx.input(kX);
@@ -182,12 +189,21 @@ Status DynamicQuantizeLstmKernel(KernelContext& ctx) {
   std::vector<float> xw(static_cast<size_t>(s_len * batch * g));
   std::vector<float> hw(static_cast<size_t>(batch * g));
   std::vector<float> hs(static_cast<size_t>(batch * h)), cs(static_cast<size_t>(batch * h));
+  DirectionWeights made;
+  if (!prepared) {
+    made.w.resize(static_cast<size_t>(dirs));
+    made.r.resize(static_cast<size_t>(dirs));
+    for (int64_t d = 0; d < dirs; ++d) {
+      ONYX_RETURN_IF_ERROR(ReadWeights(node, w, ctx.input(kWScale), ctx.input(kWZero), d, in, g,
+                                       kWScale, &made.w[d]));
+      ONYX_RETURN_IF_ERROR(ReadWeights(node, r, ctx.input(kRScale), ctx.input(kRZero), d, h, g,
+                                       kRScale, &made.r[d]));
+    }
+    prepared = &made;
+  }
   for (int64_t d = 0; d < dirs; ++d) {
-    QuantWeights wq, rq;
-    ONYX_RETURN_IF_ERROR(
-        ReadWeights(node, w, ctx.input(kWScale), ctx.input(kWZero), d, in, g, kWScale, &wq));
-    ONYX_RETURN_IF_ERROR(
-        ReadWeights(node, r, ctx.input(kRScale), ctx.input(kRZero), d, h, g, kRScale, &rq));
+    const QuantWeights& wq = prepared->w[d];
+    const QuantWeights& rq = prepared->r[d];
     if (s_len * batch > 0) QuantizedProduct(x.data<float>(), s_len * batch, wq, xw.data());
     const auto init = [&](int i, std::vector<float>& state) {
       if (ctx.num_inputs() > i && ctx.has_input(i)) {
@@ -227,11 +243,57 @@ Status DynamicQuantizeLstmKernel(KernelContext& ctx) {
   return Status::Ok();
 }
 
+// Converts constant W and R to their int32 forms once, at kernel creation, instead of on every
+// run (ddddocr's [2, 512, 2048] pair: 4 M elements per run).
+class DynamicQuantizeLstmKernel : public Kernel {
+ public:
+  static StatusOr<std::unique_ptr<Kernel>> Create(const NodeView& node,
+                                                  const std::vector<TypeInfo>&,
+                                                  const KernelCreateInfo& info) {
+    auto k = std::unique_ptr<DynamicQuantizeLstmKernel>(new DynamicQuantizeLstmKernel());
+    const auto constant = [&](int i) -> const Tensor* {
+      return i < static_cast<int>(info.constants.size()) ? info.constants[i] : nullptr;
+    };
+    const Tensor *w = constant(kW), *r = constant(kR);
+    const bool all = w && r && w->rank() == 3 && r->rank() == 3 && w->dim(0) == r->dim(0) &&
+                     w->dim(2) == r->dim(2) && constant(kWScale) && constant(kWZero) &&
+                     constant(kRScale) && constant(kRZero);
+    if (all) {
+      const int64_t dirs = w->dim(0), in = w->dim(1), h = r->dim(1), g = w->dim(2);
+      k->prepared_.w.resize(static_cast<size_t>(dirs));
+      k->prepared_.r.resize(static_cast<size_t>(dirs));
+      for (int64_t d = 0; d < dirs; ++d) {
+        ONYX_RETURN_IF_ERROR(ReadWeights(node, *w, *constant(kWScale), *constant(kWZero), d, in, g,
+                                         kWScale, &k->prepared_.w[d]));
+        ONYX_RETURN_IF_ERROR(ReadWeights(node, *r, *constant(kRScale), *constant(kRZero), d, h, g,
+                                         kRScale, &k->prepared_.r[d]));
+      }
+      k->has_prepared_ = true;
+    }
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  Status Run(KernelContext& ctx) const override {
+    return RunDynamicQuantizeLstm(ctx, has_prepared_ ? &prepared_ : nullptr);
+  }
+
+ private:
+  DirectionWeights prepared_;
+  bool has_prepared_ = false;
+};
+
 }  // namespace
 
 void RegisterDynamicQuantizeLstm(OpRegistry& r) {
-  r.Add(kMsDomain, "DynamicQuantizeLSTM", 1, kLatestOpset, InferDynamicQuantizeLstm,
-        DynamicQuantizeLstmKernel);
+  OpDef def;
+  def.domain = kMsDomain;
+  def.op_type = "DynamicQuantizeLSTM";
+  def.since = 1;
+  def.until = kLatestOpset;
+  def.infer = InferDynamicQuantizeLstm;
+  def.impls.push_back(KernelImpl{"DynamicQuantizeLSTM_ref", nullptr, nullptr,
+                                 CreateWithInfoFn(DynamicQuantizeLstmKernel::Create)});
+  r.AddDef(std::move(def));
 }
 
 }  // namespace onyx::kernels

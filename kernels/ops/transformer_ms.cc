@@ -716,6 +716,20 @@ void ToHeads(const float* src, int64_t batch, int64_t len, int64_t heads, int64_
       }
 }
 
+// Packed [B, L, N, P, D] (P parts) -> P tensors [B, N, L, D], part p plus bias[p * hq + h * D...].
+void UnpackHeads(const float* src, int64_t batch, int64_t len, int64_t heads, int64_t d, int parts,
+                 const float* bias, int64_t hq, float* const* dst) {
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t s = 0; s < len; ++s)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int part = 0; part < parts; ++part) {
+          const float* in = src + (((b * len + s) * heads + h) * parts + part) * d;
+          float* out = dst[part] + ((b * heads + h) * len + s) * d;
+          const float* bp = bias ? bias + part * hq + h * d : nullptr;
+          for (int64_t j = 0; j < d; ++j) out[j] = in[j] + (bp ? bp[j] : 0.f);
+        }
+}
+
 // present[b, h] = concat(past[b, h] (p rows), cur[b, h] (l rows)) along the sequence.
 void ConcatHeads(const float* past, const float* cur, int64_t bh, int64_t p, int64_t l, int64_t d,
                  float* present) {
@@ -814,6 +828,42 @@ void RunAttentionCore(const reference::MsAttentionArgs& a, int threads, bool fas
   } else {
     reference::MsAttention(a, threads);
   }
+}
+
+// The shared tail of Attention and MultiHeadAttention: q [B, N, S, D], k [B, N, T, D] and
+// v [B, N, T, Dv], the key padding mask (input `mask_input`) and attention_bias (input 5) ->
+// output 0 [B, S, N*Dv]. A causal query row i sees the keys up to T - S + i.
+Status RunHeadsAttention(KernelContext& ctx, int mask_input, int64_t batch, int64_t n,
+                         int64_t s_len, int64_t t_len, int64_t d, int64_t dv, const float* q,
+                         const float* k, const float* v, bool fast) {
+  const NodeView& node = ctx.node();
+  const float filter = node.attr_float("mask_filter_value", kDefaultMaskFilter);
+  ONYX_ASSIGN_OR_RETURN(AdditiveBias add,
+                        BuildAdditiveBias(node, mask_input, Opt(ctx, mask_input), 5, Opt(ctx, 5),
+                                          batch, n, s_len, t_len, filter));
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, DType::kFloat, {batch, s_len, n * dv}));
+  reference::MsAttentionArgs a;
+  a.batch = batch;
+  a.q_heads = a.kv_heads = n;
+  a.q_len = s_len;
+  a.kv_len = a.kv_cap = t_len;
+  a.head_size = d;
+  a.v_head_size = dv;
+  a.q = q;
+  a.k = k;
+  a.v = v;
+  a.scale = node.has_attr("scale") ? node.attr_float("scale", 1.f)
+                                   : static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
+  if (!add.data.empty()) {
+    a.bias = add.data.data();
+    a.bias_batch = add.batch;
+    a.bias_heads = add.heads;
+  }
+  a.causal = node.attr_int("unidirectional", 0) != 0;
+  a.causal_offset.assign(static_cast<size_t>(batch), t_len - s_len);
+  a.y = y.data<float>();
+  RunAttentionCore(a, ctx.intra_op_threads(), fast);
+  return Status::Ok();
 }
 
 // ---- com.microsoft Attention ----
@@ -960,32 +1010,7 @@ Status RunMsAttention(KernelContext& ctx, const common::PanelWeights* packed, bo
     std::memcpy(dst, k_ptr, sizeof(float) * half);
     std::memcpy(dst + half, v_ptr, sizeof(float) * half);
   }
-  const float filter = node.attr_float("mask_filter_value", kDefaultMaskFilter);
-  ONYX_ASSIGN_OR_RETURN(AdditiveBias add, BuildAdditiveBias(node, 3, Opt(ctx, 3), 5, Opt(ctx, 5),
-                                                            batch, n, s_len, t_len, filter));
-  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, DType::kFloat, {batch, s_len, sz.v_hidden}));
-  reference::MsAttentionArgs a;
-  a.batch = batch;
-  a.q_heads = a.kv_heads = n;
-  a.q_len = s_len;
-  a.kv_len = a.kv_cap = t_len;
-  a.head_size = d;
-  a.v_head_size = dv;
-  a.q = q.data();
-  a.k = k_ptr;
-  a.v = v_ptr;
-  a.scale = node.has_attr("scale") ? node.attr_float("scale", 1.f)
-                                   : static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
-  if (!add.data.empty()) {
-    a.bias = add.data.data();
-    a.bias_batch = add.batch;
-    a.bias_heads = add.heads;
-  }
-  a.causal = node.attr_int("unidirectional", 0) != 0;
-  a.causal_offset.assign(static_cast<size_t>(batch), p_len);
-  a.y = y.data<float>();
-  RunAttentionCore(a, ctx.intra_op_threads(), fast);
-  return Status::Ok();
+  return RunHeadsAttention(ctx, 3, batch, n, s_len, t_len, d, dv, q.data(), k_ptr, v_ptr, fast);
 }
 
 Status MsAttentionKernel(KernelContext& ctx) {
@@ -1125,20 +1150,8 @@ Status RunMha(KernelContext& ctx, bool fast) {
     q.resize(static_cast<size_t>(batch * n * s_len * d));
     k_new.resize(q.size());
     v_new.resize(q.size());
-    const float* src = query.data<float>();
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t s = 0; s < s_len; ++s)
-        for (int64_t h = 0; h < n; ++h)
-          for (int part = 0; part < 3; ++part) {
-            const float* in = src + (((b * s_len + s) * n + h) * 3 + part) * d;
-            float* out = (part == 0   ? q
-                          : part == 1 ? k_new
-                                      : v_new)
-                             .data() +
-                         ((b * n + h) * s_len + s) * d;
-            const float* bp = bias ? bias + part * hq + h * d : nullptr;
-            for (int64_t j = 0; j < d; ++j) out[j] = in[j] + (bp ? bp[j] : 0.f);
-          }
+    float* const parts[] = {q.data(), k_new.data(), v_new.data()};
+    UnpackHeads(query.data<float>(), batch, s_len, n, d, 3, bias, hq, parts);
   } else {
     hq = query.dim(2);
     if (hq % n != 0) return bad("query's hidden size must be a multiple of num_heads");
@@ -1154,16 +1167,8 @@ Status RunMha(KernelContext& ctx, bool fast) {
       }
       k_new.resize(static_cast<size_t>(batch * n * l_len * d));
       v_new.resize(k_new.size());
-      const float* src = key->data<float>();
-      for (int64_t b = 0; b < batch; ++b)
-        for (int64_t s = 0; s < l_len; ++s)
-          for (int64_t h = 0; h < n; ++h)
-            for (int part = 0; part < 2; ++part) {
-              const float* in = src + (((b * l_len + s) * n + h) * 2 + part) * d;
-              float* out = (part == 0 ? k_new : v_new).data() + ((b * n + h) * l_len + s) * d;
-              const float* bp = bias ? bias + (part + 1) * hq + h * d : nullptr;
-              for (int64_t j = 0; j < d; ++j) out[j] = in[j] + (bp ? bp[j] : 0.f);
-            }
+      float* const parts[] = {k_new.data(), v_new.data()};
+      UnpackHeads(key->data<float>(), batch, l_len, n, d, 2, bias ? bias + hq : nullptr, hq, parts);
     } else if (key->rank() == 3) {
       if (!value || value->rank() != 3 || key->dim(0) != batch || value->dim(0) != batch ||
           key->dim(2) != hq || value->dim(1) != key->dim(1) || value->dim(2) % n != 0)
@@ -1225,32 +1230,7 @@ Status RunMha(KernelContext& ctx, bool fast) {
     std::memcpy(present.data<float>(), o == 1 ? k_ptr : v_ptr,
                 sizeof(float) * batch * n * t_len * width);
   }
-  const float filter = node.attr_float("mask_filter_value", kDefaultMaskFilter);
-  ONYX_ASSIGN_OR_RETURN(AdditiveBias add, BuildAdditiveBias(node, 4, Opt(ctx, 4), 5, Opt(ctx, 5),
-                                                            batch, n, s_len, t_len, filter));
-  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, DType::kFloat, {batch, s_len, n * dv}));
-  reference::MsAttentionArgs a;
-  a.batch = batch;
-  a.q_heads = a.kv_heads = n;
-  a.q_len = s_len;
-  a.kv_len = a.kv_cap = t_len;
-  a.head_size = d;
-  a.v_head_size = dv;
-  a.q = q.data();
-  a.k = k_ptr;
-  a.v = v_ptr;
-  a.scale = node.has_attr("scale") ? node.attr_float("scale", 1.f)
-                                   : static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
-  if (!add.data.empty()) {
-    a.bias = add.data.data();
-    a.bias_batch = add.batch;
-    a.bias_heads = add.heads;
-  }
-  a.causal = node.attr_int("unidirectional", 0) != 0;
-  a.causal_offset.assign(static_cast<size_t>(batch), t_len - s_len);
-  a.y = y.data<float>();
-  RunAttentionCore(a, ctx.intra_op_threads(), fast);
-  return Status::Ok();
+  return RunHeadsAttention(ctx, 4, batch, n, s_len, t_len, d, dv, q.data(), k_ptr, v_ptr, fast);
 }
 
 Status MhaKernel(KernelContext& ctx) {

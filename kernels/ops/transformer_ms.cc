@@ -1746,19 +1746,10 @@ constexpr int64_t kNBitsTileColumns = 64;
 
 // The zero point of every block as a float (2^(bits-1) when B has none), for the SIMD kernels.
 std::vector<float> NBitsZeros(const reference::NBitsWeights& q) {
-  const int64_t kb = q.k_blocks(), zp_row = (kb * q.bits + 7) / 8;
-  const int mask = (1 << q.bits) - 1;
-  std::vector<float> zeros(static_cast<size_t>(q.n * kb), static_cast<float>(1 << (q.bits - 1)));
+  const int64_t kb = q.k_blocks();
+  std::vector<float> zeros(static_cast<size_t>(q.n * kb));
   for (int64_t n = 0; n < q.n; ++n)
-    for (int64_t blk = 0; blk < kb; ++blk) {
-      float& z = zeros[n * kb + blk];
-      if (q.zero_u8) {
-        const int64_t bit = blk * q.bits;
-        z = static_cast<float>((q.zero_u8[n * zp_row + bit / 8] >> (bit % 8)) & mask);
-      } else if (q.zero_f) {
-        z = q.zero_f[n * kb + blk];
-      }
-    }
+    for (int64_t blk = 0; blk < kb; ++blk) zeros[n * kb + blk] = q.zero_point(n, blk);
   return zeros;
 }
 

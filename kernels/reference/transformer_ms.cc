@@ -178,20 +178,12 @@ void MsAttention(const MsAttentionArgs& a, int threads) {
 
 void DequantizeNBits(const NBitsWeights& q, int64_t n0, int64_t n1, float* w) {
   const int64_t kb = q.k_blocks(), blob = q.blob(), bits = q.bits;
-  const int64_t zp_row = (kb * bits + 7) / 8;
   const int mask = (1 << bits) - 1;
-  const float default_zp = static_cast<float>(1 << (bits - 1));
   for (int64_t n = n0; n < n1; ++n) {
     float* out = w + (n - n0) * q.k;
     for (int64_t blk = 0; blk < kb; ++blk) {
       const float scale = q.scales[n * kb + blk];
-      float zp = default_zp;
-      if (q.zero_u8) {
-        const int64_t bit = blk * bits;
-        zp = static_cast<float>((q.zero_u8[n * zp_row + bit / 8] >> (bit % 8)) & mask);
-      } else if (q.zero_f) {
-        zp = q.zero_f[n * kb + blk];
-      }
+      const float zp = q.zero_point(n, blk);
       const uint8_t* src = q.b + (n * kb + blk) * blob;
       const int64_t k0 = blk * q.block_size;
       const int64_t count = std::min(q.block_size, q.k - k0);

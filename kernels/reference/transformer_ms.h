@@ -110,6 +110,15 @@ struct NBitsWeights {
   const float* zero_f = nullptr;
   int64_t k_blocks() const { return (k + block_size - 1) / block_size; }
   int64_t blob() const { return block_size * bits / 8; }
+  // The zero point of row n's block blk.
+  float zero_point(int64_t n, int64_t blk) const {
+    if (zero_u8) {
+      const int64_t row = (k_blocks() * bits + 7) / 8, bit = blk * bits;
+      return static_cast<float>((zero_u8[n * row + bit / 8] >> (bit % 8)) & ((1 << bits) - 1));
+    }
+    if (zero_f) return zero_f[n * k_blocks() + blk];
+    return static_cast<float>(1 << (bits - 1));
+  }
 };
 // Rows [n0, n1) of W into w (row n at w + (n - n0) * k).
 void DequantizeNBits(const NBitsWeights& q, int64_t n0, int64_t n1, float* w);

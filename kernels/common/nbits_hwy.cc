@@ -86,37 +86,32 @@ HWY_INLINE void RowsTimesColumn(const NBits4Args& g, int64_t n, int64_t r0) {
 
 // Rows in passes of up to eight (eight accumulators, the widened block and the loads fit in
 // sixteen vector registers): each pass streams the column's blocks once.
-template <int R>
-HWY_INLINE void Pass(const NBits4Args& g, int64_t n, int64_t r) {
-  RowsTimesColumn<R>(g, n, r);
-}
-
 void MatMulNBits4F32Impl(const NBits4Args& g, int64_t n0, int64_t n1) {
   constexpr int64_t kRows = 8;
   for (int64_t n = n0; n < n1; ++n) {
     int64_t r = 0;
-    for (; r + kRows <= g.rows; r += kRows) Pass<8>(g, n, r);
+    for (; r + kRows <= g.rows; r += kRows) RowsTimesColumn<8>(g, n, r);
     switch (g.rows - r) {
       case 7:
-        Pass<7>(g, n, r);
+        RowsTimesColumn<7>(g, n, r);
         break;
       case 6:
-        Pass<6>(g, n, r);
+        RowsTimesColumn<6>(g, n, r);
         break;
       case 5:
-        Pass<5>(g, n, r);
+        RowsTimesColumn<5>(g, n, r);
         break;
       case 4:
-        Pass<4>(g, n, r);
+        RowsTimesColumn<4>(g, n, r);
         break;
       case 3:
-        Pass<3>(g, n, r);
+        RowsTimesColumn<3>(g, n, r);
         break;
       case 2:
-        Pass<2>(g, n, r);
+        RowsTimesColumn<2>(g, n, r);
         break;
       case 1:
-        Pass<1>(g, n, r);
+        RowsTimesColumn<1>(g, n, r);
         break;
       default:
         break;

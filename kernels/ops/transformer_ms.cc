@@ -117,10 +117,6 @@ Status ExpectCountOf(InferContext& ctx, int i, int64_t n, const char* what) {
                             TypeOf(ctx, i).ToString(), "; expected ", n, " values (", what, ")");
 }
 
-TypeInfo DimsType(DType t, std::vector<Dim> dims) {
-  return RankedType(t, std::move(dims));
-}
-
 // ---- run-time helpers ----
 
 const Tensor* Opt(KernelContext& ctx, int i) {
@@ -410,9 +406,9 @@ Status InferEmbedLayerNorm(InferContext& ctx) {
   std::vector<Dim> bs = ids.has_shape ? ids.dims : std::vector<Dim>{Dim(), Dim()};
   std::vector<Dim> out = bs;
   out.push_back(hidden >= 0 ? Dim::Known(hidden) : Dim());
-  ctx.SetOutputType(0, DimsType(DType::kFloat, out));
-  if (HasOut(ctx, 1)) ctx.SetOutputType(1, DimsType(DType::kInt32, {bs[0]}));
-  if (HasOut(ctx, 2)) ctx.SetOutputType(2, DimsType(DType::kFloat, out));
+  ctx.SetOutputType(0, RankedType(DType::kFloat, out));
+  if (HasOut(ctx, 1)) ctx.SetOutputType(1, RankedType(DType::kInt32, {bs[0]}));
+  if (HasOut(ctx, 2)) ctx.SetOutputType(2, RankedType(DType::kFloat, out));
   return Status::Ok();
 }
 
@@ -929,15 +925,15 @@ Status InferMsAttention(InferContext& ctx) {
       x.has_shape ? std::vector<Dim>{x.dims[0], x.dims[1]} : std::vector<Dim>{Dim(), Dim()};
   std::vector<Dim> out = bs;
   out.push_back(s.v_hidden > 0 ? Dim::Known(s.v_hidden) : Dim());
-  ctx.SetOutputType(0, DimsType(DType::kFloat, out));
+  ctx.SetOutputType(0, RankedType(DType::kFloat, out));
   if (HasOut(ctx, 1)) {
     const int64_t d = s.hidden > 0 ? s.hidden / s.heads : -1;
     const int64_t p = DimOf(ctx, 4, 3);
     const int64_t sl = x.has_shape && x.dims[1].known() ? x.dims[1].value : -1;
     const int64_t total = !Has(ctx, 4) ? sl : (p >= 0 && sl >= 0 ? p + sl : -1);
-    ctx.SetOutputType(1, DimsType(DType::kFloat, {Dim::Known(2), bs[0], Dim::Known(s.heads),
-                                                  total >= 0 ? Dim::Known(total) : Dim(),
-                                                  d >= 0 ? Dim::Known(d) : Dim()}));
+    ctx.SetOutputType(1, RankedType(DType::kFloat, {Dim::Known(2), bs[0], Dim::Known(s.heads),
+                                                    total >= 0 ? Dim::Known(total) : Dim(),
+                                                    d >= 0 ? Dim::Known(d) : Dim()}));
   }
   return Status::Ok();
 }
@@ -1102,10 +1098,10 @@ Status InferMha(InferContext& ctx) {
   }
   std::vector<Dim> out = bs;
   out.push_back(v_hidden >= 0 ? Dim::Known(v_hidden) : Dim());
-  ctx.SetOutputType(0, DimsType(DType::kFloat, out));
+  ctx.SetOutputType(0, RankedType(DType::kFloat, out));
   for (int o : {1, 2})
     if (HasOut(ctx, o))
-      ctx.SetOutputType(o, DimsType(DType::kFloat, {bs[0], Dim::Known(heads), Dim(), Dim()}));
+      ctx.SetOutputType(o, RankedType(DType::kFloat, {bs[0], Dim::Known(heads), Dim(), Dim()}));
   return Status::Ok();
 }
 
@@ -1323,11 +1319,11 @@ Status InferGqa(InferContext& ctx) {
   if (hidden >= 0) head = Has(ctx, 1) ? hidden / heads : hidden / (heads + 2 * kv_heads);
   std::vector<Dim> out = bs;
   out.push_back(head >= 0 ? Dim::Known(head * heads) : Dim());
-  ctx.SetOutputType(0, DimsType(DType::kFloat, out));
+  ctx.SetOutputType(0, RankedType(DType::kFloat, out));
   for (int o : {1, 2})
     if (HasOut(ctx, o))
-      ctx.SetOutputType(o, DimsType(DType::kFloat, {bs[0], Dim::Known(kv_heads), Dim(),
-                                                    head >= 0 ? Dim::Known(head) : Dim()}));
+      ctx.SetOutputType(o, RankedType(DType::kFloat, {bs[0], Dim::Known(kv_heads), Dim(),
+                                                      head >= 0 ? Dim::Known(head) : Dim()}));
   return Status::Ok();
 }
 
@@ -1397,12 +1393,11 @@ Status RunGqa(KernelContext& ctx, bool fast) {
   const float* qsrc = query.data<float>();
   std::vector<float> q(static_cast<size_t>(batch * n * s_len * d));
   std::vector<float> k_new(static_cast<size_t>(batch * nkv * s_len * d)), v_new(k_new.size());
+  ToHeads(qsrc, batch, s_len, n, d, q_row, 0, nullptr, q.data());
   if (key) {
-    ToHeads(qsrc, batch, s_len, n, d, q_row, 0, nullptr, q.data());
     ToHeads(key->data<float>(), batch, s_len, nkv, d, nkv * d, 0, nullptr, k_new.data());
     ToHeads(value->data<float>(), batch, s_len, nkv, d, nkv * d, 0, nullptr, v_new.data());
   } else {
-    ToHeads(qsrc, batch, s_len, n, d, q_row, 0, nullptr, q.data());
     ToHeads(qsrc, batch, s_len, nkv, d, q_row, n * d, nullptr, k_new.data());
     ToHeads(qsrc, batch, s_len, nkv, d, q_row, (n + nkv) * d, nullptr, v_new.data());
   }

@@ -19,7 +19,10 @@ namespace {
 using ml::AddPrepared;
 using ml::CheckType;
 using ml::Contains;
+using ml::CreateParsed;
+using ml::InputDType;
 using ml::kMl;
+using ml::kNumericInputs;
 using ml::SameShape;
 using reference::LabelEncoderTable;
 using reference::TreeEnsembleModel;
@@ -88,18 +91,15 @@ Status ArrayFeatureExtractorKernel(KernelContext& ctx) {
 
 // ---- Binarizer (ai.onnx.ml 1) ----
 
-const std::vector<DType> kBinarizerTypes = {DType::kFloat, DType::kDouble, DType::kInt64,
-                                            DType::kInt32};
-
 Status InferBinarizer(InferContext& ctx) {
   const TypeInfo& x = ctx.input_type(0);
-  if (x.is_tensor()) ONYX_RETURN_IF_ERROR(CheckType(ctx.node(), 0, x.elem, kBinarizerTypes));
+  if (x.is_tensor()) ONYX_RETURN_IF_ERROR(CheckType(ctx.node(), 0, x.elem, kNumericInputs));
   return InferSameAsInput0(ctx);
 }
 
 Status BinarizerKernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  ONYX_RETURN_IF_ERROR(CheckType(ctx.node(), 0, x.dtype(), kBinarizerTypes));
+  ONYX_RETURN_IF_ERROR(CheckType(ctx.node(), 0, x.dtype(), kNumericInputs));
   Tensor y = ctx.Output(0, x.dtype(), x.shape());
   reference::Binarize(x, ctx.node().attr_float("threshold", 0.0f), &y);
   return Status::Ok();
@@ -279,7 +279,7 @@ class LabelEncoderKernel : public Kernel {
 
 StatusOr<std::unique_ptr<Kernel>> CreateLabelEncoder(const NodeView& node,
                                                      const std::vector<TypeInfo>& types) {
-  const DType in = !types.empty() && types[0].is_tensor() ? types[0].elem : DType::kUndefined;
+  const DType in = InputDType(types);
   std::shared_ptr<const LabelEncoderTable> table;
   if (in != DType::kUndefined) {
     ONYX_ASSIGN_OR_RETURN(LabelEncoderTable t, BuildLabelEncoder(node, in));
@@ -459,21 +459,26 @@ Status InferTreeEnsemble(InferContext& ctx) {
   return Status::Ok();
 }
 
+// X at run time: float, double or float16, [N, F] with F > max_feature.
+Status CheckTreeEnsembleInput(const NodeView& node, const Tensor& x, int64_t max_feature) {
+  ONYX_RETURN_IF_ERROR(CheckType(node, 0, x.dtype(), kTreeTypes));
+  if (x.rank() != 2) {
+    return node.Fail("input 0 '", InputName(node, 0), "' has shape ", ShapeToString(x.shape()),
+                     "; expected [N, F]");
+  }
+  if (x.dim(1) <= max_feature) {
+    return node.Fail("input 0 '", InputName(node, 0), "' has ", x.dim(1),
+                     " features but the trees read feature ", max_feature);
+  }
+  return Status::Ok();
+}
+
 class TreeEnsembleKernel : public Kernel {
  public:
   explicit TreeEnsembleKernel(TreeEnsembleModel model) : model_(std::move(model)) {}
   Status Run(KernelContext& ctx) const override {
-    const NodeView& node = ctx.node();
     const Tensor& x = ctx.input(0);
-    ONYX_RETURN_IF_ERROR(CheckType(node, 0, x.dtype(), kTreeTypes));
-    if (x.rank() != 2) {
-      return node.Fail("input 0 '", InputName(node, 0), "' has shape ", ShapeToString(x.shape()),
-                       "; expected [N, F]");
-    }
-    if (x.dim(1) <= model_.max_feature) {
-      return node.Fail("input 0 '", InputName(node, 0), "' has ", x.dim(1),
-                       " features but the trees read feature ", model_.max_feature);
-    }
+    ONYX_RETURN_IF_ERROR(CheckTreeEnsembleInput(ctx.node(), x, model_.max_feature));
     Tensor y = ctx.Output(0, x.dtype(), {x.dim(0), model_.n_targets});
     reference::TreeEnsemblePredict(model_, x, &y);
     return Status::Ok();
@@ -482,12 +487,6 @@ class TreeEnsembleKernel : public Kernel {
  private:
   TreeEnsembleModel model_;
 };
-
-StatusOr<std::unique_ptr<Kernel>> CreateTreeEnsemble(const NodeView& node,
-                                                     const std::vector<TypeInfo>&) {
-  ONYX_ASSIGN_OR_RETURN(TreeEnsembleModel m, ParseTreeEnsemble(node));
-  return std::unique_ptr<Kernel>(new TreeEnsembleKernel(std::move(m)));
-}
 
 // TreeEnsemble-5 on the flat forest of reference/ml_tree.h, the TreeEnsembleClassifier/Regressor
 // machinery: the same double comparisons and tree-order double sums as TreeEnsembleKernel (the
@@ -534,17 +533,8 @@ class TreeEnsembleForestKernel : public Kernel {
   TreeEnsembleForestKernel(TreeEnsembleModel m, reference::Forest<double> f)
       : m_(std::move(m)), f_(std::move(f)) {}
   Status Run(KernelContext& ctx) const override {
-    const NodeView& node = ctx.node();
     const Tensor& x = ctx.input(0);
-    ONYX_RETURN_IF_ERROR(CheckType(node, 0, x.dtype(), kTreeTypes));
-    if (x.rank() != 2) {
-      return node.Fail("input 0 '", InputName(node, 0), "' has shape ", ShapeToString(x.shape()),
-                       "; expected [N, F]");
-    }
-    if (x.dim(1) <= m_.max_feature) {
-      return node.Fail("input 0 '", InputName(node, 0), "' has ", x.dim(1),
-                       " features but the trees read feature ", m_.max_feature);
-    }
+    ONYX_RETURN_IF_ERROR(CheckTreeEnsembleInput(ctx.node(), x, m_.max_feature));
     const int64_t k = m_.n_targets;
     const DType t = x.dtype();
     ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, t, {x.dim(0), k}));
@@ -616,7 +606,8 @@ void RegisterMl(OpRegistry& r) {
     def.infer = InferTreeEnsemble;
     def.impls.push_back(
         KernelImpl{"TreeEnsemble_forest", nullptr, CreateTreeEnsembleForest, nullptr});
-    def.impls.push_back(KernelImpl{"TreeEnsemble_ref", nullptr, CreateTreeEnsemble, nullptr});
+    def.impls.push_back(KernelImpl{"TreeEnsemble_ref", nullptr,
+                                   CreateParsed<TreeEnsembleKernel, ParseTreeEnsemble>, nullptr});
     r.AddDef(std::move(def));
   }
   ml::RegisterMlTree(r);

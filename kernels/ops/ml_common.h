@@ -3,15 +3,22 @@
 #pragma once
 
 #include <algorithm>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/op_helpers.h"
 #include "kernels/op_registry.h"
+#include "kernels/reference/ml_tree.h"
 
 namespace onyx::kernels::ml {
 
 inline constexpr char kMl[] = "ai.onnx.ml";
+
+// The numeric input types most ai.onnx.ml operators accept (read as float or double).
+inline const std::vector<DType> kNumericInputs = {DType::kFloat, DType::kDouble, DType::kInt64,
+                                                  DType::kInt32};
 
 inline bool Contains(const std::vector<DType>& set, DType t) {
   return std::find(set.begin(), set.end(), t) != set.end();
@@ -31,6 +38,17 @@ inline TypeInfo SameShape(const TypeInfo& like, DType elem) {
     t.dims = like.dims;
   }
   return t;
+}
+
+// The rows N of an [N, F] or [F] input (1 for [F]); unknown without a shape.
+inline Dim RowsDim(const TypeInfo& x) {
+  if (!x.is_tensor() || !x.has_shape) return Dim{};
+  return x.rank() == 1 ? Dim::Known(1) : x.dims[0];
+}
+
+// Input 0's element type at plan time, kUndefined when not a tensor or not known.
+inline DType InputDType(const std::vector<TypeInfo>& types) {
+  return !types.empty() && types[0].is_tensor() ? types[0].elem : DType::kUndefined;
 }
 
 // Registers an ai.onnx.ml op whose kernel is built once per node at plan time.
@@ -57,6 +75,33 @@ inline StatusOr<int> EnumAttr(const NodeView& node, const char* name, const std:
   for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
   return node.NotSupported("attribute '", name, "' = '", v, "' is not supported (expected one of ",
                            all, ")");
+}
+
+// The CreateFn of a kernel class K constructed from what Parse(node) returns (its model, parsed
+// once at plan time).
+template <typename K, auto Parse>
+StatusOr<std::unique_ptr<Kernel>> CreateParsed(const NodeView& node, const std::vector<TypeInfo>&) {
+  auto m = Parse(node);
+  if (!m.ok()) return m.status();
+  return std::unique_ptr<Kernel>(new K(std::move(m).value()));
+}
+
+// The post_transform attribute (NONE, SOFTMAX, LOGISTIC, SOFTMAX_ZERO or PROBIT).
+inline StatusOr<reference::MlPostTransform> PostTransformAttr(const NodeView& node) {
+  ONYX_ASSIGN_OR_RETURN(const int p,
+                        EnumAttr(node, "post_transform", "NONE",
+                                 {"NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT"}));
+  return static_cast<reference::MlPostTransform>(p);
+}
+
+// The post transform of one row's k scores, in place: ONNX Runtime applies only PROBIT to a
+// single score.
+inline void TransformRow(reference::MlPostTransform post, float* z, int64_t k) {
+  if (k > 1) {
+    reference::ApplyMlPostTransform(post, z, k);
+  } else if (k == 1 && post == reference::MlPostTransform::kProbit) {
+    z[0] = reference::MlProbit(z[0]);
+  }
 }
 
 // A float list attribute, or (opset >= 3 where the op has one) its `<name>_as_tensor` double

@@ -17,9 +17,6 @@
 namespace onyx::kernels::ml {
 namespace {
 
-const std::vector<DType> kNumericInputs = {DType::kFloat, DType::kDouble, DType::kInt64,
-                                           DType::kInt32};
-
 Tensor StringTensor(const std::vector<std::string>& v) {
   Tensor t = Tensor::Allocate(DType::kString, {static_cast<int64_t>(v.size())});
   std::copy(v.begin(), v.end(), t.strings());
@@ -123,11 +120,6 @@ class ZipMapKernel : public Kernel {
   ZipMapLabels z_;
 };
 
-StatusOr<std::unique_ptr<Kernel>> CreateZipMap(const NodeView& node, const std::vector<TypeInfo>&) {
-  ONYX_ASSIGN_OR_RETURN(ZipMapLabels z, ParseZipMap(node));
-  return std::unique_ptr<Kernel>(new ZipMapKernel(std::move(z)));
-}
-
 // ---- DictVectorizer ----
 // Y [1, V]: Y[0, i] is the map's value for vocabulary entry i, 0 (or "") when the map lacks it;
 // keys outside the vocabulary are dropped (ONNX Runtime's output shape).
@@ -215,12 +207,6 @@ class DictVectorizerKernel : public Kernel {
  private:
   Vocabulary v_;
 };
-
-StatusOr<std::unique_ptr<Kernel>> CreateDictVectorizer(const NodeView& node,
-                                                       const std::vector<TypeInfo>&) {
-  ONYX_ASSIGN_OR_RETURN(Vocabulary v, ParseVocabulary(node));
-  return std::unique_ptr<Kernel>(new DictVectorizerKernel(std::move(v)));
-}
 
 // ---- OneHotEncoder ----
 // Y has X's shape plus a last dim of the categories. Numeric inputs are truncated to int64 before
@@ -323,12 +309,6 @@ class OneHotEncoderKernel : public Kernel {
  private:
   Categories c_;
 };
-
-StatusOr<std::unique_ptr<Kernel>> CreateOneHotEncoder(const NodeView& node,
-                                                      const std::vector<TypeInfo>&) {
-  ONYX_ASSIGN_OR_RETURN(Categories c, ParseCategories(node));
-  return std::unique_ptr<Kernel>(new OneHotEncoderKernel(std::move(c)));
-}
 
 // ---- Imputer ----
 // Elements equal to the replaced value (NaN matches NaN) take the imputed value of their column
@@ -533,9 +513,11 @@ StatusOr<std::unique_ptr<Kernel>> CreateCategoryMapper(const NodeView& node,
 }  // namespace
 
 void RegisterMlFeatures(OpRegistry& r) {
-  AddPrepared(r, "ZipMap", 1, kLatestOpset, InferZipMap, CreateZipMap);
-  AddPrepared(r, "DictVectorizer", 1, kLatestOpset, InferDictVectorizer, CreateDictVectorizer);
-  AddPrepared(r, "OneHotEncoder", 1, kLatestOpset, InferOneHotEncoder, CreateOneHotEncoder);
+  AddPrepared(r, "ZipMap", 1, kLatestOpset, InferZipMap, CreateParsed<ZipMapKernel, ParseZipMap>);
+  AddPrepared(r, "DictVectorizer", 1, kLatestOpset, InferDictVectorizer,
+              CreateParsed<DictVectorizerKernel, ParseVocabulary>);
+  AddPrepared(r, "OneHotEncoder", 1, kLatestOpset, InferOneHotEncoder,
+              CreateParsed<OneHotEncoderKernel, ParseCategories>);
   r.Add(kMl, "Imputer", 1, kLatestOpset, InferImputer, ImputerKernel);
   r.Add(kMl, "FeatureVectorizer", 1, kLatestOpset, InferFeatureVectorizer, FeatureVectorizerKernel);
   AddPrepared(r, "CategoryMapper", 1, kLatestOpset, InferCategoryMapper, CreateCategoryMapper);

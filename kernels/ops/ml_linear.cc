@@ -15,20 +15,9 @@
 namespace onyx::kernels::ml {
 namespace {
 
-using reference::ApplyMlPostTransform;
 using reference::MlLogistic;
 using reference::MlPostTransform;
 using reference::MlProbit;
-
-const std::vector<DType> kNumericInputs = {DType::kFloat, DType::kDouble, DType::kInt64,
-                                           DType::kInt32};
-
-StatusOr<MlPostTransform> PostTransformAttr(const NodeView& node) {
-  ONYX_ASSIGN_OR_RETURN(const int p,
-                        EnumAttr(node, "post_transform", "NONE",
-                                 {"NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT"}));
-  return static_cast<MlPostTransform>(p);
-}
 
 // X as float rows [N, F] (a 1-D X is one row). Float inputs are read in place.
 struct FloatRows {
@@ -75,20 +64,6 @@ Status CheckInputType(InferContext& ctx) {
     return ctx.node().Invalid("input 0 '", InputName(ctx.node(), 0), "' has shape ", x.ToString(),
                               "; expected [N, F] or [F]");
   return Status::Ok();
-}
-
-Dim RowsDim(const TypeInfo& x) {
-  if (!x.is_tensor() || !x.has_shape) return Dim{};
-  return x.rank() == 1 ? Dim::Known(1) : x.dims[0];
-}
-
-// Post transform of one target per row: ONNX Runtime applies only PROBIT to a single score.
-void TransformRow(MlPostTransform post, float* z, int64_t k) {
-  if (k > 1) {
-    ApplyMlPostTransform(post, z, k);
-  } else if (k == 1 && post == MlPostTransform::kProbit) {
-    z[0] = MlProbit(z[0]);
-  }
 }
 
 // y[r, j] = sum_f x[r, f] * w[j, f] + b[j] (b may be empty), in float as ONNX Runtime's GEMM.
@@ -236,12 +211,6 @@ class LinearClassifierKernel : public Kernel {
   LinearClassifierModel m_;
 };
 
-StatusOr<std::unique_ptr<Kernel>> CreateLinearClassifier(const NodeView& node,
-                                                         const std::vector<TypeInfo>&) {
-  ONYX_ASSIGN_OR_RETURN(LinearClassifierModel m, ParseLinearClassifier(node));
-  return std::unique_ptr<Kernel>(new LinearClassifierKernel(std::move(m)));
-}
-
 // ---- LinearRegressor ----
 
 struct LinearRegressorModel {
@@ -293,12 +262,6 @@ class LinearRegressorKernel : public Kernel {
  private:
   LinearRegressorModel m_;
 };
-
-StatusOr<std::unique_ptr<Kernel>> CreateLinearRegressor(const NodeView& node,
-                                                        const std::vector<TypeInfo>&) {
-  ONYX_ASSIGN_OR_RETURN(LinearRegressorModel m, ParseLinearRegressor(node));
-  return std::unique_ptr<Kernel>(new LinearRegressorKernel(std::move(m)));
-}
 
 // ---- SVM kernels (shared by SVMClassifier and SVMRegressor) ----
 
@@ -578,12 +541,6 @@ class SvmClassifierKernel : public Kernel {
   SvmClassifierModel m_;
 };
 
-StatusOr<std::unique_ptr<Kernel>> CreateSvmClassifier(const NodeView& node,
-                                                      const std::vector<TypeInfo>&) {
-  ONYX_ASSIGN_OR_RETURN(SvmClassifierModel m, ParseSvmClassifier(node));
-  return std::unique_ptr<Kernel>(new SvmClassifierKernel(std::move(m)));
-}
-
 // ---- SVMRegressor ----
 
 struct SvmRegressorModel {
@@ -672,12 +629,6 @@ class SvmRegressorKernel : public Kernel {
   SvmRegressorModel m_;
 };
 
-StatusOr<std::unique_ptr<Kernel>> CreateSvmRegressor(const NodeView& node,
-                                                     const std::vector<TypeInfo>&) {
-  ONYX_ASSIGN_OR_RETURN(SvmRegressorModel m, ParseSvmRegressor(node));
-  return std::unique_ptr<Kernel>(new SvmRegressorKernel(std::move(m)));
-}
-
 // ---- Scaler ----
 // Y = (X - offset) * scale in float, offset and scale each one value or one per column (last dim).
 
@@ -752,10 +703,13 @@ Status NormalizerKernel(KernelContext& ctx) {
 
 void RegisterMlLinear(OpRegistry& r) {
   AddPrepared(r, "LinearClassifier", 1, kLatestOpset, InferLinearClassifier,
-              CreateLinearClassifier);
-  AddPrepared(r, "LinearRegressor", 1, kLatestOpset, InferLinearRegressor, CreateLinearRegressor);
-  AddPrepared(r, "SVMClassifier", 1, kLatestOpset, InferSvmClassifier, CreateSvmClassifier);
-  AddPrepared(r, "SVMRegressor", 1, kLatestOpset, InferSvmRegressor, CreateSvmRegressor);
+              CreateParsed<LinearClassifierKernel, ParseLinearClassifier>);
+  AddPrepared(r, "LinearRegressor", 1, kLatestOpset, InferLinearRegressor,
+              CreateParsed<LinearRegressorKernel, ParseLinearRegressor>);
+  AddPrepared(r, "SVMClassifier", 1, kLatestOpset, InferSvmClassifier,
+              CreateParsed<SvmClassifierKernel, ParseSvmClassifier>);
+  AddPrepared(r, "SVMRegressor", 1, kLatestOpset, InferSvmRegressor,
+              CreateParsed<SvmRegressorKernel, ParseSvmRegressor>);
   r.Add(kMl, "Scaler", 1, kLatestOpset, InferScaler, ScalerKernel);
   r.Add(kMl, "Normalizer", 1, kLatestOpset, InferNormalizer, NormalizerKernel);
 }

@@ -25,16 +25,6 @@ using reference::TreeAggregate;
 using reference::TreeEnsembleSpec;
 using reference::TreeMode;
 
-const std::vector<DType> kTreeInputTypes = {DType::kFloat, DType::kDouble, DType::kInt64,
-                                            DType::kInt32};
-
-StatusOr<MlPostTransform> ParsePostTransform(const NodeView& node) {
-  ONYX_ASSIGN_OR_RETURN(const int p,
-                        EnumAttr(node, "post_transform", "NONE",
-                                 {"NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT"}));
-  return static_cast<MlPostTransform>(p);
-}
-
 Status CheckLength(const NodeView& node, const char* name, size_t got, size_t want,
                    const char* like) {
   if (got == want) return Status::Ok();
@@ -127,7 +117,7 @@ StatusOr<TreeModel> BuildModel(const NodeView& node, const std::string& prefix, 
   spec.n_targets = n_targets;
   TreeModel m;
   m.n_targets = n_targets;
-  ONYX_ASSIGN_OR_RETURN(m.post, ParsePostTransform(node));
+  ONYX_ASSIGN_OR_RETURN(m.post, PostTransformAttr(node));
   ONYX_ASSIGN_OR_RETURN(m.base_values, FloatsOrTensor(node, "base_values"));
   if (!compile) {
     for (size_t i = 0; i < spec.modes.size(); ++i)
@@ -152,13 +142,9 @@ StatusOr<TreeModel> BuildModel(const NodeView& node, const std::string& prefix, 
   return m;
 }
 
-DType InputType(const std::vector<TypeInfo>& types) {
-  return !types.empty() && types[0].is_tensor() ? types[0].elem : DType::kUndefined;
-}
-
 // X as [N, F]: a 1-D input is one row.
 StatusOr<Tensor> Rows(const NodeView& node, const Tensor& x, int64_t max_feature) {
-  ONYX_RETURN_IF_ERROR(CheckType(node, 0, x.dtype(), kTreeInputTypes));
+  ONYX_RETURN_IF_ERROR(CheckType(node, 0, x.dtype(), kNumericInputs));
   if (x.rank() != 1 && x.rank() != 2)
     return node.Fail("input 0 '", InputName(node, 0), "' has shape ", ShapeToString(x.shape()),
                      "; expected [N, F] or [F]");
@@ -187,7 +173,7 @@ void Evaluate(const TreeModel& m, const Tensor& x, int threads, const Fn& fn) {
 
 Status CheckInputShape(const NodeView& node, const TypeInfo& x, int64_t max_feature) {
   if (!x.is_tensor()) return Status::Ok();
-  ONYX_RETURN_IF_ERROR(CheckType(node, 0, x.elem, kTreeInputTypes));
+  ONYX_RETURN_IF_ERROR(CheckType(node, 0, x.elem, kNumericInputs));
   if (!x.has_shape) return Status::Ok();
   if (x.rank() != 1 && x.rank() != 2)
     return node.Invalid("input 0 '", InputName(node, 0), "' has shape ", x.ToString(),
@@ -197,11 +183,6 @@ Status CheckInputShape(const NodeView& node, const TypeInfo& x, int64_t max_feat
     return node.Invalid("input 0 '", InputName(node, 0), "' has ", f.value,
                         " features but the trees read feature ", max_feature);
   return Status::Ok();
-}
-
-Dim RowsDim(const TypeInfo& x) {
-  if (!x.is_tensor() || !x.has_shape) return Dim{};
-  return x.rank() == 1 ? Dim::Known(1) : x.dims[0];
 }
 
 // ---- TreeEnsembleRegressor ----
@@ -264,12 +245,7 @@ class TreeRegressorKernel : public Kernel {
                      v += static_cast<T>(base[j]);
                    z[j] = static_cast<float>(v);
                  }
-                 // ONNX Runtime applies only PROBIT to a single target.
-                 if (k == 1) {
-                   if (m_.post == MlPostTransform::kProbit) z[0] = reference::MlProbit(z[0]);
-                 } else {
-                   reference::ApplyMlPostTransform(m_.post, z, k);
-                 }
+                 TransformRow(m_.post, z, k);
                }
              });
     return Status::Ok();
@@ -281,7 +257,7 @@ class TreeRegressorKernel : public Kernel {
 
 StatusOr<std::unique_ptr<Kernel>> CreateTreeRegressor(const NodeView& node,
                                                       const std::vector<TypeInfo>& types) {
-  ONYX_ASSIGN_OR_RETURN(TreeModel m, BuildRegressor(node, InputType(types), true));
+  ONYX_ASSIGN_OR_RETURN(TreeModel m, BuildRegressor(node, InputDType(types), true));
   return std::unique_ptr<Kernel>(new TreeRegressorKernel(std::move(m)));
 }
 
@@ -450,7 +426,7 @@ class TreeClassifierKernel : public Kernel {
 
 StatusOr<std::unique_ptr<Kernel>> CreateTreeClassifier(const NodeView& node,
                                                        const std::vector<TypeInfo>& types) {
-  ONYX_ASSIGN_OR_RETURN(ClassifierModel c, BuildClassifier(node, InputType(types), true));
+  ONYX_ASSIGN_OR_RETURN(ClassifierModel c, BuildClassifier(node, InputDType(types), true));
   return std::unique_ptr<Kernel>(new TreeClassifierKernel(std::move(c)));
 }
 

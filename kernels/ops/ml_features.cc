@@ -356,28 +356,36 @@ Status InferImputer(InferContext& ctx) {
   return InferSameAsInput0(ctx);
 }
 
-Status ImputerKernel(KernelContext& ctx) {
-  const NodeView& node = ctx.node();
-  ONYX_ASSIGN_OR_RETURN(const ImputerAttrs a, ParseImputer(node));
-  const Tensor& x = ctx.input(0);
-  ONYX_RETURN_IF_ERROR(CheckImputerInput(node, a, x.dtype()));
-  const int64_t cols = x.rank() == 0 ? 1 : x.shape().back();
-  if (a.imputed.size() != 1 && static_cast<int64_t>(a.imputed.size()) != cols)
-    return node.Fail("there are ", a.imputed.size(), " imputed values but input 0 '",
-                     InputName(node, 0), "' has ", cols, " columns (expected 1 or ", cols, ")");
-  Tensor y = ctx.Output(0, x.dtype(), x.shape());
-  const bool nan = std::isnan(a.replaced);
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    const double v = ElementAsDouble(x, i);
-    const bool replace = nan ? std::isnan(v) : v == a.replaced;
-    if (replace) {
-      StoreFromDouble(x.dtype(), y.raw_data(), i, a.imputed[a.imputed.size() == 1 ? 0 : i % cols]);
-    } else {
-      CopyElements(x.dtype(), x.raw_data(), i, y.raw_data(), i, 1);
+class ImputerKernel : public Kernel {
+ public:
+  explicit ImputerKernel(ImputerAttrs a) : a_(std::move(a)) {}
+  Status Run(KernelContext& ctx) const override {
+    const NodeView& node = ctx.node();
+    const ImputerAttrs& a = a_;
+    const Tensor& x = ctx.input(0);
+    ONYX_RETURN_IF_ERROR(CheckImputerInput(node, a, x.dtype()));
+    const int64_t cols = x.rank() == 0 ? 1 : x.shape().back();
+    if (a.imputed.size() != 1 && static_cast<int64_t>(a.imputed.size()) != cols)
+      return node.Fail("there are ", a.imputed.size(), " imputed values but input 0 '",
+                       InputName(node, 0), "' has ", cols, " columns (expected 1 or ", cols, ")");
+    Tensor y = ctx.Output(0, x.dtype(), x.shape());
+    const bool nan = std::isnan(a.replaced);
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const double v = ElementAsDouble(x, i);
+      const bool replace = nan ? std::isnan(v) : v == a.replaced;
+      if (replace) {
+        StoreFromDouble(x.dtype(), y.raw_data(), i,
+                        a.imputed[a.imputed.size() == 1 ? 0 : i % cols]);
+      } else {
+        CopyElements(x.dtype(), x.raw_data(), i, y.raw_data(), i, 1);
+      }
     }
+    return Status::Ok();
   }
-  return Status::Ok();
-}
+
+ private:
+  ImputerAttrs a_;
+};
 
 // ---- FeatureVectorizer ----
 // Y [N, sum(inputdimensions)] float: input i contributes the first inputdimensions[i] values of
@@ -518,7 +526,8 @@ void RegisterMlFeatures(OpRegistry& r) {
               CreateParsed<DictVectorizerKernel, ParseVocabulary>);
   AddPrepared(r, "OneHotEncoder", 1, kLatestOpset, InferOneHotEncoder,
               CreateParsed<OneHotEncoderKernel, ParseCategories>);
-  r.Add(kMl, "Imputer", 1, kLatestOpset, InferImputer, ImputerKernel);
+  AddPrepared(r, "Imputer", 1, kLatestOpset, InferImputer,
+              CreateParsed<ImputerKernel, ParseImputer>);
   r.Add(kMl, "FeatureVectorizer", 1, kLatestOpset, InferFeatureVectorizer, FeatureVectorizerKernel);
   AddPrepared(r, "CategoryMapper", 1, kLatestOpset, InferCategoryMapper, CreateCategoryMapper);
 }

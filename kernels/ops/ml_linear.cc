@@ -645,59 +645,83 @@ Status InferScaler(InferContext& ctx) {
   return Status::Ok();
 }
 
-Status ScalerKernel(KernelContext& ctx) {
-  const NodeView& node = ctx.node();
-  const Tensor& x = ctx.input(0);
-  ONYX_RETURN_IF_ERROR(CheckType(node, 0, x.dtype(), kNumericInputs));
-  const std::vector<float> offset = node.attr_floats("offset");
-  const std::vector<float> scale = node.attr_floats("scale");
-  const int64_t cols = x.rank() == 0 ? 1 : x.shape().back();
-  ONYX_RETURN_IF_ERROR(CheckScaleList(node, "offset", offset.size(), cols));
-  ONYX_RETURN_IF_ERROR(CheckScaleList(node, "scale", scale.size(), cols));
-  Tensor y = ctx.Output(0, DType::kFloat, x.shape());
-  float* dst = y.data<float>();
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    const int64_t c = cols > 0 ? i % cols : 0;
-    const float o = offset.empty() ? 0.0f : offset[offset.size() == 1 ? 0 : c];
-    const float s = scale.empty() ? 1.0f : scale[scale.size() == 1 ? 0 : c];
-    dst[i] = (static_cast<float>(ElementAsDouble(x, i)) - o) * s;
-  }
-  return Status::Ok();
+struct ScalerModel {
+  std::vector<float> offset, scale;
+};
+
+StatusOr<ScalerModel> ParseScaler(const NodeView& node) {
+  return ScalerModel{node.attr_floats("offset"), node.attr_floats("scale")};
 }
+
+class ScalerKernel : public Kernel {
+ public:
+  explicit ScalerKernel(ScalerModel m) : m_(std::move(m)) {}
+  Status Run(KernelContext& ctx) const override {
+    const NodeView& node = ctx.node();
+    const Tensor& x = ctx.input(0);
+    ONYX_RETURN_IF_ERROR(CheckType(node, 0, x.dtype(), kNumericInputs));
+    const std::vector<float>& offset = m_.offset;
+    const std::vector<float>& scale = m_.scale;
+    const int64_t cols = x.rank() == 0 ? 1 : x.shape().back();
+    ONYX_RETURN_IF_ERROR(CheckScaleList(node, "offset", offset.size(), cols));
+    ONYX_RETURN_IF_ERROR(CheckScaleList(node, "scale", scale.size(), cols));
+    Tensor y = ctx.Output(0, DType::kFloat, x.shape());
+    float* dst = y.data<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const int64_t c = cols > 0 ? i % cols : 0;
+      const float o = offset.empty() ? 0.0f : offset[offset.size() == 1 ? 0 : c];
+      const float s = scale.empty() ? 1.0f : scale[scale.size() == 1 ? 0 : c];
+      dst[i] = (static_cast<float>(ElementAsDouble(x, i)) - o) * s;
+    }
+    return Status::Ok();
+  }
+
+ private:
+  ScalerModel m_;
+};
 
 // ---- Normalizer ----
 // Each row divided by its max (MAX: the largest value, not magnitude, as ONNX Runtime), its L1 or
 // its L2 norm; a row whose divisor is 0 is copied unchanged.
 
+StatusOr<int> ParseNorm(const NodeView& node) {
+  return EnumAttr(node, "norm", "MAX", {"MAX", "L1", "L2"});
+}
+
 Status InferNormalizer(InferContext& ctx) {
-  ONYX_RETURN_IF_ERROR(EnumAttr(ctx.node(), "norm", "MAX", {"MAX", "L1", "L2"}).status());
+  ONYX_RETURN_IF_ERROR(ParseNorm(ctx.node()).status());
   ONYX_RETURN_IF_ERROR(CheckInputType(ctx));
   ctx.SetOutputType(0, SameShape(ctx.input_type(0), DType::kFloat));
   return Status::Ok();
 }
 
-Status NormalizerKernel(KernelContext& ctx) {
-  const NodeView& node = ctx.node();
-  ONYX_ASSIGN_OR_RETURN(const int norm, EnumAttr(node, "norm", "MAX", {"MAX", "L1", "L2"}));
-  ONYX_ASSIGN_OR_RETURN(const FloatRows x, ReadRows(node, ctx.input(0)));
-  Tensor y = ctx.Output(0, DType::kFloat, ctx.input(0).shape());
-  float* dst = y.data<float>();
-  for (int64_t r = 0; r < x.n; ++r) {
-    const float* src = x.data + r * x.f;
-    float* out = dst + r * x.f;
-    float d = 0;
-    if (norm == 0) {
-      d = x.f > 0 ? *std::max_element(src, src + x.f) : 0.0f;
-    } else if (norm == 1) {
-      for (int64_t c = 0; c < x.f; ++c) d += std::fabs(src[c]);
-    } else {
-      for (int64_t c = 0; c < x.f; ++c) d += src[c] * src[c];
-      d = std::sqrt(d);
+class NormalizerKernel : public Kernel {
+ public:
+  explicit NormalizerKernel(int norm) : norm_(norm) {}
+  Status Run(KernelContext& ctx) const override {
+    ONYX_ASSIGN_OR_RETURN(const FloatRows x, ReadRows(ctx.node(), ctx.input(0)));
+    Tensor y = ctx.Output(0, DType::kFloat, ctx.input(0).shape());
+    float* dst = y.data<float>();
+    for (int64_t r = 0; r < x.n; ++r) {
+      const float* src = x.data + r * x.f;
+      float* out = dst + r * x.f;
+      float d = 0;
+      if (norm_ == 0) {
+        d = x.f > 0 ? *std::max_element(src, src + x.f) : 0.0f;
+      } else if (norm_ == 1) {
+        for (int64_t c = 0; c < x.f; ++c) d += std::fabs(src[c]);
+      } else {
+        for (int64_t c = 0; c < x.f; ++c) d += src[c] * src[c];
+        d = std::sqrt(d);
+      }
+      for (int64_t c = 0; c < x.f; ++c) out[c] = d != 0 ? src[c] / d : src[c];
     }
-    for (int64_t c = 0; c < x.f; ++c) out[c] = d != 0 ? src[c] / d : src[c];
+    return Status::Ok();
   }
-  return Status::Ok();
-}
+
+ private:
+  int norm_;  // MAX, L1, L2
+};
 
 }  // namespace
 
@@ -710,8 +734,9 @@ void RegisterMlLinear(OpRegistry& r) {
               CreateParsed<SvmClassifierKernel, ParseSvmClassifier>);
   AddPrepared(r, "SVMRegressor", 1, kLatestOpset, InferSvmRegressor,
               CreateParsed<SvmRegressorKernel, ParseSvmRegressor>);
-  r.Add(kMl, "Scaler", 1, kLatestOpset, InferScaler, ScalerKernel);
-  r.Add(kMl, "Normalizer", 1, kLatestOpset, InferNormalizer, NormalizerKernel);
+  AddPrepared(r, "Scaler", 1, kLatestOpset, InferScaler, CreateParsed<ScalerKernel, ParseScaler>);
+  AddPrepared(r, "Normalizer", 1, kLatestOpset, InferNormalizer,
+              CreateParsed<NormalizerKernel, ParseNorm>);
 }
 
 }  // namespace onyx::kernels::ml

@@ -24,6 +24,7 @@ using ml::InputDType;
 using ml::kMl;
 using ml::kNumericInputs;
 using ml::SameShape;
+using ml::StringList;
 using reference::LabelEncoderTable;
 using reference::TreeEnsembleModel;
 using reference::TreeEnsembleSpec;
@@ -109,12 +110,6 @@ Status BinarizerKernel(KernelContext& ctx) {
 
 const std::vector<DType> kLabelTypes = {DType::kString, DType::kInt64, DType::kFloat,
                                         DType::kInt32,  DType::kInt16, DType::kDouble};
-
-Tensor StringList(const std::vector<std::string>& v) {
-  Tensor t = Tensor::Allocate(DType::kString, {static_cast<int64_t>(v.size())});
-  std::copy(v.begin(), v.end(), t.strings());
-  return t;
-}
 
 Tensor FloatList(const std::vector<float>& v) {
   Tensor t = Tensor::Allocate(DType::kFloat, {static_cast<int64_t>(v.size())});

@@ -51,6 +51,48 @@ inline DType InputDType(const std::vector<TypeInfo>& types) {
   return !types.empty() && types[0].is_tensor() ? types[0].elem : DType::kUndefined;
 }
 
+// Class labels: int64 or strings, exactly one list (the attribute names vary by op).
+struct Labels {
+  std::vector<int64_t> ints;
+  std::vector<std::string> strings;
+  bool use_strings = false;
+  int64_t size() const { return static_cast<int64_t>(use_strings ? strings.size() : ints.size()); }
+};
+
+inline StatusOr<Labels> ParseLabels(const NodeView& node, const char* ints_name) {
+  Labels l;
+  const bool ints = node.has_attr(ints_name);
+  const bool strings = node.has_attr("classlabels_strings");
+  if (ints == strings)
+    return node.Invalid("exactly one of '", ints_name, "' and 'classlabels_strings' must be set");
+  l.use_strings = strings;
+  if (ints) l.ints = node.attr_ints(ints_name);
+  if (strings) l.strings = node.attr_strings("classlabels_strings");
+  if (l.size() == 0) return node.Invalid("the class label list is empty");
+  return l;
+}
+
+// Output 0 of a classifier: one label per row.
+inline Tensor LabelOutput(KernelContext& ctx, const Labels& l, int64_t n) {
+  return ctx.Output(0, l.use_strings ? DType::kString : DType::kInt64, {n});
+}
+
+// Writes label index `i` of `l`, or, when i < 0, the literal positive (1) / negative (0) label
+// ONNX Runtime writes when a single score is not paired with two labels.
+inline void WriteLabel(Tensor& y, const Labels& l, int64_t row, int64_t i, bool positive) {
+  if (l.use_strings)
+    y.strings()[row] = i >= 0 ? l.strings[i] : (positive ? "1" : "0");
+  else
+    y.data<int64_t>()[row] = i >= 0 ? l.ints[i] : (positive ? 1 : 0);
+}
+
+// A 1-D string tensor of `v`.
+inline Tensor StringList(const std::vector<std::string>& v) {
+  Tensor t = Tensor::Allocate(DType::kString, {static_cast<int64_t>(v.size())});
+  std::copy(v.begin(), v.end(), t.strings());
+  return t;
+}
+
 // Registers an ai.onnx.ml op whose kernel is built once per node at plan time.
 inline void AddPrepared(OpRegistry& r, const std::string& op_type, int64_t since, int64_t until,
                         InferFn infer, CreateFn create) {

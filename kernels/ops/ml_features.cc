@@ -17,12 +17,6 @@
 namespace onyx::kernels::ml {
 namespace {
 
-Tensor StringTensor(const std::vector<std::string>& v) {
-  Tensor t = Tensor::Allocate(DType::kString, {static_cast<int64_t>(v.size())});
-  std::copy(v.begin(), v.end(), t.strings());
-  return t;
-}
-
 // [N, C] for a 2-D x, [1, C] for a 1-D one.
 StatusOr<std::pair<int64_t, int64_t>> RowsCols(const NodeView& node, const Tensor& x) {
   if (x.rank() == 1) return std::make_pair(int64_t{1}, x.dim(0));
@@ -70,7 +64,7 @@ StatusOr<ZipMapLabels> ParseZipMap(const NodeView& node) {
       if (i > 0 && sorted[i] == sorted[i - 1])
         return node.Invalid("attribute 'classlabels_strings' repeats label '", sorted[i], "'");
     }
-    z.keys = StringTensor(sorted);
+    z.keys = StringList(sorted);
   }
   return z;
 }

@@ -82,40 +82,6 @@ void Affine(const FloatRows& x, const std::vector<float>& w, const std::vector<f
   });
 }
 
-// Class labels: int64 or strings, exactly one list (the attribute names vary by op).
-struct Labels {
-  std::vector<int64_t> ints;
-  std::vector<std::string> strings;
-  bool use_strings = false;
-  int64_t size() const { return static_cast<int64_t>(use_strings ? strings.size() : ints.size()); }
-};
-
-StatusOr<Labels> ParseLabels(const NodeView& node, const char* ints_name) {
-  Labels l;
-  const bool ints = node.has_attr(ints_name);
-  const bool strings = node.has_attr("classlabels_strings");
-  if (ints == strings)
-    return node.Invalid("exactly one of '", ints_name, "' and 'classlabels_strings' must be set");
-  l.use_strings = strings;
-  if (ints) l.ints = node.attr_ints(ints_name);
-  if (strings) l.strings = node.attr_strings("classlabels_strings");
-  if (l.size() == 0) return node.Invalid("the class label list is empty");
-  return l;
-}
-
-Tensor LabelOutput(KernelContext& ctx, const Labels& l, int64_t n) {
-  return ctx.Output(0, l.use_strings ? DType::kString : DType::kInt64, {n});
-}
-
-// Writes label index `i` of `l`, or, when i < 0, the literal positive (1) / negative (0) label
-// ONNX Runtime writes when a single score is not paired with two labels.
-void WriteLabel(Tensor& y, const Labels& l, int64_t row, int64_t i, bool positive) {
-  if (l.use_strings)
-    y.strings()[row] = i >= 0 ? l.strings[i] : (positive ? "1" : "0");
-  else
-    y.data<int64_t>()[row] = i >= 0 ? l.ints[i] : (positive ? 1 : 0);
-}
-
 Status InferClassifierOutputs(InferContext& ctx, const Labels& l, Dim scores) {
   ONYX_RETURN_IF_ERROR(CheckInputType(ctx));
   const Dim n = RowsDim(ctx.input_type(0));

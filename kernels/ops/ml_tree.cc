@@ -265,8 +265,7 @@ StatusOr<std::unique_ptr<Kernel>> CreateTreeRegressor(const NodeView& node,
 
 struct ClassifierModel {
   TreeModel trees;
-  std::vector<int64_t> int_labels;
-  std::vector<std::string> string_labels;  // when the labels are strings
+  Labels labels;
   bool binary_case = false;  // two classes, every weight for one class: one score per row
   bool all_positive = true;  // no negative weight (then the binary threshold is 0.5, not 0)
   int64_t n_classes() const { return trees.n_targets; }
@@ -274,15 +273,8 @@ struct ClassifierModel {
 
 StatusOr<ClassifierModel> BuildClassifier(const NodeView& node, DType input, bool compile) {
   ClassifierModel c;
-  const bool ints = node.has_attr("classlabels_int64s");
-  const bool strings = node.has_attr("classlabels_strings");
-  if (ints == strings)
-    return node.Invalid(
-        "exactly one of 'classlabels_int64s' and 'classlabels_strings' must be set");
-  if (ints) c.int_labels = node.attr_ints("classlabels_int64s");
-  if (strings) c.string_labels = node.attr_strings("classlabels_strings");
-  const int64_t k = static_cast<int64_t>(ints ? c.int_labels.size() : c.string_labels.size());
-  if (k < 1) return node.Invalid("the class label list is empty");
+  ONYX_ASSIGN_OR_RETURN(c.labels, ParseLabels(node, "classlabels_int64s"));
+  const int64_t k = c.labels.size();
   ONYX_ASSIGN_OR_RETURN(c.trees, BuildModel(node, "class", k, input, compile));
   const std::vector<int64_t> ids = node.attr_ints("class_ids");
   std::vector<double> weights;
@@ -306,7 +298,7 @@ Status InferTreeClassifier(InferContext& ctx) {
   ONYX_ASSIGN_OR_RETURN(const ClassifierModel c, BuildClassifier(node, DType::kFloat, false));
   ONYX_RETURN_IF_ERROR(CheckInputShape(node, x, c.trees.max_feature));
   const Dim n = RowsDim(x);
-  ctx.SetOutputType(0, RankedType(c.string_labels.empty() ? DType::kInt64 : DType::kString, {n}));
+  ctx.SetOutputType(0, RankedType(c.labels.use_strings ? DType::kString : DType::kInt64, {n}));
   ctx.SetOutputType(1, RankedType(DType::kFloat, {n, Dim::Known(c.n_classes())}));
   return Status::Ok();
 }
@@ -402,8 +394,7 @@ class TreeClassifierKernel : public Kernel {
     ONYX_ASSIGN_OR_RETURN(const Tensor x, Rows(ctx.node(), ctx.input(0), c_.trees.max_feature));
     const int64_t n = x.dim(0);
     const int64_t k = c_.n_classes();
-    const bool strings = !c_.string_labels.empty();
-    Tensor y = ctx.Output(0, strings ? DType::kString : DType::kInt64, {n});
+    Tensor y = LabelOutput(ctx, c_.labels, n);
     ONYX_ASSIGN_OR_RETURN(Tensor z, NewOutput(ctx, 1, DType::kFloat, {n, k}));
     float* zd = z.data<float>();
     Evaluate(c_.trees, x, ctx.intra_op_threads(),
@@ -411,10 +402,7 @@ class TreeClassifierKernel : public Kernel {
                for (int64_t r = 0; r < rows; ++r) {
                  const int64_t i = r0 + r;
                  const int64_t label = ClassifyRow(c_, score + r * k, has + r * k, zd + i * k);
-                 if (strings)
-                   y.strings()[i] = c_.string_labels[label];
-                 else
-                   y.data<int64_t>()[i] = c_.int_labels[label];
+                 WriteLabel(y, c_.labels, i, label, true);
                }
              });
     return Status::Ok();

@@ -141,7 +141,9 @@ double ErfInv(double y) {
   return x;
 }
 
-void ApplyPostTransform(Model::PostTransform t, std::vector<double>* v) {
+}  // namespace
+
+void TreeEnsemblePostTransform(TreeEnsembleModel::PostTransform t, std::vector<double>* v) {
   switch (t) {
     case Model::PostTransform::kNone:
       return;
@@ -167,12 +169,6 @@ void ApplyPostTransform(Model::PostTransform t, std::vector<double>* v) {
       return;
     }
   }
-}
-
-}  // namespace
-
-void TreeEnsemblePostTransform(TreeEnsembleModel::PostTransform t, std::vector<double>* v) {
-  ApplyPostTransform(t, v);
 }
 
 double TreeEnsembleHighest(DType t) {
@@ -227,7 +223,7 @@ void TreeEnsemblePredict(const TreeEnsembleModel& model, const Tensor& x, Tensor
     }
     if (model.aggregate == Model::Aggregate::kAverage && !model.roots.empty())
       for (double& a : acc) a /= static_cast<double>(model.roots.size());
-    ApplyPostTransform(model.post_transform, &acc);
+    TreeEnsemblePostTransform(model.post_transform, &acc);
     for (int64_t k = 0; k < targets; ++k)
       StoreFromDouble(t, y->raw_data(), r * targets + k, acc[k]);
   }

@@ -1,5 +1,6 @@
 // Helpers shared by the ai.onnx.ml operator families (ml.cc, ml_tree.cc, ml_linear.cc,
-// ml_features.cc): type checks, registration of prepared kernels and attribute readers.
+// ml_features.cc): type checks, input checks, class labels, registration of prepared kernels and
+// attribute readers.
 #pragma once
 
 #include <algorithm>
@@ -44,6 +45,22 @@ inline TypeInfo SameShape(const TypeInfo& like, DType elem) {
 inline Dim RowsDim(const TypeInfo& x) {
   if (!x.is_tensor() || !x.has_shape) return Dim{};
   return x.rank() == 1 ? Dim::Known(1) : x.dims[0];
+}
+
+// Plan-time check of input 0 as rows [N, F] or [F] of a numeric type; when a tree model reads
+// feature `max_feature` (-1: none), a known F must exceed it.
+inline Status CheckRowsInput(const NodeView& node, const TypeInfo& x, int64_t max_feature = -1) {
+  if (!x.is_tensor()) return Status::Ok();
+  ONYX_RETURN_IF_ERROR(CheckType(node, 0, x.elem, kNumericInputs));
+  if (!x.has_shape) return Status::Ok();
+  if (x.rank() != 1 && x.rank() != 2)
+    return node.Invalid("input 0 '", InputName(node, 0), "' has shape ", x.ToString(),
+                        "; expected [N, F] or [F]");
+  const Dim& f = x.dims.back();
+  if (f.known() && f.value <= max_feature)
+    return node.Invalid("input 0 '", InputName(node, 0), "' has ", f.value,
+                        " features but the trees read feature ", max_feature);
+  return Status::Ok();
 }
 
 // Input 0's element type at plan time, kUndefined when not a tensor or not known.

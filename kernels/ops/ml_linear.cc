@@ -56,16 +56,6 @@ Status CheckFeatures(const NodeView& node, const FloatRows& r, int64_t want) {
                    want);
 }
 
-Status CheckInputType(InferContext& ctx) {
-  const TypeInfo& x = ctx.input_type(0);
-  if (!x.is_tensor()) return Status::Ok();
-  ONYX_RETURN_IF_ERROR(CheckType(ctx.node(), 0, x.elem, kNumericInputs));
-  if (x.has_shape && x.rank() != 1 && x.rank() != 2)
-    return ctx.node().Invalid("input 0 '", InputName(ctx.node(), 0), "' has shape ", x.ToString(),
-                              "; expected [N, F] or [F]");
-  return Status::Ok();
-}
-
 // y[r, j] = sum_f x[r, f] * w[j, f] + b[j] (b may be empty), in float as ONNX Runtime's GEMM.
 void Affine(const FloatRows& x, const std::vector<float>& w, const std::vector<float>& b, int64_t k,
             float* y, int threads) {
@@ -83,7 +73,7 @@ void Affine(const FloatRows& x, const std::vector<float>& w, const std::vector<f
 }
 
 Status InferClassifierOutputs(InferContext& ctx, const Labels& l, Dim scores) {
-  ONYX_RETURN_IF_ERROR(CheckInputType(ctx));
+  ONYX_RETURN_IF_ERROR(CheckRowsInput(ctx.node(), ctx.input_type(0)));
   const Dim n = RowsDim(ctx.input_type(0));
   ctx.SetOutputType(0, RankedType(l.use_strings ? DType::kString : DType::kInt64, {n}));
   ctx.SetOutputType(1, RankedType(DType::kFloat, {n, scores}));
@@ -205,7 +195,7 @@ StatusOr<LinearRegressorModel> ParseLinearRegressor(const NodeView& node) {
 
 Status InferLinearRegressor(InferContext& ctx) {
   ONYX_ASSIGN_OR_RETURN(const LinearRegressorModel m, ParseLinearRegressor(ctx.node()));
-  ONYX_RETURN_IF_ERROR(CheckInputType(ctx));
+  ONYX_RETURN_IF_ERROR(CheckRowsInput(ctx.node(), ctx.input_type(0)));
   ctx.SetOutputType(0,
                     RankedType(DType::kFloat, {RowsDim(ctx.input_type(0)), Dim::Known(m.targets)}));
   return Status::Ok();
@@ -554,7 +544,7 @@ StatusOr<SvmRegressorModel> ParseSvmRegressor(const NodeView& node) {
 
 Status InferSvmRegressor(InferContext& ctx) {
   ONYX_RETURN_IF_ERROR(ParseSvmRegressor(ctx.node()).status());
-  ONYX_RETURN_IF_ERROR(CheckInputType(ctx));
+  ONYX_RETURN_IF_ERROR(CheckRowsInput(ctx.node(), ctx.input_type(0)));
   ctx.SetOutputType(0, RankedType(DType::kFloat, {RowsDim(ctx.input_type(0)), Dim::Known(1)}));
   return Status::Ok();
 }
@@ -656,7 +646,7 @@ StatusOr<int> ParseNorm(const NodeView& node) {
 
 Status InferNormalizer(InferContext& ctx) {
   ONYX_RETURN_IF_ERROR(ParseNorm(ctx.node()).status());
-  ONYX_RETURN_IF_ERROR(CheckInputType(ctx));
+  ONYX_RETURN_IF_ERROR(CheckRowsInput(ctx.node(), ctx.input_type(0)));
   ctx.SetOutputType(0, SameShape(ctx.input_type(0), DType::kFloat));
   return Status::Ok();
 }

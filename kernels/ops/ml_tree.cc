@@ -171,20 +171,6 @@ void Evaluate(const TreeModel& m, const Tensor& x, int threads, const Fn& fn) {
   }
 }
 
-Status CheckInputShape(const NodeView& node, const TypeInfo& x, int64_t max_feature) {
-  if (!x.is_tensor()) return Status::Ok();
-  ONYX_RETURN_IF_ERROR(CheckType(node, 0, x.elem, kNumericInputs));
-  if (!x.has_shape) return Status::Ok();
-  if (x.rank() != 1 && x.rank() != 2)
-    return node.Invalid("input 0 '", InputName(node, 0), "' has shape ", x.ToString(),
-                        "; expected [N, F] or [F]");
-  const Dim& f = x.dims.back();
-  if (f.known() && f.value <= max_feature)
-    return node.Invalid("input 0 '", InputName(node, 0), "' has ", f.value,
-                        " features but the trees read feature ", max_feature);
-  return Status::Ok();
-}
-
 // ---- TreeEnsembleRegressor ----
 
 StatusOr<TreeModel> BuildRegressor(const NodeView& node, DType input, bool compile) {
@@ -209,7 +195,7 @@ Status InferTreeRegressor(InferContext& ctx) {
   const NodeView& node = ctx.node();
   const TypeInfo& x = ctx.input_type(0);
   ONYX_ASSIGN_OR_RETURN(const TreeModel m, BuildRegressor(node, DType::kFloat, false));
-  ONYX_RETURN_IF_ERROR(CheckInputShape(node, x, m.max_feature));
+  ONYX_RETURN_IF_ERROR(CheckRowsInput(node, x, m.max_feature));
   ctx.SetOutputType(0, RankedType(DType::kFloat, {RowsDim(x), Dim::Known(m.n_targets)}));
   return Status::Ok();
 }
@@ -296,7 +282,7 @@ Status InferTreeClassifier(InferContext& ctx) {
   const NodeView& node = ctx.node();
   const TypeInfo& x = ctx.input_type(0);
   ONYX_ASSIGN_OR_RETURN(const ClassifierModel c, BuildClassifier(node, DType::kFloat, false));
-  ONYX_RETURN_IF_ERROR(CheckInputShape(node, x, c.trees.max_feature));
+  ONYX_RETURN_IF_ERROR(CheckRowsInput(node, x, c.trees.max_feature));
   const Dim n = RowsDim(x);
   ctx.SetOutputType(0, RankedType(c.labels.use_strings ? DType::kString : DType::kInt64, {n}));
   ctx.SetOutputType(1, RankedType(DType::kFloat, {n, Dim::Known(c.n_classes())}));

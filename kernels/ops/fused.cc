@@ -1,7 +1,7 @@
 // The com.onyx fused operators, created by the planner's fusion pass (planner/fusion/) and never
 // expected in user models: FusedConv, FusedMatMul, ChannelAffine, SkipLayerNormalization,
-// ReplaceNaN, DimsOf. Shape functions and registration; the reference kernels live in
-// kernels/reference/fused.cc.
+// ReplaceNaN, DimsOf, QLinearLookup. Shape functions and registration; the reference kernels live
+// in kernels/reference/fused.cc.
 #include "kernels/reference/fused.h"
 
 #include <algorithm>
@@ -190,6 +190,19 @@ Status InferDimsOf(InferContext& ctx) {
   return Status::Ok();
 }
 
+// Y: X's shape, the table's type; X 8-bit, the table 256 8-bit values.
+Status InferQLinearLookup(InferContext& ctx) {
+  for (int i = 0; i < 2; ++i)
+    if (!Present(ctx, i)) return ctx.node().Invalid("input ", i, " is required");
+  ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, 0, {DType::kUInt8, DType::kInt8}));
+  ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, 1, {DType::kUInt8, DType::kInt8}));
+  ONYX_RETURN_IF_ERROR(ExpectCount(ctx, 1, 256));
+  TypeInfo y = ctx.input_type(0);
+  y.elem = ctx.input_type(1).elem;
+  ctx.SetOutputType(0, std::move(y));
+  return Status::Ok();
+}
+
 }  // namespace
 
 void RegisterFused(OpRegistry& r) {
@@ -206,6 +219,10 @@ void RegisterFused(OpRegistry& r) {
   // Reads element i of X before it writes element i of Y.
   r.Add(kOnyxDomain, "ReplaceNaN", kOnyxOpset, kLatestOpset, InferReplaceNaN, ReplaceNaNKernel,
         "replacenan_f32_ref")
+      .inplace_input = 0;
+  // Reads element i of X before it writes element i of Y.
+  r.Add(kOnyxDomain, "QLinearLookup", kOnyxOpset, kLatestOpset, InferQLinearLookup,
+        QLinearLookupKernel, "qlinearlookup_8bit_ref")
       .inplace_input = 0;
   OpDef dims_of;
   dims_of.domain = kOnyxDomain;

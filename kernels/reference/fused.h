@@ -74,6 +74,14 @@ Status SkipLayerNormKernel(KernelContext& ctx);
 // exports write after every attention softmax).
 Status ReplaceNaNKernel(KernelContext& ctx);
 
+// QLinearLookup(X, Table) -> Y[i] = Table[bits of X[i]]: X uint8 or int8, Table 256 values of
+// uint8 or int8 (Y's type) indexed by X's byte (int8 -1 reads entry 255). The fusion pass makes it
+// from a QuantizeLinear whose float input is an elementwise function of one 8-bit tensor, the
+// table holding that function's value for each of the 256 inputs.
+Status QLinearLookupKernel(KernelContext& ctx);
+// Checks X and Table as QLinearLookup takes them (Table: 256 values, 1-D).
+Status CheckQLinearLookup(const NodeView& node, const Tensor& x, const Tensor& table);
+
 // DimsOf(X0, X1, ...) -> int64 [n] (a 0-d scalar with `scalar` = 1): element k is values[k] when
 // sources[k] < 0, else dim values[k] of input sources[k] (only the inputs' shapes are read). The
 // fusion pass makes it from a chain of Shape / Gather / Unsqueeze / Concat arithmetic.

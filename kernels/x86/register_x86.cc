@@ -1,4 +1,5 @@
-// Registers the x86-64 kernels (oneDNN primitives) in front of the portable and reference ones.
+// Registers the x86-64 kernels (oneDNN primitives, AVX-512 intrinsics) in front of the portable and
+// reference ones.
 #include "kernels/op_registry.h"
 #include "kernels/x86/attention_onednn.h"
 #include "kernels/x86/conv_onednn.h"
@@ -7,6 +8,7 @@
 #include "kernels/x86/matmul_onednn.h"
 #include "kernels/x86/pool_onednn.h"
 #include "kernels/x86/qconv_onednn.h"
+#include "kernels/x86/qlookup_vbmi.h"
 #include "kernels/x86/qmatmul_onednn.h"
 
 namespace onyx::kernels {
@@ -35,6 +37,7 @@ void RegisterX86Kernels(OpRegistry& r) {
   r.PrependImpl("com.microsoft", "MatMulIntegerToFloat",
                 x86::QuantizedMatMulOnednnImpl("MatMulIntegerToFloat_8bit_onednn"));
   r.PrependImpl("com.microsoft", "QGemm", x86::QuantizedMatMulOnednnImpl("QGemm_8bit_onednn"));
+  r.PrependImpl("com.onyx", "QLinearLookup", x86::QLinearLookupVbmiImpl("QLinearLookup_8bit_vbmi"));
   r.PrependImpl("", "LRN", x86::LrnOnednnImpl("LRN_f32_onednn"));
   r.PrependImpl("com.onyx", "NhwcLRN", x86::LrnOnednnImpl("NhwcLRN_f32_onednn"));
   // In front of oneDNN's convolution for the 3x3 shapes where it measured faster.

@@ -20,10 +20,18 @@
 //
 // onnxruntime.quantization's dynamic MatMul (DynamicQuantizeLinear -> MatMulInteger -> Cast ->
 // Mul by a_scale * b_scale -> Add bias) becomes com.microsoft MatMulIntegerToFloat.
+//
+// A QuantizeLinear whose float input is an elementwise function of one 8-bit tensor (GELU's
+// Div/Erf/Add/Mul between the quantization points of a QDQ BERT) becomes a 256-entry table,
+// com.onyx QLinearLookup (QdqLookup).
+#include <array>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <set>
 
 #include "kernels/op_helpers.h"
+#include "planner/constant_folding.h"
 #include "planner/fusion/rule_helpers.h"
 #include "planner/fusion/rules.h"
 
@@ -402,6 +410,217 @@ Rule QdqMovingRule() {
   return r;
 }
 
+// ---- QdqLookup: elementwise functions of one 8-bit tensor as a table ----
+//
+//   Q(f(DQ(x), DQ(x), c...), ys, yz)   with f a tree of elementwise float ops, c scalar constants
+//
+// has one output value per value of x, element by element: the 256 values are computed at plan
+// time by running the region's own nodes (their reference kernels, as constant folding does) on
+// the 256 possible bytes, and the node becomes QLinearLookup(x, table). A leaf may also read a
+// QLinearLookup of x (an earlier region: Q -> DQ inside a chain). The result is the reference
+// kernels' value for every element; where a fast float kernel rounds differently from its
+// reference (Erf's polynomial), the unfused graph may differ by one quantization step.
+// BERT QDQ's GELU is 5 Q, 4 DQ and 5 float passes over [128, 3072] per layer, one table here.
+constexpr int kMaxLookupNodes = 24;
+
+bool IsLookupOp(const ir::Node& n) {
+  static const std::set<std::string> kOps = {
+      "Abs",         "Add",       "Ceil",     "Celu",    "Clip",      "Cos",
+      "Div",         "Elu",       "Erf",      "Exp",     "Floor",     "Gelu",
+      "HardSigmoid", "HardSwish", "Identity", "Log",     "LeakyRelu", "Max",
+      "Min",         "Mish",      "Mul",      "Neg",     "Pow",       "Reciprocal",
+      "Relu",        "Round",     "Selu",     "Sigmoid", "Sign",      "Sin",
+      "Softplus",    "Softsign",  "Sqrt",     "Sub",     "Tanh",      "ThresholdedRelu"};
+  return n.domain.empty() && kOps.count(n.op_type) > 0;
+}
+
+bool IsLookupNode(const FusionNode& n) {
+  return n.node->domain == kernels::kOnyxDomain && n.node->op_type == "QLinearLookup";
+}
+
+// An 8-bit slot as a function of the 8-bit tensor it is looked up from: bytes[b] is its value
+// where `root` holds byte b (the identity when no QLinearLookup produces it).
+struct ByteFunction {
+  int root = -1;
+  std::array<uint8_t, 256> bytes{};
+};
+
+ByteFunction ResolveBytes(const FusionGraph& g, int slot) {
+  ByteFunction f;
+  for (int b = 0; b < 256; ++b) f.bytes[b] = static_cast<uint8_t>(b);
+  f.root = slot;
+  for (int depth = 0; depth < kMaxLookupNodes; ++depth) {
+    const int p = g.Producer(f.root);
+    if (p < 0 || !IsLookupNode(g.node(p))) break;
+    const FusionNode& n = g.node(p);
+    const Tensor* table = n.inputs.size() == 2 ? g.Constant(n.inputs[1]) : nullptr;
+    if (!table || table->numel() != 256) break;
+    // Walking inwards: the slot's value at byte b of the new root is bytes[t[b]].
+    const auto* t = static_cast<const uint8_t*>(table->raw_data());
+    std::array<uint8_t, 256> outer = f.bytes;
+    for (int b = 0; b < 256; ++b) f.bytes[b] = outer[t[b]];
+    f.root = n.inputs[0];
+  }
+  return f;
+}
+
+// The region under a QuantizeLinear: its float nodes and DQ leaves (ids, producers first).
+struct LookupRegion {
+  int root = -1;                       // the 8-bit tensor every leaf reads
+  std::vector<int> order;              // region node ids, producers before consumers
+  std::map<int, ByteFunction> leaves;  // DQ node id -> its input as a function of root
+};
+
+bool WalkLookup(const FusionGraph& g, int slot, int rank, LookupRegion* r) {
+  if (const Tensor* c = g.Constant(slot))  // a scalar operand
+    return c->dtype() == DType::kFloat && c->numel() == 1 && c->rank() <= rank;
+  const int p = g.Producer(slot);
+  if (p < 0 || !IsFloat32(g, slot)) return false;
+  if (std::find(r->order.begin(), r->order.end(), p) != r->order.end()) return true;
+  if (static_cast<int>(r->order.size()) >= kMaxLookupNodes) return false;
+  const FusionNode& n = g.node(p);
+  if (!n.op || !n.implicit.empty() || n.outputs.empty() || n.outputs[0] != slot) return false;
+  for (size_t k = 1; k < n.outputs.size(); ++k)
+    if (n.outputs[k] >= 0) return false;
+  if (n.node->domain.empty() && n.node->op_type == "DequantizeLinear") {
+    const TypeInfo& xq = g.Type(Input(n, 0));
+    if (!xq.is_tensor() || !PerTensor8Bit(g, n, xq.elem)) return false;
+    ByteFunction f = ResolveBytes(g, Input(n, 0));
+    if (r->root >= 0 && f.root != r->root) return false;
+    r->root = f.root;
+    r->leaves[p] = f;
+    r->order.push_back(p);
+    return true;
+  }
+  if (!IsLookupOp(*n.node)) return false;
+  for (const auto& a : n.node->attributes)
+    if (a.g || !a.graphs.empty()) return false;
+  bool any = false;
+  for (int in : n.inputs) {
+    if (in < 0) continue;
+    if (!WalkLookup(g, in, rank, r)) return false;
+    any = any || !g.Constant(in);
+  }
+  if (!any) return false;  // constant folding's business
+  r->order.push_back(p);
+  return true;
+}
+
+// The QuantizeLinear of the match and its region, when the output is a function of one 8-bit
+// tensor of the output's own shape.
+bool ReadLookupRegion(const Match& m, const FusionGraph& g, LookupRegion* r) {
+  const FusionNode& q = Captured(g, m, "q");
+  if (!q.node->domain.empty() || q.inputs.empty() || Input(q, 2) < 0 || !g.Constant(Input(q, 2)))
+    return false;
+  QuantPoint out;
+  if (!ReadQuantPoint(g, q, g.Constant(Input(q, 2))->dtype(), &out)) return false;
+  const TypeInfo& y = g.Type(q.outputs[0]);
+  if (!y.is_tensor() || !y.has_shape) return false;
+  if (!WalkLookup(g, q.inputs[0], static_cast<int>(y.rank()), r) || r->root < 0) return false;
+  const TypeInfo& x = g.Type(r->root);
+  if (!x.is_tensor() || !x.has_shape || x.dims.size() != y.dims.size()) return false;
+  for (size_t d = 0; d < x.dims.size(); ++d)
+    if (x.dims[d].value != y.dims[d].value || x.dims[d].symbol != y.dims[d].symbol ||
+        (!x.dims[d].known() && x.dims[d].symbol.empty()))
+      return false;
+  return true;
+}
+
+// Runs `n` on `inputs` (slots; region values by node id in `values`) through its reference kernel.
+std::optional<Tensor> FoldOnTable(const FusionGraph& g, const FusionNode& n,
+                                  const std::map<int, Value>& values,
+                                  const std::map<int, Value>& leaf_inputs, int node_id) {
+  std::vector<const Value*> inputs;
+  std::vector<TypeInfo> types;
+  for (size_t k = 0; k < n.inputs.size(); ++k) {
+    const int s = n.inputs[k];
+    const Value* v = nullptr;
+    if (s < 0) {
+    } else if (k == 0 && leaf_inputs.count(node_id)) {
+      v = &leaf_inputs.at(node_id);
+    } else if (g.Constant(s)) {
+      v = &g.plan().constants.at(s);
+    } else {
+      auto it = values.find(g.Producer(s));
+      if (it == values.end()) return std::nullopt;
+      v = &it->second;
+    }
+    inputs.push_back(v);
+    types.push_back(v ? TypeOfValue(*v) : TypeInfo());
+  }
+  auto outs = FoldNode(*n.node, *n.op, inputs, types);
+  if (!outs.ok() || outs->empty() || !(*outs)[0].is_tensor() || (*outs)[0].tensor().numel() != 256)
+    return std::nullopt;
+  return (*outs)[0].tensor();
+}
+
+// The table: Q(region) evaluated for each byte of the root.
+std::optional<Tensor> LookupTable(const FusionGraph& g, const FusionNode& q,
+                                  const LookupRegion& r) {
+  std::map<int, Value> leaf_inputs, values;
+  for (const auto& [id, f] : r.leaves) {
+    Tensor t = Tensor::Allocate(g.Type(Input(g.node(id), 0)).elem, {256});
+    std::memcpy(t.raw_data(), f.bytes.data(), 256);
+    leaf_inputs.emplace(id, Value(std::move(t)));
+  }
+  for (int id : r.order) {
+    auto t = FoldOnTable(g, g.node(id), values, leaf_inputs, id);
+    if (!t || t->dtype() != DType::kFloat) return std::nullopt;
+    values.emplace(id, Value(t->Reshaped({256})));
+  }
+  auto table = FoldOnTable(g, q, values, {}, -1);
+  if (!table || !Is8BitInt(table->dtype())) return std::nullopt;
+  return table->Reshaped({256});
+}
+
+Rule QdqLookupRule() {
+  Rule r;
+  r.name = "QdqLookup";
+  r.kind = "QdqLookup";
+  r.pattern = P::Op("QuantizeLinear").As("q");
+  r.valid = [](const Match& m, const FusionGraph& g) {
+    LookupRegion region;
+    return ReadLookupRegion(m, g, &region);
+  };
+  r.rewrite = [](const Match& m, FusionGraph& g) {
+    LookupRegion region;
+    ReadLookupRegion(m, g, &region);
+    const FusionNode& q = Captured(g, m, "q");
+    auto table = LookupTable(g, q, region);
+    if (!table) return Rewrite();  // a kernel refused the table's inputs: leave the graph as is
+    const int t = g.AddConstant(g.Name(m.root_value) + "/table", std::move(*table));
+    return Single(MakeOnyxNode("QLinearLookup", *q.node), {region.root, t}, {m.root_value});
+  };
+  return r;
+}
+
+// QLinearLookup(QLinearLookup(x, t1), t2) = QLinearLookup(x, t2[t1]) when the inner one has no
+// other reader (regions rewritten before the region they feed).
+Rule LookupChainRule() {
+  Rule r;
+  r.name = "QdqLookup/chain";
+  r.kind = "QdqLookup";
+  r.pattern =
+      P::Op("com.onyx:QLinearLookup", {P::Op("com.onyx:QLinearLookup").As("inner")}).As("outer");
+  r.valid = [](const Match& m, const FusionGraph& g) {
+    const FusionNode& outer = Captured(g, m, "outer");
+    const FusionNode& inner = Captured(g, m, "inner");
+    return outer.inputs.size() == 2 && inner.inputs.size() == 2 && g.Constant(outer.inputs[1]) &&
+           g.Constant(inner.inputs[1]) && g.Constant(outer.inputs[1])->numel() == 256 &&
+           g.Constant(inner.inputs[1])->numel() == 256;
+  };
+  r.rewrite = [](const Match& m, FusionGraph& g) {
+    const FusionNode& outer = Captured(g, m, "outer");
+    const ByteFunction f = ResolveBytes(g, outer.outputs[0]);
+    const Tensor& t2 = *g.Constant(outer.inputs[1]);
+    Tensor table = Tensor::Allocate(t2.dtype(), {256});
+    std::memcpy(table.raw_data(), f.bytes.data(), 256);
+    const int t = g.AddConstant(g.Name(m.root_value) + "/table", std::move(table));
+    return Single(MakeOnyxNode("QLinearLookup", *outer.node), {f.root, t}, {m.root_value});
+  };
+  return r;
+}
+
 }  // namespace
 
 void AddQuantizationRules(std::vector<Rule>& rules) {
@@ -411,6 +630,8 @@ void AddQuantizationRules(std::vector<Rule>& rules) {
   rules.push_back(QdqConvRule(true));
   rules.push_back(DynamicMatMulRule(false));
   rules.push_back(DynamicMatMulRule(true));
+  rules.push_back(QdqLookupRule());
+  rules.push_back(LookupChainRule());
 }
 
 }  // namespace onyx::planner::fusion

@@ -443,27 +443,29 @@ Status ReplaceNaNKernel(KernelContext& ctx) {
   return Status::Ok();
 }
 
-Status CheckQLinearLookup(const NodeView& node, const Tensor& x, const Tensor& table) {
+Status RunQLinearLookup(
+    KernelContext& ctx,
+    const std::function<void(const uint8_t*, uint8_t*, int64_t, const uint8_t*)>& apply) {
+  const NodeView& node = ctx.node();
+  ONYX_RETURN_IF_ERROR(RequireInputs(ctx, 2));
+  const Tensor& x = ctx.input(0);
+  const Tensor& table = ctx.input(1);
   if (!Is8BitInt(x.dtype()))
     return node.Invalid("input 0 has element type ", DTypeName(x.dtype()),
                         "; expected uint8 or int8");
   if (!Is8BitInt(table.dtype()) || table.rank() != 1 || table.numel() != 256)
     return node.Invalid("input 1 (the table) must be 256 uint8 or int8 values, not ",
                         DTypeName(table.dtype()), " ", ShapeToString(table.shape()));
+  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, table.dtype(), x.shape()));
+  apply(static_cast<const uint8_t*>(x.raw_data()), static_cast<uint8_t*>(y.raw_data()), x.numel(),
+        static_cast<const uint8_t*>(table.raw_data()));
   return Status::Ok();
 }
 
 Status QLinearLookupKernel(KernelContext& ctx) {
-  ONYX_RETURN_IF_ERROR(RequireInputs(ctx, 2));
-  const Tensor& x = ctx.input(0);
-  const Tensor& table = ctx.input(1);
-  ONYX_RETURN_IF_ERROR(CheckQLinearLookup(ctx.node(), x, table));
-  ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, table.dtype(), x.shape()));
-  const auto* src = static_cast<const uint8_t*>(x.raw_data());
-  const auto* t = static_cast<const uint8_t*>(table.raw_data());
-  auto* dst = static_cast<uint8_t*>(y.raw_data());
-  for (int64_t i = 0; i < x.numel(); ++i) dst[i] = t[src[i]];
-  return Status::Ok();
+  return RunQLinearLookup(ctx, [](const uint8_t* src, uint8_t* dst, int64_t n, const uint8_t* t) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = t[src[i]];
+  });
 }
 
 StatusOr<DimsOfSpec> ParseDimsOf(const NodeView& node, int num_inputs) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,8 +80,11 @@ Status ReplaceNaNKernel(KernelContext& ctx);
 // from a QuantizeLinear whose float input is an elementwise function of one 8-bit tensor, the
 // table holding that function's value for each of the 256 inputs.
 Status QLinearLookupKernel(KernelContext& ctx);
-// Checks X and Table as QLinearLookup takes them (Table: 256 values, 1-D).
-Status CheckQLinearLookup(const NodeView& node, const Tensor& x, const Tensor& table);
+// Checks QLinearLookup's X and Table, makes Y and calls apply(x bytes, y bytes, count, table)
+// once over all of X: the shared frame of the reference and the fast kernels.
+Status RunQLinearLookup(
+    KernelContext& ctx,
+    const std::function<void(const uint8_t*, uint8_t*, int64_t, const uint8_t*)>& apply);
 
 // DimsOf(X0, X1, ...) -> int64 [n] (a 0-d scalar with `scalar` = 1): element k is values[k] when
 // sources[k] < 0, else dim values[k] of input sources[k] (only the inputs' shapes are read). The

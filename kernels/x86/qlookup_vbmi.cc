@@ -48,17 +48,12 @@ bool CpuHasVbmi() {
 class QLinearLookupVbmiKernel : public Kernel {
  public:
   Status Run(KernelContext& ctx) const override {
-    ONYX_RETURN_IF_ERROR(RequireInputs(ctx, 2));
-    const Tensor& x = ctx.input(0);
-    const Tensor& table = ctx.input(1);
-    ONYX_RETURN_IF_ERROR(CheckQLinearLookup(ctx.node(), x, table));
-    ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, table.dtype(), x.shape()));
-    const auto* src = static_cast<const uint8_t*>(x.raw_data());
-    auto* dst = static_cast<uint8_t*>(y.raw_data());
-    const auto* t = static_cast<const uint8_t*>(table.raw_data());
-    ParallelFor(x.numel(), 1, ctx.intra_op_threads(),
-                [&](int64_t b, int64_t e) { LookupVbmi(src + b, dst + b, e - b, t); });
-    return Status::Ok();
+    const int threads = ctx.intra_op_threads();
+    return RunQLinearLookup(
+        ctx, [&](const uint8_t* src, uint8_t* dst, int64_t n, const uint8_t* t) {
+          ParallelFor(n, 1, threads,
+                      [&](int64_t b, int64_t e) { LookupVbmi(src + b, dst + b, e - b, t); });
+        });
   }
 };
 

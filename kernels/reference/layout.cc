@@ -108,34 +108,6 @@ Status NhwcQLinearConvKernel(KernelContext& ctx) {
   return Status::Ok();
 }
 
-float ApplyNamedActivation(const std::string& name, const std::vector<float>& p, float x) {
-  auto param = [&](size_t i, float def) { return i < p.size() ? p[i] : def; };
-  if (name.empty()) return x;
-  if (name == "Relu") return x < 0.f ? 0.f : x;
-  if (name == "LeakyRelu") return x < 0.f ? x * param(0, 0.01f) : x;
-  if (name == "Clip") {
-    const float lo = param(0, -std::numeric_limits<float>::infinity());
-    const float hi = param(1, std::numeric_limits<float>::infinity());
-    return std::isnan(x) ? x : std::min(std::max(x, lo), hi);
-  }
-  if (name == "Sigmoid") return 1.f / (1.f + std::exp(-x));
-  if (name == "Tanh") return std::tanh(x);
-  if (name == "HardSigmoid")
-    return std::max(0.f, std::min(1.f, param(0, 0.2f) * x + param(1, 0.5f)));
-  if (name == "HardSwish") return x * std::max(0.f, std::min(1.f, x / 6.f + 0.5f));
-  if (name == "Elu") return x < 0.f ? param(0, 1.f) * (std::exp(x) - 1.f) : x;
-  if (name == "Gelu") {
-    if (param(0, 0.f) != 0.f)
-      return 0.5f * x *
-             (1.f +
-              std::tanh(std::sqrt(2.f / static_cast<float>(M_PI)) * (x + 0.044715f * x * x * x)));
-    return 0.5f * x * (1.f + std::erf(x / std::sqrt(2.f)));
-  }
-  if (name == "Softplus") return std::log1p(std::exp(x));
-  if (name == "Mish") return x * std::tanh(std::log1p(std::exp(x)));
-  return std::numeric_limits<float>::quiet_NaN();
-}
-
 Status NhwcConvKernel(KernelContext& ctx) {
   const NodeView& node = ctx.node();
   const Tensor& x = ctx.input(0);
@@ -155,8 +127,9 @@ Status NhwcConvKernel(KernelContext& ctx) {
   const Shape ys = Stored(n, m, g.out);
   const float* z = ctx.has_input(3) ? ctx.input(3).data<float>() : nullptr;
   if (z && ctx.input(3).shape() != ys) return node.Invalid("input 3 (Z) must have Y's shape");
-  const std::string act = node.attr_string("activation", "");
-  const std::vector<float> params = node.attr_floats("activation_params");
+  // The activation of every com.onyx fused op: one parser (an unknown name is an error) and one
+  // definition of each function (Softplus without overflow).
+  ONYX_ASSIGN_OR_RETURN(const FusedActivation act, ParseFusedActivation(node));
   Tensor y = ctx.Output(0, DType::kFloat, ys);
   const float* xd = x.data<float>();
   const float* wd = w.data<float>();
@@ -179,10 +152,11 @@ Status NhwcConvKernel(KernelContext& ctx) {
         const int64_t yi = (b_i * out_plane + p) * m + oc;
         float v = static_cast<float>(acc);
         if (z) v += z[yi];
-        yd[yi] = ApplyNamedActivation(act, params, v);
+        yd[yi] = v;
       }
     });
   }
+  ApplyFusedActivation(act, yd, nullptr, y.numel(), 1);
   return Status::Ok();
 }
 

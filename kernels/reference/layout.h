@@ -11,9 +11,6 @@
 
 namespace onyx::kernels {
 
-// y = act(x) for the fused activations of com.onyx ops ("" = identity), ONNX semantics.
-float ApplyNamedActivation(const std::string& name, const std::vector<float>& params, float x);
-
 Status NhwcConvKernel(KernelContext& ctx);
 Status NhwcMaxPoolKernel(KernelContext& ctx);
 Status NhwcAveragePoolKernel(KernelContext& ctx);

@@ -121,5 +121,25 @@ TEST(DepthwiseConv, RejectsOtherConvolutions) {
   EXPECT_NE(r.status.message().find("depthwise"), std::string::npos) << r.status.message();
 }
 
+// The reference NhwcConv's activation against hand-computed values: Softplus(x) is x where
+// exp(x) overflows (it computed log1p(exp(x)) = inf from x = 89), and an activation name no fused
+// op defines is an error naming it, not NaN outputs.
+TEST(NhwcConvReference, ActivationsAreTheFusedOpsOnes) {
+  const Tensor x = FloatTensor({1, 1, 4, 1}, {100.f, 89.f, 0.f, -100.f});
+  const Tensor w = FloatTensor({1, 1, 1, 1}, {1.f});
+  const Geometry g{1, 1, {}};
+  RunResult r = RunImpl(DepthwiseSpec(1, g, {StringAttr("activation", "Softplus")}), {x, w}, "");
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  const float* y = r.outputs[0].data<float>();
+  EXPECT_EQ(y[0], 100.f);
+  EXPECT_EQ(y[1], 89.f);
+  EXPECT_FLOAT_EQ(y[2], std::log(2.f));
+  EXPECT_GE(y[3], 0.f);
+  EXPECT_LT(y[3], 1e-40f);
+  r = RunImpl(DepthwiseSpec(1, g, {StringAttr("activation", "Swish")}), {x, w}, "");
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("Swish"), std::string::npos) << r.status.message();
+}
+
 }  // namespace
 }  // namespace onyx::testing

@@ -55,6 +55,11 @@ bool IsPerTensorQdq(const ir::Node& n) {
   return n.domain.empty() && (n.op_type == "QuantizeLinear" || n.op_type == "DequantizeLinear");
 }
 
+// com.onyx QLinearLookup: a byte table applied element by element (input 1 is the table).
+bool IsLookup(const ir::Node& n) {
+  return n.domain == "com.onyx" && n.op_type == "QLinearLookup";
+}
+
 class LayoutPass {
  public:
   explicit LayoutPass(ExecutionPlan& plan) : plan_(plan) {
@@ -304,7 +309,8 @@ class LayoutPass {
 
   bool TryElementwise(PlanStep& st, std::vector<PlanStep>& before) {
     const ir::Node& n = *st.node;
-    const bool qdq = IsPerTensorQdq(n);
+    const bool lookup = IsLookup(n);
+    const bool qdq = IsPerTensorQdq(n) || lookup;
     const bool unary = qdq || IsUnaryElementwise(n);
     if (!unary && !IsBinaryElementwise(n)) return false;
     if (st.outputs.size() != 1 || st.outputs[0] < 0) return false;
@@ -315,7 +321,7 @@ class LayoutPass {
     if (!any_cl) return false;
     const Shape out = TypeOf(st.outputs[0]).static_shape();
     if (unary) {  // Clip's bounds and similar extra inputs are scalars
-      for (size_t i = 1; i < st.inputs.size(); ++i)
+      for (size_t i = 1; i < st.inputs.size() && !lookup; ++i)
         if (st.inputs[i] >= 0 && TypeOf(st.inputs[i]).rank() > 0) return false;
       if (!IsChannelsLast(st.inputs[0])) return false;
       st.inputs[0] = cl_version_[st.inputs[0]];

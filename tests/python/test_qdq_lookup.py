@@ -190,3 +190,37 @@ def test_bad_table_is_a_clear_error(tmp_path):
     onnx.save(m, path)
     with pytest.raises(Exception, match="lut.*256|256.*lut"):
         onyx.InferenceSession(path).run(None, {"x": np.zeros(8, np.uint8)})
+
+
+def test_table_between_channels_last_convolutions_keeps_the_layout(tmp_path, onyx_cli):
+    """QLinearConv -> DQ -> Relu -> Q -> QLinearConv (ResNet-50 QOperator's pattern): the table
+    runs on the channels-last 8-bit values, so no Transpose comes between the convolutions."""
+    rng = np.random.default_rng(5)
+    b = Builder()
+    c = 16
+
+    def qconv(x, name):
+        w = numpy_helper.from_array(rng.integers(-60, 60, (c, c, 3, 3)).astype(np.int8), f"{name}_w")
+        b.inits.append(w)
+        b.count += 1
+        out = f"t{b.count}"
+        b.nodes.append(helper.make_node(
+            "QLinearConv", [x, b.const(0.05), b.const(120, np.uint8), w.name, b.const(0.002),
+                            b.const(0, np.int8), b.const(0.08), b.const(110, np.uint8)],
+            [out], name=name, pads=[1, 1, 1, 1]))
+        return out
+
+    h = qconv("xq", "conv1")
+    h = b.q(b.node("Relu", [b.dq(h, 0.08, 110)]), 0.05, 120)
+    y = qconv(h, "conv2")
+    b.nodes[-1].output[0] = "y"
+    model = b.model([helper.make_tensor_value_info("xq", TensorProto.UINT8, [1, c, 12, 12])],
+                    [helper.make_tensor_value_info("y", TensorProto.UINT8, [1, c, 12, 12])])
+    path = str(tmp_path / "convs.onnx")
+    onnx.save(model, path)
+    ops = ops_in_plan(onyx_cli, path)
+    assert "QLinearLookup" in ops and ops.count("Transpose") <= 2, ops
+    feeds = {"xq": rng.integers(0, 256, (1, c, 12, 12)).astype(np.uint8)}
+    got = run_onyx(path, feeds)[0]
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    assert np.abs(got.astype(np.int32) - want.astype(np.int32)).max() <= 1

@@ -2,6 +2,7 @@
 // reference ones.
 #include "kernels/op_registry.h"
 #include "kernels/x86/attention_onednn.h"
+#include "kernels/x86/conv_integer_onednn.h"
 #include "kernels/x86/conv_onednn.h"
 #include "kernels/x86/conv_transpose_onednn.h"
 #include "kernels/x86/lrn_onednn.h"
@@ -30,6 +31,7 @@ void RegisterX86Kernels(OpRegistry& r) {
     r.PrependImpl("", op, x86::PoolOnednnImpl(std::string(op) + "_f32_onednn"));
   for (const char* op : {"NhwcMaxPool", "NhwcAveragePool"})
     r.PrependImpl("com.onyx", op, x86::PoolOnednnImpl(std::string(op) + "_f32_onednn"));
+  r.PrependImpl("", "ConvInteger", x86::ConvIntegerOnednnImpl("ConvInteger_8bit_onednn"));
   r.PrependImpl("", "QLinearConv", x86::QLinearConvOnednnImpl("QLinearConv_8bit_onednn"));
   r.PrependImpl("com.onyx", "NhwcQLinearConv",
                 x86::QLinearConvOnednnImpl("NhwcQLinearConv_8bit_onednn"));

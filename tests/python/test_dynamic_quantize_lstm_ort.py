@@ -50,7 +50,16 @@ def dq_lstm_model(s, b, i, h, direction, wtype, per_column, initial, bias):
 @pytest.mark.parametrize("wtype,per_column", [("int8", False), ("int8", True), ("uint8", False)])
 @pytest.mark.parametrize("b,initial,bias", [(1, False, True), (3, True, True), (2, True, False)])
 def test_matches_onnxruntime(direction, wtype, per_column, b, initial, bias):
-    s, i, h = 6, 10, 7
+    check(6, b, 10, 7, direction, wtype, per_column, initial, bias)
+
+
+# Wide enough for the vector loops' blocks of columns (4H = 132: two blocks of 64 and a tail).
+@pytest.mark.parametrize("wtype,per_column", [("int8", False), ("int8", True), ("uint8", False)])
+def test_wide_gates_match_onnxruntime(wtype, per_column):
+    check(5, 2, 70, 33, "bidirectional", wtype, per_column, True, True)
+
+
+def check(s, b, i, h, direction, wtype, per_column, initial, bias):
     model = dq_lstm_model(s, b, i, h, direction, wtype, per_column, initial, bias)
     d = 2 if direction == "bidirectional" else 1
     feeds = {"X": RNG.standard_normal((s, b, i)).astype(np.float32)}

@@ -48,7 +48,9 @@ if 'libgomp' not in maps:
     print('no libgomp')
     sys.exit(0)
 sys.stdout.flush()
-ctypes.CDLL('libgomp.so.1').omp_display_env(1)
+# The copy onyx loaded (the repaired wheel bundles its own under onyx.libs/), not libgomp.so.1.
+path = next(ln.split()[-1] for ln in maps.splitlines() if 'libgomp' in ln.split()[-1])
+ctypes.CDLL(path).omp_display_env(1)
 """
 
 

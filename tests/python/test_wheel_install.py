@@ -38,6 +38,11 @@ def test_native_libraries_resolve():
     for binary in (so, os.path.join(PACKAGE, "bin", "onyx")):
         out = subprocess.run(["ldd", binary], capture_output=True, text=True, check=True).stdout
         assert "not found" not in out, out
+        # auditwheel repair bundled the non-manylinux libraries: they resolve inside the wheel.
+        libs = os.path.realpath(os.path.join(PACKAGE, "..", "onyx.libs"))
+        for name in ("libdnnl", "libhwy", "libprotobuf", "libtbb", "libgomp"):
+            lines = [ln for ln in out.splitlines() if ln.strip().startswith(name)]
+            assert lines and all(libs in os.path.realpath(ln.split()[2]) for ln in lines), out
 
 
 def test_metadata_and_dependencies():
@@ -54,3 +59,35 @@ def test_console_script_and_python_dash_m():
         assert "data_0" in r.stdout
         r = subprocess.run([*cmd, "ops"], capture_output=True, text=True, timeout=120)
         assert r.returncode == 0 and "Conv" in r.stdout
+
+
+def _image_decoder(data: bytes):
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("ImageDecoder", ["x"], ["y"])], "decode",
+        [helper.make_tensor_value_info("x", TensorProto.UINT8, [None])],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, [None, None, None])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+    onnx.checker.check_model(model)
+    sess = onyx.InferenceSession(model.SerializeToString())
+    return sess.run(None, {"x": np.frombuffer(data, np.uint8)})[0]
+
+
+def test_wheel_has_no_image_codecs():
+    """The wheel is built with ONYX_IMAGE_CODECS=OFF (pyproject.toml): ImageDecoder still decodes
+    BMP in-tree and refuses JPEG with an error that says why, and the module links no codec."""
+    # A 1x1 24-bit BMP (pixel stored as B, G, R and a pad byte): decodes to RGB (10, 20, 30).
+    header = b"BM" + (58).to_bytes(4, "little") + bytes(4) + (54).to_bytes(4, "little")
+    dib = b"".join(v.to_bytes(n, "little") for v, n in (
+        (40, 4), (1, 4), (1, 4), (1, 2), (24, 2), (0, 4), (4, 4), (2835, 4), (2835, 4), (0, 4), (0, 4)))
+    assert _image_decoder(header + dib + bytes([30, 20, 10, 0])).tolist() == [[[10, 20, 30]]]
+    with pytest.raises(Exception, match=r"JPEG decoding is not available: .*without image codecs"):
+        _image_decoder(b"\xff\xd8\xff\xe0" + bytes(16))
+    so = next(os.path.join(PACKAGE, n) for n in os.listdir(PACKAGE)
+              if n.startswith("_onyx.") and n.endswith(".so"))
+    out = subprocess.run(["ldd", so], capture_output=True, text=True, check=True).stdout
+    for codec in ("libjpeg", "libpng", "libtiff", "libwebp", "libopenjp2"):
+        assert codec not in out, out

@@ -2,8 +2,9 @@
 # Checks that the repaired wheel of scripts/build_wheel.sh runs on a Linux without the Debian
 # libraries onyx is built against. As root, in a private mount namespace (unshare -m), it overlays
 # the system library directory with whiteouts for every library the unrepaired module and CLI load
-# beyond the manylinux baseline (glibc, libstdc++, libgcc_s): oneDNN, Highway, protobuf, TBB,
-# libgomp and what they pull in, plus the image codecs; the loader cache is rebuilt without them.
+# beyond what the manylinux policy lets a wheel take from the system (glibc, libstdc++, libgcc_s,
+# libz, ...): oneDNN, Highway, protobuf, TBB, libgomp and what they pull in (OpenCL's loader), plus
+# the image codecs; the loader cache is rebuilt without them.
 # In that namespace, in a fresh venv holding only the wheel and its PyPI dependencies:
 #   1. the unrepaired wheel (build/wheel/raw) must FAIL to import: the libraries are really gone;
 #   2. the repaired wheel (build/wheel/dist) must import, run a seeded random convolutional
@@ -22,17 +23,17 @@ LIBDIR=/usr/lib/x86_64-linux-gnu
 if [ "${1:-}" = "--in-namespace" ]; then
   # ---- inside the private mount namespace: hide the libraries, then install and run ----
   PYBASE=$2
+  # Debian's /lib is a link to /usr/lib; a split /lib would need its own overlay.
+  if [ ! -L /lib ] && [ -d /lib/x86_64-linux-gnu ]; then
+    echo "test_portable_wheel: /lib is not merged into /usr/lib; not supported" >&2
+    exit 1
+  fi
   mkdir -p "$WORK/overlay/upper" "$WORK/overlay/work"
   while read -r name; do
     mknod "$WORK/overlay/upper/$name" c 0 0  # an overlayfs whiteout: the file reads as deleted
   done <"$WORK/hidden.txt"
   mount -t overlay overlay \
     -o "lowerdir=$LIBDIR,upperdir=$WORK/overlay/upper,workdir=$WORK/overlay/work" "$LIBDIR"
-  # Debian's /lib is a link to /usr/lib; on a split /lib the same names must go there too.
-  if [ ! -L /lib ] && [ -d /lib/x86_64-linux-gnu ]; then
-    echo "test_portable_wheel: /lib is not merged into /usr/lib; not supported" >&2
-    exit 1
-  fi
   ldconfig -C "$WORK/ld.so.cache" && mount --bind "$WORK/ld.so.cache" /etc/ld.so.cache
 
   echo "== hidden (overlayfs whiteouts in $LIBDIR): $(tr "\n" " " <"$WORK/hidden.txt")"

@@ -11,6 +11,9 @@
 #   ONYX_BUILD_DIR   the main build whose compilers the wheel build reuses (default build)
 #   ONYX_WHEEL_PLAT  the manylinux tag to repair to (default manylinux_2_34_x86_64; auditwheel
 #                    fails if the libraries need a newer glibc)
+#   ONYX_PYTHON      the CPython to build for (default .venv's, 3.11): another one gets its own
+#                    build venv with pyproject.toml's build requirements from PyPI; give each its
+#                    own ONYX_WHEEL_DIR, e.g. ONYX_WHEEL_DIR=build/wheel-cp312
 # Prints `auditwheel show` of the repaired wheel; its path is the one file in $ONYX_WHEEL_DIR/dist.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,12 +32,23 @@ if [ -f "$BUILD/CMakeCache.txt" ]; then
   export CC CXX
 fi
 
-echo "== wheel: pip wheel . (build dir $OUT/cmake)"
+PY=.venv/bin/python
+if [ -n "${ONYX_PYTHON:-}" ]; then
+  PY=$OUT/buildenv/bin/python
+  [ -x "$PY" ] || "$ONYX_PYTHON" -m venv "$OUT/buildenv"
+  .venv/bin/python -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))
+    ["build-system"]["requires"]))' >"$OUT/buildenv/requires.txt"
+  # pip >= 23.1 for -C (older Pythons' venvs come with older pips).
+  "$PY" -m pip install -q --upgrade pip
+  "$PY" -m pip install -q -r "$OUT/buildenv/requires.txt"
+fi
+
+echo "== wheel: $("$PY" -c 'import sys; print(sys.version.split()[0])'): pip wheel . (build dir $OUT/cmake)"
 start=$(date +%s)
 rm -rf "$OUT/raw" "$OUT/dist"
 # No build isolation: scikit-build-core and onnx (whose .proto files the build compiles) come
-# pinned from .venv, so the build needs no network.
-.venv/bin/python -m pip wheel . -q --no-build-isolation --no-deps -w "$OUT/raw" \
+# pinned from .venv (or the build venv above), so the build needs no network.
+"$PY" -m pip wheel . -q --no-build-isolation --no-deps -w "$OUT/raw" \
   -C build-dir="$OUT/cmake"
 RAW=$(ls "$OUT"/raw/onyx-*.whl)
 echo "built $(basename "$RAW") ($(du -k "$RAW" | cut -f1) KiB) in $(($(date +%s) - start)) s"

@@ -14,6 +14,7 @@
 #
 #   ONYX_WHEEL_DIR   where build_wheel.sh put raw/ and dist/ (default build/wheel); the model and
 #                    the venv go to $ONYX_WHEEL_DIR/portable
+#   ONYX_PYTHON      the CPython the wheel was built for (as for build_wheel.sh; default .venv's)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=$(realpath -m "${ONYX_WHEEL_DIR:-build/wheel}")
@@ -165,7 +166,8 @@ ref = ort.InferenceSession(os.path.join(work, "model.onnx"), providers=["CPUExec
 np.save(os.path.join(work, "y_ort.npy"), ref)
 EOF
 
-PYBASE=$(.venv/bin/python -c 'import sys; print(sys._base_executable)')
+# The fresh venv's Python: the one the wheel was built for (build_wheel.sh's ONYX_PYTHON).
+PYBASE=${ONYX_PYTHON:-$(.venv/bin/python -c 'import sys; print(sys._base_executable)')}
 unshare --mount --propagation private "$0" --in-namespace "$PYBASE"
 
 echo "== compare with ONNX Runtime"

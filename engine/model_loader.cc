@@ -592,12 +592,55 @@ Status ParseModel(const void* data, size_t size, const std::string& prefix, cons
 
 // Converts a parsed model; the main graph's initializer bytes are released from `mp` as they
 // are converted.
+// Applies SessionOptions::edits to the parsed model.
+Status ApplyEdits(onnx::ModelProto& mp, const ModelEdits& edits) {
+  onnx::GraphProto* g = mp.mutable_graph();
+  for (const auto& [name, tensor] : edits.initializers) {
+    onnx::TensorProto* target = nullptr;
+    for (auto& init : *g->mutable_initializer())
+      if (init.name() == name) target = &init;
+    if (!target) {
+      const bool is_input =
+          std::any_of(g->input().begin(), g->input().end(),
+                      [&](const onnx::ValueInfoProto& v) { return v.name() == name; });
+      if (!is_input)
+        return InvalidArgument("an initializer was given for '", name,
+                               "', but the model has no initializer or graph input of that name");
+      target = g->add_initializer();
+    }
+    TensorToProto(tensor, name, target);
+  }
+  if (edits.dims_by_name.empty() && edits.dims_by_denotation.empty()) return Status::Ok();
+  for (auto& in : *g->mutable_input()) {
+    if (!in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
+    for (auto& d : *in.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
+      auto by_name =
+          d.has_dim_param() ? edits.dims_by_name.find(d.dim_param()) : edits.dims_by_name.end();
+      auto by_denotation = edits.dims_by_denotation.find(d.denotation());
+      int64_t value = -1;
+      if (by_name != edits.dims_by_name.end())
+        value = by_name->second;
+      else if (!d.denotation().empty() && by_denotation != edits.dims_by_denotation.end())
+        value = by_denotation->second;
+      else
+        continue;
+      if (d.has_dim_value() && d.dim_value() != value)
+        return InvalidArgument("input '", in.name(), "': a free dimension override sets ", value,
+                               " for a dimension fixed at ", d.dim_value());
+      d.set_dim_value(value);
+    }
+  }
+  return Status::Ok();
+}
+
 StatusOr<ir::Model> LoadImpl(onnx::ModelProto& mp, const std::string& display_name,
-                             const std::string& model_dir, const Limits& limits) {
+                             const std::string& model_dir, const Limits& limits,
+                             const ModelEdits& edits) {
   const std::string prefix = display_name + ": ";
   if (!mp.has_graph())
     return InvalidModel(prefix,
                         "not a valid ONNX model: it has no graph (is this really an .onnx file?)");
+  ONYX_RETURN_IF_ERROR(ApplyEdits(mp, edits).WithContext(prefix));
   if (!mp.has_ir_version() || mp.ir_version() <= 0)
     return InvalidModel(prefix, "the model has no ir_version");
   if (mp.ir_version() < kMinIrVersion || mp.ir_version() > kMaxIrVersion)
@@ -634,32 +677,42 @@ StatusOr<ir::Model> LoadImpl(onnx::ModelProto& mp, const std::string& display_na
 }  // namespace
 
 StatusOr<ir::Model> LoadModelFromBytes(const std::string& bytes, const std::string& display_name,
-                                       const Limits& limits) {
+                                       const Limits& limits, const ModelEdits& edits) {
   onnx::ModelProto mp;
   ONYX_RETURN_IF_ERROR(ParseModel(bytes.data(), bytes.size(), display_name + ": ", limits, &mp));
-  return LoadImpl(mp, display_name, "", limits);
+  return LoadImpl(mp, display_name, "", limits, edits);
 }
 
-StatusOr<ir::Model> LoadModelFromFile(const std::string& path, const Limits& limits) {
+Status ReadModelProto(const std::string& path, const Limits& limits, onnx::ModelProto* mp) {
   // A regular file only, opened without blocking: a FIFO or a device is refused at once.
   auto file = memory::RegularFile::Open(path);
   if (!file.ok()) return NotFound("cannot open model file '", path, "': ", file.status().message());
+  const size_t slash = path.find_last_of('/');
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  // Read into owned memory, not mapped: a file truncated while it is parsed then gives an
+  // error instead of SIGBUS (the cost, measured: memory/mapped_file.h). The bytes are freed
+  // once parsed; initializers' raw bytes then move, not copy, into tensors.
+  if (file->size() > static_cast<uint64_t>(std::numeric_limits<int>::max()))
+    return ParseModel(nullptr, file->size(), base + ": ", limits, mp);
+  auto bytes = memory::ReadAll(*file);
+  if (!bytes.ok()) return bytes.status().WithContext(base + ": ");
+  return ParseModel(bytes->data.get(), bytes->size, base + ": ", limits, mp);
+}
+
+Status ParseModelProto(const std::string& bytes, const std::string& display_name,
+                       const Limits& limits, onnx::ModelProto* mp) {
+  return ParseModel(bytes.data(), bytes.size(), display_name + ": ", limits, mp);
+}
+
+StatusOr<ir::Model> LoadModelFromFile(const std::string& path, const Limits& limits,
+                                      const ModelEdits& edits) {
   const size_t slash = path.find_last_of('/');
   const std::string dir =
       slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   onnx::ModelProto mp;
-  {
-    // Read into owned memory, not mapped: a file truncated while it is parsed then gives an
-    // error instead of SIGBUS (the cost, measured: memory/mapped_file.h). The bytes are freed
-    // once parsed; initializers' raw bytes then move, not copy, into tensors.
-    if (file->size() > static_cast<uint64_t>(std::numeric_limits<int>::max()))
-      return ParseModel(nullptr, file->size(), base + ": ", limits, &mp);
-    auto bytes = memory::ReadAll(*file);
-    if (!bytes.ok()) return bytes.status().WithContext(base + ": ");
-    ONYX_RETURN_IF_ERROR(ParseModel(bytes->data.get(), bytes->size, base + ": ", limits, &mp));
-  }
-  auto m = LoadImpl(mp, base, dir, limits);
+  ONYX_RETURN_IF_ERROR(ReadModelProto(path, limits, &mp));
+  auto m = LoadImpl(mp, base, dir, limits, edits);
   if (!m.ok()) return m;
   m->path = path;
   return m;

@@ -5,7 +5,12 @@
 
 #include "kernels/ir/graph.h"
 #include "onyx/limits.h"
+#include "onyx/session.h"
 #include "onyx/status.h"
+
+namespace onnx {
+class ModelProto;
+}
 
 namespace onyx::engine {
 
@@ -18,12 +23,21 @@ constexpr int64_t kMaxIrVersion = 14;  // the newest IR the pinned onnx release 
 // `limits` (resolved) bounds nodes after inlining, nesting (subgraphs, and function calls
 // within calls), initializers and tensor sizes; each is a kLimit error naming the limit. The
 // work is linear in the model's size after inlining.
+// `edits` (SessionOptions::edits) are applied to the parsed model before it is converted.
 StatusOr<ir::Model> LoadModelFromFile(const std::string& path,
-                                      const Limits& limits = ResolveLimits());
+                                      const Limits& limits = ResolveLimits(),
+                                      const ModelEdits& edits = {});
 // Parses and validates serialized ModelProto bytes (external data is rejected: no directory).
 StatusOr<ir::Model> LoadModelFromBytes(const std::string& bytes,
                                        const std::string& display_name = "<bytes>",
-                                       const Limits& limits = ResolveLimits());
+                                       const Limits& limits = ResolveLimits(),
+                                       const ModelEdits& edits = {});
+
+// Reads and parses a model file / serialized bytes into `mp` with the loader's checks and errors,
+// without converting it (model metadata, re-saving).
+Status ReadModelProto(const std::string& path, const Limits& limits, onnx::ModelProto* mp);
+Status ParseModelProto(const std::string& bytes, const std::string& display_name,
+                       const Limits& limits, onnx::ModelProto* mp);
 
 // Validates a graph and its subgraphs: every input defined (in the graph, an initializer, a graph
 // input or an enclosing scope), every value produced once, no cycles, and each node's input and

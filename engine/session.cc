@@ -319,6 +319,7 @@ StatusOr<Session> Session::CreateFromModel(ir::Model model, SessionOptions optio
   auto impl = std::make_shared<Impl>();
   impl->model = std::move(model);
   impl->options = options;
+  impl->options.edits = {};  // applied by the loader; may borrow the caller's buffers
   impl->limits = ResolveLimits(options.limits);
   const std::string prefix = impl->Prefix();
   Status s = planner::CheckOperatorsSupported(*impl->model.graph);
@@ -366,14 +367,15 @@ StatusOr<Session> Session::CreateFromModel(ir::Model model, SessionOptions optio
 }
 
 StatusOr<Session> Session::Create(const std::string& path, SessionOptions options) {
-  ONYX_ASSIGN_OR_RETURN(ir::Model m,
-                        engine::LoadModelFromFile(path, ResolveLimits(options.limits)));
+  ONYX_ASSIGN_OR_RETURN(
+      ir::Model m, engine::LoadModelFromFile(path, ResolveLimits(options.limits), options.edits));
   return CreateFromModel(std::move(m), options);
 }
 
 StatusOr<Session> Session::CreateFromBytes(const std::string& bytes, SessionOptions options) {
   ONYX_ASSIGN_OR_RETURN(
-      ir::Model m, engine::LoadModelFromBytes(bytes, "<bytes>", ResolveLimits(options.limits)));
+      ir::Model m,
+      engine::LoadModelFromBytes(bytes, "<bytes>", ResolveLimits(options.limits), options.edits));
   return CreateFromModel(std::move(m), options);
 }
 

@@ -30,6 +30,17 @@ enum class OptimizationLevel { kNone = 0, kBasic = 1, kAll = 2 };
 // "none" | "basic" | "all"; error for anything else.
 StatusOr<OptimizationLevel> ParseOptimizationLevel(const std::string& s);
 
+// Changes made to a model as it is loaded (onnxruntime's SessionOptions.add_initializer,
+// add_external_initializers, add_free_dimension_override_by_name / _by_denotation).
+struct ModelEdits {
+  // Main-graph initializers replaced by these values (an initializer is added for a graph input
+  // that has none); an initializer whose external data is missing may be given this way.
+  std::vector<std::pair<std::string, Tensor>> initializers;
+  // Symbolic dims of the graph inputs fixed to a value, by dim_param or by denotation.
+  std::map<std::string, int64_t> dims_by_name;
+  std::map<std::string, int64_t> dims_by_denotation;
+};
+
 struct SessionOptions {
   int intra_op_threads = 0;  // 0: one per core
   OptimizationLevel optimization = OptimizationLevel::kAll;
@@ -55,6 +66,7 @@ struct SessionOptions {
   // anything is allocated; zeros take the ONYX_MAX_* environment variables or the defaults
   // (onyx/limits.h).
   Limits limits;
+  ModelEdits edits;
 };
 
 // Called after each step with every value it produced (for per-node dumps).

@@ -3,7 +3,10 @@
 #include "errors.h"
 
 #include <array>
+#include <map>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace py = pybind11;
 
@@ -15,7 +18,15 @@ struct ErrorClass {
   const char* name;
   PyObject* builtin;
   const char* doc;
+  std::vector<const char*> ort_bases;  // onnxruntime's classes this one also derives from
 };
+
+// onnxruntime's exception classes (onnxruntime.capi.onnxruntime_pybind11_state), each derived
+// from Exception alone as there; onyx's classes derive from the matching ones.
+constexpr const char* kOrtClasses[] = {
+    "Fail",           "InvalidArgument",  "NoSuchFile",      "NoModel",
+    "EngineError",    "RuntimeException", "InvalidProtobuf", "ModelLoaded",
+    "NotImplemented", "InvalidGraph",     "EPFail"};
 
 // Indexed by ErrorCode; the classes live as long as the interpreter (module attributes).
 std::array<PyObject*, 16> g_classes{};
@@ -46,26 +57,62 @@ void RegisterErrors(py::module_& m) {
                "Base class of every error the onyx engine raises; str(e) is the engine's message.");
   g_classes[0] = base;
   m.attr("Error") = py::handle(base);
+  std::map<std::string, PyObject*> ort;
+  py::dict ort_dict;
+  for (const char* name : kOrtClasses) {
+    const std::string qualified = std::string("onyx.capi.onnxruntime_pybind11_state.") + name;
+    PyObject* cls = NewClass(qualified.c_str(), PyExc_Exception,
+                             "onnxruntime's exception class of this name; onyx's errors of the "
+                             "matching kind derive from it.");
+    ort[name] = cls;
+    ort_dict[name] = py::handle(cls);
+  }
+  m.attr("ort_exceptions") = ort_dict;
   const ErrorClass kClasses[] = {
-      {ErrorCode::kInvalidArgument, "InvalidArgument", PyExc_ValueError,
-       "A bad feed (unknown name, wrong dtype, rank or dimension), option or output name."},
-      {ErrorCode::kInvalidModel, "InvalidModel", PyExc_ValueError,
-       "The model is not valid ONNX (unparsable bytes, broken graph, bad attribute)."},
-      {ErrorCode::kUnsupported, "Unsupported", PyExc_NotImplementedError,
-       "Valid ONNX that onyx cannot run (an operator, opset or type it lacks)."},
-      {ErrorCode::kNotFound, "NotFound", PyExc_FileNotFoundError,
-       "A model or external-data file that does not exist."},
-      {ErrorCode::kIo, "FileError", PyExc_OSError, "Reading or mapping a file failed."},
-      {ErrorCode::kRuntime, "ExecutionError", PyExc_RuntimeError,
-       "A kernel failed on the values it was given while the model ran."},
-      {ErrorCode::kLimit, "LimitExceeded", PyExc_MemoryError,
+      {ErrorCode::kInvalidArgument,
+       "InvalidArgument",
+       PyExc_ValueError,
+       "A bad feed (unknown name, wrong dtype, rank or dimension), option or output name.",
+       {"InvalidArgument"}},
+      {ErrorCode::kInvalidModel,
+       "InvalidModel",
+       PyExc_ValueError,
+       "The model is not valid ONNX (unparsable bytes, broken graph, bad attribute).",
+       {"InvalidGraph", "InvalidProtobuf"}},
+      {ErrorCode::kUnsupported,
+       "Unsupported",
+       PyExc_NotImplementedError,
+       "Valid ONNX that onyx cannot run (an operator, opset or type it lacks).",
+       {"NotImplemented"}},
+      {ErrorCode::kNotFound,
+       "NotFound",
+       PyExc_FileNotFoundError,
+       "A model or external-data file that does not exist.",
+       {"NoSuchFile"}},
+      {ErrorCode::kIo, "FileError", PyExc_OSError, "Reading or mapping a file failed.", {"Fail"}},
+      {ErrorCode::kRuntime,
+       "ExecutionError",
+       PyExc_RuntimeError,
+       "A kernel failed on the values it was given while the model ran.",
+       {"RuntimeException"}},
+      {ErrorCode::kLimit,
+       "LimitExceeded",
+       PyExc_MemoryError,
        "A size or count beyond a configured ceiling (SessionOptions limits, ONYX_MAX_* "
-       "variables)."},
-      {ErrorCode::kCancelled, "Cancelled", PyExc_RuntimeError,
-       "The run was stopped by RunOptions.terminate or its timeout; the session stays usable."},
+       "variables).",
+       {"Fail"}},
+      {ErrorCode::kCancelled,
+       "Cancelled",
+       PyExc_RuntimeError,
+       "The run was stopped by RunOptions.terminate or its timeout; the session stays usable.",
+       {"Fail"}},
   };
   for (const ErrorClass& c : kClasses) {
-    py::tuple bases = py::make_tuple(py::handle(base), py::handle(c.builtin));
+    py::list base_list;
+    base_list.append(py::handle(base));
+    base_list.append(py::handle(c.builtin));
+    for (const char* o : c.ort_bases) base_list.append(py::handle(ort[o]));
+    py::tuple bases(base_list);
     const std::string qualified = std::string("onyx.") + c.name;
     PyObject* cls = NewClass(qualified.c_str(), bases.ptr(), c.doc);
     g_classes[static_cast<size_t>(c.code)] = cls;

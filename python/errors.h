@@ -7,6 +7,10 @@
 //   onyx.NotFound(Error, FileNotFoundError)       a model or external-data file that does not exist
 //   onyx.FileError(Error, OSError)                reading a file failed
 //   onyx.ExecutionError(Error, RuntimeError)      a kernel failed on the values it was given
+//
+// Each also derives from the matching onnxruntime class (Fail, InvalidArgument, NoSuchFile, ...,
+// created here as `ort_exceptions` and exported by onyx.capi.onnxruntime_pybind11_state), so
+// except clauses written for onnxruntime catch onyx's errors.
 #pragma once
 
 #include <pybind11/pybind11.h>

@@ -5,11 +5,17 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "errors.h"
 #include "numpy_bridge.h"
+#include "onyx/model_file.h"
 #include "onyx/session.h"
 
 namespace py = pybind11;
@@ -79,8 +85,23 @@ class PySession {
   PySession(const py::object& model, int intra_op_threads, const std::string& optimization,
             bool reference_kernels, const std::string& conv_algorithm, int64_t max_shape_plans,
             int64_t max_shape_plan_bytes, int64_t specialize_after_runs, bool adapt_threads,
-            const std::string& precision) {
+            const std::string& precision, const py::object& initializers,
+            const std::map<std::string, int64_t>& dims_by_name,
+            const std::map<std::string, int64_t>& dims_by_denotation) {
     SessionOptions o;
+    // Model edits: the converter keeps borrowed arrays alive until the session is made.
+    FeedConverter converter;
+    if (!initializers.is_none())
+      for (py::handle item : initializers) {
+        py::tuple kv = py::reinterpret_borrow<py::tuple>(item);
+        IoInfo decl{kv[0].cast<std::string>(), TypeInfo()};
+        Value v = converter.Convert(decl, kv[1]);
+        if (!v.is_tensor())
+          ThrowIfError(InvalidArgument("initializer '", decl.name, "' must be a tensor"));
+        o.edits.initializers.emplace_back(decl.name, v.tensor());
+      }
+    o.edits.dims_by_name = dims_by_name;
+    o.edits.dims_by_denotation = dims_by_denotation;
     o.adapt_threads = adapt_threads;
     if (precision != "fp32" && precision != "bf16")
       ThrowIfError(InvalidArgument("precision must be 'fp32' or 'bf16', got '", precision, "'"));
@@ -160,8 +181,12 @@ class PySession {
   // feeds: a mapping name -> array / list / None. output_names: None for all outputs, in model
   // order. Everything is checked before the model runs; the GIL is released while it runs.
   // `terminate` (a TerminateFlag or None) and `timeout_ms` (0: none) cancel the run.
+  // `profile` (a list or None): when a list, one tuple per executed kernel step is appended to it
+  // (node, op_type, domain, impl, start ns on the monotonic clock, duration ns, thread id, depth,
+  // fused nodes, output shapes).
   py::list Run(const py::object& feeds, const py::object& output_names,
-               const TerminateFlag* terminate, int64_t timeout_ms) const {
+               const TerminateFlag* terminate, int64_t timeout_ms,
+               const py::object& profile) const {
     if (timeout_ms < 0)
       throw Error(InvalidArgument("timeout_ms must be >= 0 (0: no limit), got ", timeout_ms));
     const auto& outs = session_->outputs();
@@ -203,9 +228,44 @@ class PySession {
     RunOptions options;
     options.terminate = terminate ? &terminate->value : nullptr;
     options.timeout_ms = timeout_ms;
+    struct Step {
+      std::string node, op, domain, impl;
+      int64_t start_ns, dur_ns;
+      size_t thread;
+      int depth, fused;
+      std::vector<Shape> shapes;
+    };
+    std::vector<Step> steps;
+    std::mutex steps_mutex;  // steps of parallel subgraphs may report from several threads
+    const bool profiling = !profile.is_none();
+    if (profiling)
+      options.step_observer = [&](const StepEvent& e) {
+        Step s{std::string(e.node_name),
+               std::string(e.op_type),
+               std::string(e.domain),
+               std::string(e.impl),
+               std::chrono::duration_cast<std::chrono::nanoseconds>(e.start.time_since_epoch())
+                   .count(),
+               e.duration.count(),
+               std::hash<std::thread::id>()(e.thread),
+               e.depth,
+               e.fused_nodes,
+               e.output_shapes};
+        std::lock_guard<std::mutex> lock(steps_mutex);
+        steps.push_back(std::move(s));
+      };
     {
       py::gil_scoped_release release;
       status = session_->Run(in, options, &out);
+    }
+    if (profiling) {
+      py::list events = profile;
+      for (const Step& s : steps) {
+        py::list shapes;
+        for (const Shape& sh : s.shapes) shapes.append(py::cast(sh));
+        events.append(py::make_tuple(DecodeLenient(s.node), s.op, s.domain, s.impl, s.start_ns,
+                                     s.dur_ns, s.thread, s.depth, s.fused, shapes));
+      }
     }
     ThrowIfError(status);
     py::list result;
@@ -235,17 +295,75 @@ PYBIND11_MODULE(_onyx, m) {
           "value", [](const TerminateFlag& f) { return f.value.load(); },
           [](TerminateFlag& f, bool v) { f.value.store(v); },
           "True stops the runs that use this flag between operators and loop iterations.");
+  m.def(
+      "model_metadata",
+      [](const py::object& model) {
+        onyx::StatusOr<onyx::ModelMetadata> meta = onyx::ModelMetadata{};
+        if (py::isinstance<py::bytes>(model)) {
+          const std::string bytes = model.cast<std::string>();
+          py::gil_scoped_release release;
+          meta = onyx::ReadModelMetadataFromBytes(bytes);
+        } else {
+          const std::string path = py::str(model);
+          py::gil_scoped_release release;
+          meta = onyx::ReadModelMetadata(path);
+        }
+        onyx::ThrowIfError(meta.status());
+        using onyx::python::DecodeLenient;
+        py::dict d;
+        d["producer_name"] = DecodeLenient(meta->producer_name);
+        d["producer_version"] = DecodeLenient(meta->producer_version);
+        d["domain"] = DecodeLenient(meta->domain);
+        d["description"] = DecodeLenient(meta->description);
+        d["graph_name"] = DecodeLenient(meta->graph_name);
+        d["graph_description"] = DecodeLenient(meta->graph_description);
+        d["version"] = meta->version;
+        py::dict custom;
+        for (const auto& [k, v] : meta->custom_metadata)
+          custom[DecodeLenient(k)] = DecodeLenient(v);
+        d["custom_metadata_map"] = custom;
+        return d;
+      },
+      py::arg("model"),
+      "The metadata fields of a model file (path) or serialized ModelProto (bytes) as a dict.");
+  m.def(
+      "save_model",
+      [](const py::object& model, const std::string& dest, const std::string& external_data_file,
+         uint64_t external_min_bytes) {
+        onyx::SaveModelOptions o;
+        o.external_data_file = external_data_file;
+        o.external_min_bytes = external_min_bytes;
+        std::string path, bytes;
+        if (py::isinstance<py::bytes>(model))
+          bytes = model.cast<std::string>();
+        else
+          path = py::str(model);
+        onyx::Status status;
+        {
+          py::gil_scoped_release release;
+          status = onyx::SaveModelCopy(path, bytes, dest, o);
+        }
+        onyx::ThrowIfError(status);
+      },
+      py::arg("model"), py::arg("dest"), py::arg("external_data_file") = "",
+      py::arg("external_min_bytes") = 1024,
+      "Writes a copy of the model (path or bytes) to `dest`, its initializers inline or, those of "
+      "at least external_min_bytes, in `external_data_file` next to `dest`.");
   py::class_<PySession>(m, "Session", "A loaded and planned ONNX model (native).")
       .def(py::init<const py::object&, int, const std::string&, bool, const std::string&, int64_t,
-                    int64_t, int64_t, bool, const std::string&>(),
+                    int64_t, int64_t, bool, const std::string&, const py::object&,
+                    const std::map<std::string, int64_t>&, const std::map<std::string, int64_t>&>(),
            py::arg("model"), py::arg("intra_op_threads") = 0, py::arg("optimization") = "all",
            py::arg("reference_kernels") = false, py::arg("conv_algorithm") = "auto",
            py::arg("max_shape_plans") = 0, py::arg("max_shape_plan_bytes") = 0,
            py::arg("specialize_after_runs") = 0, py::arg("adapt_threads") = true,
-           py::arg("precision") = "fp32",
+           py::arg("precision") = "fp32", py::arg("initializers") = py::none(),
+           py::arg("dims_by_name") = std::map<std::string, int64_t>(),
+           py::arg("dims_by_denotation") = std::map<std::string, int64_t>(),
            "Loads `model` (a path, or serialized ModelProto bytes) and plans it. "
            "`max_shape_plans` and `max_shape_plan_bytes` bound the cache of per-input-shape "
-           "plans (0: the environment variable or the default).")
+           "plans (0: the environment variable or the default). `initializers` ([(name, array)]) "
+           "replace the model's, `dims_by_name` / `dims_by_denotation` fix symbolic input dims.")
       .def("inputs", &PySession::Inputs,
            "Every graph input as a dict: name, type, shape, onyx_type (initializer-backed ones "
            "included).")
@@ -261,8 +379,10 @@ PYBIND11_MODULE(_onyx, m) {
           "Names of the inputs that must be fed (no initializer default).")
       .def("run", &PySession::Run, py::arg("feeds"), py::arg("output_names") = py::none(),
            py::arg("terminate") = nullptr, py::arg("timeout_ms") = 0,
+           py::arg("profile") = py::none(),
            "Runs the model on {name: value} feeds; returns the requested outputs as a list. "
-           "`terminate` (a TerminateFlag) and `timeout_ms` (0: none) stop it with onyx.Cancelled.")
+           "`terminate` (a TerminateFlag) and `timeout_ms` (0: none) stop it with onyx.Cancelled; "
+           "`profile` (a list) receives one tuple per kernel step.")
       .def("shape_plan_stats", &PySession::ShapePlanStatsDict,
            "The cache of per-input-shape plans as a dict: plans, plan_bytes, builds, hits, "
            "evictions, generic_runs, packed_weight_bytes, shared_constant_bytes, "

@@ -10,6 +10,9 @@ Code written for onnxruntime ports by changing the import. Also here:
 - ``onyx.backend``: an ``onnx.backend.base.Backend`` (needs the onnx package), so
   ``onnx.backend.test.BackendTest(onyx.backend, __name__)`` runs the ONNX test suite;
 - ``python -m onyx`` (or the ``onyx`` command): the command-line tool (run, plan, info, bench, ...);
+- ``onyx.capi.onnxruntime_pybind11_state``: onnxruntime's exception classes (Fail,
+  InvalidArgument, NoSuchFile, ...), which onyx's errors also derive from, for ``except`` clauses
+  written for onnxruntime;
 - errors: every engine error is an :class:`onyx.Error`; :class:`InvalidArgument` and
   :class:`InvalidModel` are also ValueErrors, :class:`Unsupported` a NotImplementedError,
   :class:`ExecutionError` a RuntimeError, :class:`NotFound` a FileNotFoundError,
@@ -40,9 +43,58 @@ with spin_budget():  # before libgomp loads with the extension module
         Unsupported,
     )
 from onyx.options import ExecutionMode, GraphOptimizationLevel, RunOptions, SessionOptions
-from onyx.session import InferenceSession, NodeArg, get_available_providers, get_device
+from onyx.ortvalue import IOBinding, OrtValue
+from onyx.session import (
+    InferenceSession,
+    ModelMetadata,
+    NodeArg,
+    get_all_providers,
+    get_available_providers,
+    get_device,
+)
 
 __version__ = "0.1.0"
+
+_logger_severity = 2
+_logger_verbosity = 0
+
+
+def get_version_string() -> str:
+    """onyx's version (onnxruntime's ``get_version_string()`` gives its own)."""
+    return __version__
+
+
+def get_build_info() -> str:
+    """A line describing this build, as ``onnxruntime.get_build_info()`` (which starts with
+    "Build Info")."""
+    import platform  # noqa: PLC0415
+
+    return f"Build Info: onyx {__version__}, CPU ({platform.machine()}), Python {platform.python_version()}"
+
+
+def set_default_logger_severity(severity: int) -> None:
+    """Accepted for onnxruntime compatibility: 0 (verbose) to 4 (fatal). onyx logs nothing while
+    running (errors are raised), so the level is only recorded."""
+    global _logger_severity
+    if isinstance(severity, bool) or not isinstance(severity, int) or not 0 <= severity <= 4:
+        raise InvalidArgument(f"logger severity must be an int from 0 (verbose) to 4 (fatal), got {severity!r}")
+    _logger_severity = severity
+
+
+def set_default_logger_verbosity(verbosity: int) -> None:
+    """Accepted for onnxruntime compatibility (recorded only; onyx logs nothing while running)."""
+    global _logger_verbosity
+    if isinstance(verbosity, bool) or not isinstance(verbosity, int) or verbosity < 0:
+        raise InvalidArgument(f"logger verbosity must be an int >= 0, got {verbosity!r}")
+    _logger_verbosity = verbosity
+
+
+def enable_telemetry_events() -> None:
+    """Accepted for onnxruntime compatibility: onyx sends no telemetry."""
+
+
+def disable_telemetry_events() -> None:
+    """Accepted for onnxruntime compatibility: onyx sends no telemetry."""
 
 __all__ = [
     "Cancelled",
@@ -51,22 +103,32 @@ __all__ = [
     "ExecutionMode",
     "FileError",
     "GraphOptimizationLevel",
+    "IOBinding",
     "InferenceSession",
     "InvalidArgument",
     "InvalidModel",
     "LimitExceeded",
+    "ModelMetadata",
     "NodeArg",
     "NotFound",
+    "OrtValue",
     "RunOptions",
     "SessionOptions",
     "Unsupported",
+    "disable_telemetry_events",
+    "enable_telemetry_events",
+    "get_all_providers",
     "get_available_providers",
+    "get_build_info",
     "get_device",
+    "get_version_string",
+    "set_default_logger_severity",
+    "set_default_logger_verbosity",
 ]
 
 
 def __getattr__(name: str) -> Any:
     # `onyx.backend` imports onnx, which InferenceSession does not need: load it on first use.
-    if name == "backend":
-        return importlib.import_module("onyx.backend")
+    if name in ("backend", "capi"):
+        return importlib.import_module(f"onyx.{name}")
     raise AttributeError(f"module 'onyx' has no attribute {name!r}")

@@ -1,12 +1,14 @@
 """Session and run options, named and shaped like onnxruntime's so existing code ports unchanged.
 
-Only the settings onyx acts on change anything (threads, optimization level, reference kernels);
-the other onnxruntime attributes are accepted and ignored, so scripts that set them still run.
+Only the settings onyx acts on change anything (threads, optimization level, profiling, model
+edits, ...); onnxruntime's other tuning attributes are accepted and ignored, so scripts that set
+them still run. A name that is neither onyx's nor onnxruntime's raises AttributeError, as in
+onnxruntime.
 """
 from __future__ import annotations
 
 import enum
-from typing import Dict, Optional, Union
+from typing import Any, Dict, List, Sequence, Union
 
 __all__ = ["ExecutionMode", "GraphOptimizationLevel", "RunOptions", "SessionOptions"]
 
@@ -83,10 +85,24 @@ class SessionOptions:
             (AVX512-BF16 or AMX; elsewhere creating the session fails). About twice as fast on
             ResNet-50 with AMX, outputs ~1e-2 relative from float32 (docs/quantization.md).
 
+    onnxruntime attributes onyx acts on:
+        enable_profiling, profile_file_prefix: write a Chrome-trace JSON file of every kernel
+            step (:meth:`InferenceSession.end_profiling`).
+        optimized_model_filepath: write the model to this ONNX file when the session is made
+            (its graph as given: onyx's optimizations are made in its plan, not as ONNX nodes),
+            with the initializers inline or, with the session config entries
+            ``session.optimized_model_external_initializers_file_name`` and
+            ``..._min_size_in_bytes``, in an external-data file next to it.
+        add_initializer(), add_external_initializers(), add_free_dimension_override_by_name(),
+        add_free_dimension_override_by_denotation(): edits to the model as it is loaded.
+
     Accepted and ignored (onnxruntime tuning knobs that have no onyx counterpart):
-        inter_op_num_threads, execution_mode, log_severity_level, log_verbosity_level,
-        enable_cpu_mem_arena, enable_mem_pattern, enable_profiling, logid; and
-        add_session_config_entry() records entries that get_session_config_entry() returns.
+        inter_op_num_threads, execution_mode, execution_order, log_severity_level,
+        log_verbosity_level, enable_cpu_mem_arena, enable_mem_pattern, enable_mem_reuse,
+        use_deterministic_compute, use_per_session_threads, logid; and session config entries
+        other than the two above (add_session_config_entry() records them,
+        get_session_config_entry() returns them). register_custom_ops_library() raises
+        :class:`onyx.Unsupported`.
     """
 
     __slots__ = (
@@ -107,7 +123,16 @@ class SessionOptions:
         "enable_mem_pattern",
         "enable_profiling",
         "logid",
+        "profile_file_prefix",
+        "optimized_model_filepath",
+        "enable_mem_reuse",
+        "use_deterministic_compute",
+        "use_per_session_threads",
+        "execution_order",
         "_config",
+        "_initializers",
+        "_dims_by_name",
+        "_dims_by_denotation",
     )
 
     def __init__(self) -> None:
@@ -128,14 +153,66 @@ class SessionOptions:
         self.enable_mem_pattern: bool = True
         self.enable_profiling: bool = False
         self.logid: str = ""
+        self.profile_file_prefix: str = "onnxruntime_profile_"
+        self.optimized_model_filepath: str = ""
+        self.enable_mem_reuse: bool = True
+        self.use_deterministic_compute: bool = False
+        self.use_per_session_threads: bool = True
+        self.execution_order: int = 0
         self._config: Dict[str, str] = {}
+        self._initializers: List[tuple] = []
+        self._dims_by_name: Dict[str, int] = {}
+        self._dims_by_denotation: Dict[str, int] = {}
 
     def add_session_config_entry(self, key: str, value: str) -> None:
-        """Records an onnxruntime session config entry (onyx reads none of them)."""
-        self._config[key] = value
+        """Records an onnxruntime session config entry. onyx reads
+        ``session.optimized_model_external_initializers_file_name`` and
+        ``session.optimized_model_external_initializers_min_size_in_bytes``; others are kept
+        for :meth:`get_session_config_entry` and otherwise ignored."""
+        self._config[str(key)] = str(value)
 
-    def get_session_config_entry(self, key: str) -> Optional[str]:
-        return self._config.get(key)
+    def get_session_config_entry(self, key: str) -> str:
+        """The value recorded for ``key``; raises RuntimeError when there is none (as onnxruntime)."""
+        try:
+            return self._config[key]
+        except KeyError:
+            raise RuntimeError(f"SessionOptions does not have configuration with key: {key}") from None
+
+    def add_initializer(self, name: str, value: Any) -> None:
+        """Replaces the model's initializer ``name`` (or gives a graph input of that name one)
+        with ``value``, an :class:`onyx.OrtValue` or numpy array, for sessions made with these
+        options. Keep the value alive while such sessions are being created."""
+        self._initializers.append((str(name), _array_of(value)))
+
+    def add_external_initializers(self, names: Sequence[str], values: Sequence[Any]) -> None:
+        """:meth:`add_initializer` for each pair: typically initializers whose external data is
+        not on disk."""
+        if len(names) != len(values):
+            from onyx import InvalidArgument  # noqa: PLC0415 (avoids an import cycle)
+
+            raise InvalidArgument(
+                f"add_external_initializers: {len(names)} names but {len(values)} values"
+            )
+        for name, value in zip(names, values):
+            self.add_initializer(name, value)
+
+    def add_free_dimension_override_by_name(self, dim_name: str, dim_value: int) -> None:
+        """Fixes the graph inputs' symbolic dimension ``dim_name`` to ``dim_value``."""
+        self._dims_by_name[str(dim_name)] = _dim_value(dim_value)
+
+    def add_free_dimension_override_by_denotation(self, dim_denotation: str, dim_value: int) -> None:
+        """Fixes the graph inputs' dimensions denoted ``dim_denotation`` (e.g. ``DATA_BATCH``)."""
+        self._dims_by_denotation[str(dim_denotation)] = _dim_value(dim_value)
+
+    def register_custom_ops_library(self, library_path: str) -> None:
+        """Not supported: onyx cannot load onnxruntime custom-operator libraries."""
+        from onyx import Unsupported  # noqa: PLC0415 (avoids an import cycle)
+
+        raise Unsupported(
+            f"register_custom_ops_library({library_path!r}): onyx cannot load onnxruntime "
+            "custom-operator libraries (they are built against onnxruntime's C API); models "
+            "using such operators cannot run on onyx"
+        )
 
     def __repr__(self) -> str:
         return (
@@ -149,6 +226,20 @@ class SessionOptions:
             f"adapt_threads={self.adapt_threads!r}, "
             f"precision={self.precision!r})"
         )
+
+
+def _array_of(value: Any) -> Any:
+    """The numpy array behind an OrtValue (or the value itself)."""
+    numpy = getattr(value, "numpy", None)
+    return numpy() if callable(numpy) else value
+
+
+def _dim_value(value: int) -> int:
+    if isinstance(value, bool) or not hasattr(value, "__index__") or value.__index__() < 0:
+        from onyx import InvalidArgument  # noqa: PLC0415 (avoids an import cycle)
+
+        raise InvalidArgument(f"a free dimension override must be an int >= 0, got {value!r}")
+    return value.__index__()
 
 
 def cache_limit(options: "SessionOptions", name: str) -> int:
@@ -182,8 +273,9 @@ class RunOptions:
         timeout_ms: onyx only; stop the run the same way once it has taken this many
             milliseconds (0, the default: no limit).
 
-    Accepted and ignored: log_severity_level, log_verbosity_level, logid, run_tag; and
-    add_run_config_entry() records entries that get_run_config_entry() returns.
+    Accepted and ignored: log_severity_level, log_verbosity_level, logid, run_tag,
+    only_execute_path_to_fetches; and add_run_config_entry() records entries that
+    get_run_config_entry() returns (onyx reads none of them).
     """
 
     __slots__ = (
@@ -191,6 +283,7 @@ class RunOptions:
         "log_verbosity_level",
         "logid",
         "run_tag",
+        "only_execute_path_to_fetches",
         "timeout_ms",
         "_flag",
         "_config",
@@ -203,6 +296,7 @@ class RunOptions:
         self.log_verbosity_level = 0
         self.logid = ""
         self.run_tag = ""
+        self.only_execute_path_to_fetches = False
         self.timeout_ms: int = 0
         # Shared with the engine while a run works without the GIL: one atomic flag per object.
         self._flag = TerminateFlag()
@@ -218,10 +312,14 @@ class RunOptions:
 
     def add_run_config_entry(self, key: str, value: str) -> None:
         """Records an onnxruntime run config entry (onyx reads none of them)."""
-        self._config[key] = value
+        self._config[str(key)] = str(value)
 
-    def get_run_config_entry(self, key: str) -> Optional[str]:
-        return self._config.get(key)
+    def get_run_config_entry(self, key: str) -> str:
+        """The value recorded for ``key``; raises RuntimeError when there is none (as onnxruntime)."""
+        try:
+            return self._config[key]
+        except KeyError:
+            raise RuntimeError(f"RunOptions does not have configuration with key: {key}") from None
 
     def __repr__(self) -> str:
         return f"RunOptions(terminate={self.terminate}, timeout_ms={self.timeout_ms})"

@@ -1,9 +1,14 @@
 """InferenceSession: onnxruntime's Python API over the onyx engine."""
 from __future__ import annotations
 
+import json
 import os
+import threading
+import time
 import warnings
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
 
 from onyx import _onyx
 from onyx.options import (
@@ -13,15 +18,56 @@ from onyx.options import (
     cache_limit,
     optimization_name,
 )
+from onyx.ortvalue import IOBinding, OrtValue, OrtValueVector, numpy_dtype_of
 
-__all__ = ["InferenceSession", "NodeArg", "get_available_providers", "get_device"]
+__all__ = [
+    "InferenceSession",
+    "ModelMetadata",
+    "NodeArg",
+    "get_all_providers",
+    "get_available_providers",
+    "get_device",
+]
 
 _CPU = "CPUExecutionProvider"
+
+# onnxruntime's execution provider names, highest priority first (its get_all_providers() order;
+# the CPU last). onyx offers only the CPU; the others are known so that naming one warns instead
+# of failing as an unknown name.
+_ALL_PROVIDERS = [
+    "TensorrtExecutionProvider",
+    "CUDAExecutionProvider",
+    "MIGraphXExecutionProvider",
+    "ROCMExecutionProvider",
+    "OpenVINOExecutionProvider",
+    "DnnlExecutionProvider",
+    "VitisAIExecutionProvider",
+    "QNNExecutionProvider",
+    "NnapiExecutionProvider",
+    "VSINPUExecutionProvider",
+    "JsExecutionProvider",
+    "CoreMLExecutionProvider",
+    "ArmNNExecutionProvider",
+    "ACLExecutionProvider",
+    "DmlExecutionProvider",
+    "RknpuExecutionProvider",
+    "WebNNExecutionProvider",
+    "WebGpuExecutionProvider",
+    "XnnpackExecutionProvider",
+    "CANNExecutionProvider",
+    "AzureExecutionProvider",
+    _CPU,
+]
 
 
 def get_available_providers() -> list[str]:
     """Execution providers onyx offers: onnxruntime's name for its one backend, the CPU."""
     return [_CPU]
+
+
+def get_all_providers() -> list[str]:
+    """Every execution provider name onnxruntime knows, the CPU last (onyx offers only the CPU)."""
+    return list(_ALL_PROVIDERS)
 
 
 def get_device() -> str:
@@ -54,6 +100,32 @@ class NodeArg:
         return (self.name, self.type, self.shape) == (other.name, other.type, other.shape)
 
 
+class ModelMetadata:
+    """A model's metadata, as ``onnxruntime.ModelMetadata``: ModelProto and GraphProto fields.
+
+    ``custom_metadata_map`` holds the model's ``metadata_props`` (exporters keep things such as
+    class names there); ``version`` is ``model_version`` (2**63 - 1 when unset, as onnxruntime
+    reports it).
+    """
+
+    __slots__ = (
+        "producer_name",
+        "graph_name",
+        "domain",
+        "description",
+        "graph_description",
+        "version",
+        "custom_metadata_map",
+    )
+
+    def __init__(self, fields: Mapping[str, Any]) -> None:
+        for name in self.__slots__:
+            setattr(self, name, fields[name])
+
+    def __repr__(self) -> str:
+        return "ModelMetadata(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__) + ")"
+
+
 def _model_source(path_or_bytes: Any) -> str | bytes:
     if isinstance(path_or_bytes, (str, os.PathLike)):
         return os.fspath(path_or_bytes)
@@ -67,10 +139,16 @@ def _model_source(path_or_bytes: Any) -> str | bytes:
     )
 
 
-def _check_providers(providers: Sequence[Any] | None) -> None:
+def _check_providers(providers: Sequence[Any] | None, strict: bool = False) -> None:
     if not providers:
         return
     names = [p[0] if isinstance(p, (tuple, list)) else p for p in providers]
+    unknown = [n for n in names if n not in _ALL_PROVIDERS]
+    if strict and unknown:
+        # onnxruntime's wording, which callers match on.
+        raise RuntimeError(
+            f"Unknown Provider Type: {unknown[0]} (onyx runs on {_CPU}; known: {', '.join(_ALL_PROVIDERS)})"
+        )
     others = [n for n in names if n != _CPU]
     if others:
         warnings.warn(
@@ -117,7 +195,21 @@ class InferenceSession:
     while the model runs.
     """
 
-    __slots__ = ("_sess", "_options", "_inputs", "_initializers", "_outputs", "__weakref__")
+    __slots__ = (
+        "_sess",
+        "_options",
+        "_inputs",
+        "_initializers",
+        "_outputs",
+        "_source",
+        "_required",
+        "_feed_dtypes",
+        "_profile",
+        "_profile_start_ns",
+        "_profile_t0",
+        "_profile_lock",
+        "__weakref__",
+    )
 
     def __init__(
         self,
@@ -145,8 +237,14 @@ class InferenceSession:
         if conv_algorithm is None:
             conv_algorithm = options.conv_algorithm
         self._options = options
+        self._source = _model_source(path_or_bytes)
+        profiling = bool(getattr(options, "enable_profiling", False))
+        self._profile: list | None = [] if profiling else None
+        self._profile_lock = threading.Lock()
+        self._profile_start_ns = time.time_ns() if profiling else 0
+        self._profile_t0 = time.monotonic_ns()
         self._sess = _onyx.Session(
-            _model_source(path_or_bytes),
+            self._source,
             int(threads or 0),
             optimization_name(optimization),
             bool(reference_kernels),
@@ -156,12 +254,41 @@ class InferenceSession:
             specialize_after_runs=cache_limit(options, "specialize_after_runs"),
             adapt_threads=bool(options.adapt_threads),
             precision=str(getattr(options, "precision", "fp32")),
+            initializers=list(getattr(options, "_initializers", [])) or None,
+            dims_by_name=dict(getattr(options, "_dims_by_name", {})),
+            dims_by_denotation=dict(getattr(options, "_dims_by_denotation", {})),
         )
         required = set(self._sess.required_inputs())
         inputs = self._sess.inputs()
         self._inputs = [_node_arg(d) for d in inputs if d["name"] in required]
         self._initializers = [_node_arg(d) for d in inputs if d["name"] not in required]
         self._outputs = [_node_arg(d) for d in self._sess.outputs()]
+        self._required = frozenset(required)
+        # Lists fed to tensor inputs become arrays of the declared type, as onnxruntime does.
+        self._feed_dtypes = {d["name"]: numpy_dtype_of(d["type"]) for d in inputs}
+        if profiling:
+            self._profile_event("Session", "session_initialization", self._profile_t0,
+                                time.monotonic_ns() - self._profile_t0, {})
+        target = getattr(options, "optimized_model_filepath", "")
+        if target:
+            self._save_model(os.fspath(target))
+
+    def _save_model(self, path: str) -> None:
+        """SessionOptions.optimized_model_filepath: the model's graph as given (onyx optimizes in
+        its plan, not in ONNX), initializers inline or in the configured external-data file."""
+        config = getattr(self._options, "_config", {})
+        external = config.get("session.optimized_model_external_initializers_file_name", "")
+        min_bytes = config.get("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
+        try:
+            min_size = int(min_bytes)
+        except ValueError:
+            from onyx import InvalidArgument  # noqa: PLC0415
+
+            raise InvalidArgument(
+                "session.optimized_model_external_initializers_min_size_in_bytes must be an "
+                f"integer, got {min_bytes!r}"
+            ) from None
+        _onyx.save_model(self._source, path, external, min_size)
 
     def get_inputs(self) -> list[NodeArg]:
         """The inputs to feed, in model order.
@@ -264,18 +391,199 @@ class InferenceSession:
         runs, so several threads may call ``run`` on one session concurrently.
         """
         names = list(output_names) if output_names else None
-        if run_options is None:
-            return self._sess.run(input_feed, names)
-        # Leniently, as before: an object that is not an onyx RunOptions cancels nothing.
-        flag = getattr(run_options, "_flag", None)
-        timeout_ms = int(getattr(run_options, "timeout_ms", 0) or 0)
-        return self._sess.run(input_feed, names, terminate=flag, timeout_ms=timeout_ms)
+        feed = self._prepare_feed(input_feed)
+        flag = None
+        timeout_ms = 0
+        if run_options is not None:
+            # Leniently, as before: an object that is not an onyx RunOptions cancels nothing.
+            flag = getattr(run_options, "_flag", None)
+            timeout_ms = int(getattr(run_options, "timeout_ms", 0) or 0)
+        if self._profile is None:
+            if run_options is None:
+                return self._sess.run(feed, names)
+            return self._sess.run(feed, names, terminate=flag, timeout_ms=timeout_ms)
+        steps: list = []
+        start = time.monotonic_ns()
+        try:
+            return self._sess.run(feed, names, terminate=flag, timeout_ms=timeout_ms, profile=steps)
+        finally:
+            self._record_run(start, steps)
+
+    def _prepare_feed(self, input_feed: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Checks for missing inputs and converts lists and OrtValues; arrays pass untouched."""
+        try:
+            keys = input_feed.keys()
+        except AttributeError:
+            return input_feed  # the engine says what a feed must be
+        # An unknown name is reported by the engine (naming the model's inputs) before this.
+        if not self._required <= keys and all(k in self._feed_dtypes for k in keys):
+            missing = [i.name for i in self._inputs if i.name not in keys]
+            from onyx import InvalidArgument  # noqa: PLC0415
+
+            # onyx's wording, then onnxruntime's, which callers match on.
+            raise InvalidArgument(
+                f"missing input {', '.join(repr(m) for m in missing)}: "
+                f"Required inputs ({missing}) are missing from input feed ({list(keys)})."
+            )
+        converted = None
+        for name, value in input_feed.items():
+            kind = type(value)
+            if kind is np.ndarray:
+                if value.dtype.kind != "V":
+                    continue
+                # Raw byte records (numpy void) feed a string input as bytes, as in onnxruntime.
+                if self._feed_dtypes.get(name) != np.object_:
+                    continue
+                value = np.array([bytes(v) for v in value.ravel()], dtype=object).reshape(value.shape)
+            elif kind is OrtValue:
+                value = value._value
+            elif kind is list or kind is tuple:
+                dtype = self._feed_dtypes.get(name)
+                if dtype is None:
+                    continue  # a sequence input, or a type numpy lacks: fed as given
+                try:
+                    value = np.array(value, dtype=dtype)
+                except (ValueError, TypeError) as e:
+                    from onyx import InvalidArgument  # noqa: PLC0415
+
+                    raise InvalidArgument(
+                        f"input '{name}': cannot make a numpy array of the {kind.__name__} given: {e}"
+                    ) from None
+            else:
+                continue
+            if converted is None:
+                converted = dict(input_feed)
+            converted[name] = value
+        return input_feed if converted is None else converted
+
+    def run_with_ort_values(
+        self,
+        output_names: Sequence[str] | None,
+        input_dict_ort_values: Mapping[str, OrtValue],
+        run_options: RunOptions | None = None,
+    ) -> list[OrtValue]:
+        """:meth:`run` with OrtValues in and out."""
+        return [OrtValue(v) for v in self.run(output_names, input_dict_ort_values, run_options)]
+
+    def run_async(
+        self,
+        output_names: Sequence[str] | None,
+        input_feed: Mapping[str, Any],
+        callback: Callable[[Any, Any, str], None],
+        user_data: Any,
+        run_options: RunOptions | None = None,
+    ) -> None:
+        """Runs on another thread and calls ``callback(outputs, user_data, error)``: ``error`` is
+        ``""`` on success, else the error's message (``outputs`` is then None)."""
+        feed = dict(input_feed)
+
+        def work() -> None:
+            try:
+                outputs = self.run(output_names, feed, run_options)
+            except Exception as e:  # noqa: BLE001 (reported to the callback, as onnxruntime does)
+                callback(None, user_data, str(e) or type(e).__name__)
+                return
+            callback(outputs, user_data, "")
+
+        threading.Thread(target=work, name="onyx-run-async", daemon=True).start()
+
+    def io_binding(self) -> IOBinding:
+        """A new :class:`IOBinding` for :meth:`run_with_iobinding`."""
+        return IOBinding(self)
+
+    def run_with_iobinding(self, iobinding: IOBinding, run_options: RunOptions | None = None) -> None:
+        """Runs on the inputs bound in ``iobinding``; its outputs then hold the results."""
+        iobinding._run(run_options)
+
+    def get_modelmeta(self) -> ModelMetadata:
+        """The model's metadata (read from the model file or bytes when asked)."""
+        return ModelMetadata(_onyx.model_metadata(self._source))
+
+    def set_providers(
+        self, providers: Sequence[Any] | None = None, provider_options: Sequence[dict] | None = None
+    ) -> None:
+        """Accepted for onnxruntime compatibility: onyx keeps running on the CPU. An unknown name
+        raises RuntimeError, another provider's name warns."""
+        _check_providers(providers, strict=True)
+
+    def disable_fallback(self) -> None:
+        """Accepted for onnxruntime compatibility (onyx has no other provider to fall back from)."""
+
+    def enable_fallback(self) -> None:
+        """Accepted for onnxruntime compatibility."""
+
+    # -- profiling -------------------------------------------------------------------------------
+    def _profile_event(self, cat: str, name: str, start_ns: int, dur_ns: int, args: dict,
+                       tid: int | None = None) -> None:
+        event = {
+            "cat": cat,
+            "pid": os.getpid(),
+            "tid": threading.get_native_id() if tid is None else tid,
+            "dur": max(dur_ns // 1000, 0),
+            "ts": max((start_ns - self._profile_t0) // 1000, 0),
+            "ph": "X",
+            "name": name,
+            "args": args,
+        }
+        with self._profile_lock:
+            if self._profile is not None:  # end_profiling() may have run meanwhile
+                self._profile.append(event)
+
+    def _record_run(self, start_ns: int, steps: list) -> None:
+        end = time.monotonic_ns()
+        for node, op, domain, impl, s_ns, d_ns, thread, depth, fused, shapes in steps:
+            args = {"op_name": op, "provider": _CPU, "impl": impl, "output_shapes": shapes}
+            if domain:
+                args["domain"] = domain
+            if depth:
+                args["subgraph_depth"] = depth
+            if fused:
+                args["fused_nodes"] = fused
+            self._profile_event("Node", f"{node or op}_kernel_time", s_ns, d_ns, args, tid=thread)
+        self._profile_event("Session", "model_run", start_ns, end - start_ns, {})
+
+    def end_profiling(self) -> str:
+        """Writes the profile (Chrome trace JSON, one event per line; chrome://tracing and
+        Perfetto open it) to ``<profile_file_prefix>_<date>_<time>.json`` and returns the file
+        name; profiling then stops. Returns ``""`` when profiling is off."""
+        if self._profile is None:
+            return ""
+        with self._profile_lock:
+            events, self._profile = self._profile, None
+        stamp = time.strftime("%Y-%m-%d_%H-%M-%S", time.localtime(self._profile_start_ns / 1e9))
+        prefix = getattr(self._options, "profile_file_prefix", "onnxruntime_profile_")
+        path = f"{prefix}_{stamp}.json"
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("[\n" + ",\n".join(json.dumps(e) for e in events) + "\n]\n")
+        return path
+
+    def get_profiling_start_time_ns(self) -> int:
+        """When profiling started (ns since the epoch); 0 when profiling is off."""
+        return self._profile_start_ns
 
     def __repr__(self) -> str:
         return (
             f"<onyx.InferenceSession {self._sess.model_name!r}: "
             f"{len(self._inputs)} inputs, {len(self._outputs)} outputs>"
         )
+
+
+def _native_run_with_ort_values(
+    native: Any, feeds: Mapping[str, OrtValue], output_names: Sequence[str] | None,
+    run_options: RunOptions | None = None,
+) -> OrtValueVector:
+    """onnxruntime's native-level ``sess._sess.run_with_ort_values(feeds, names, run_options)``."""
+    values = {name: v._value if isinstance(v, OrtValue) else v for name, v in feeds.items()}
+    kwargs = {}
+    if run_options is not None:
+        kwargs = {"terminate": getattr(run_options, "_flag", None),
+                  "timeout_ms": int(getattr(run_options, "timeout_ms", 0) or 0)}
+    names = list(output_names) if output_names else None
+    return OrtValueVector([OrtValue(v) for v in native.run(values, names, **kwargs)])
+
+
+# Code written for onnxruntime reaches the native session as `sess._sess`; give it this method.
+_onyx.Session.run_with_ort_values = _native_run_with_ort_values
 
 
 def _node_arg(d: dict[str, Any]) -> NodeArg:

@@ -73,6 +73,12 @@ def _check_cpu(device_type: str) -> None:
         raise InvalidArgument(f"onyx runs on the CPU only; device_type {device_type!r} is not available")
 
 
+def _contiguous(arr: np.ndarray) -> np.ndarray:
+    """``arr`` itself when C-contiguous, else a C-contiguous copy (0-d arrays stay 0-d, unlike
+    numpy.ascontiguousarray)."""
+    return arr if arr.flags.c_contiguous else arr.copy(order="C")
+
+
 def _dtype_of(element_type: Any) -> np.dtype:
     """A numpy dtype from a numpy type/dtype or an onnx TensorProto.DataType number."""
     if isinstance(element_type, (int, np.integer)) and not isinstance(element_type, bool):
@@ -103,13 +109,13 @@ class OrtValue:
         arr = np.asarray(numpy_obj)
         if arr.dtype.kind in "US":
             arr = arr.astype(object)
-        return OrtValue(np.ascontiguousarray(arr))
+        return OrtValue(_contiguous(arr))
 
     @staticmethod
     def ortvalue_from_numpy_with_onnx_type(data: np.ndarray, onnx_element_type: int) -> "OrtValue":
         """An OrtValue over ``data``'s bytes, read as the ONNX element type given by number."""
         dtype = _dtype_of(int(onnx_element_type))
-        arr = np.ascontiguousarray(data)
+        arr = _contiguous(np.asarray(data))
         if arr.dtype != dtype:
             if arr.dtype.itemsize != dtype.itemsize:
                 from onyx import InvalidArgument  # noqa: PLC0415

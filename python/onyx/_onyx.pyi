@@ -49,6 +49,9 @@ class Session:
         specialize_after_runs: int = 0,
         adapt_threads: bool = True,
         precision: str = "fp32",
+        initializers: Optional[Sequence[Any]] = None,
+        dims_by_name: Mapping[str, int] = ...,
+        dims_by_denotation: Mapping[str, int] = ...,
     ) -> None: ...
     def inputs(self) -> List[Dict[str, Any]]:
         """Every graph input: {'name', 'type', 'shape', 'onyx_type'} (initializer-backed included)."""
@@ -60,7 +63,11 @@ class Session:
         output_names: Optional[Sequence[str]] = None,
         terminate: Optional[TerminateFlag] = None,
         timeout_ms: int = 0,
-    ) -> List[Any]: ...
+        profile: Optional[List[Any]] = None,
+    ) -> List[Any]:
+        """`profile` (a list) receives one tuple per kernel step: (node, op_type, domain, impl,
+        start ns on the monotonic clock, duration ns, thread id, subgraph depth, fused nodes,
+        output shapes)."""
     def shape_plan_stats(self) -> Dict[str, int]:
         """plans, plan_bytes, builds, hits, evictions, generic_runs, packed_weight_bytes,
         shared_constant_bytes, free_arena_bytes, max_shape_plans, max_shape_plan_bytes,
@@ -77,3 +84,16 @@ class Session:
     def ir_version(self) -> int: ...
     @property
     def opsets(self) -> Dict[str, int]: ...
+
+# onnxruntime's exception classes by name (Fail, InvalidArgument, NoSuchFile, ...); the classes
+# above derive from the matching ones. onyx.capi.onnxruntime_pybind11_state exports them.
+ort_exceptions: Dict[str, type]
+
+def model_metadata(model: Union[str, bytes]) -> Dict[str, Any]:
+    """producer_name, graph_name, domain, description, graph_description, version,
+    custom_metadata_map (and producer_version) of a model file or serialized model."""
+
+def save_model(model: Union[str, bytes], dest: str, external_data_file: str = "",
+               external_min_bytes: int = 1024) -> None:
+    """Writes a copy of the model to `dest`, initializers inline or (those of at least
+    external_min_bytes) in `external_data_file` next to `dest`."""

@@ -5,6 +5,7 @@
 #include <google/protobuf/io/coded_stream.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <map>
@@ -592,6 +593,42 @@ Status ParseModel(const void* data, size_t size, const std::string& prefix, cons
 
 // Converts a parsed model; the main graph's initializer bytes are released from `mp` as they
 // are converted.
+// Initializers of `g` (subgraphs included) whose external data lives in one of
+// edits.external_files get those bytes as raw_data.
+Status ReadExternalFromMemory(onnx::GraphProto* g, const ModelEdits& edits) {
+  for (auto& t : *g->mutable_initializer()) {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL) continue;
+    std::string location;
+    uint64_t offset = 0, length = 0;
+    bool has_length = false;
+    for (const auto& e : t.external_data()) {
+      if (e.key() == "location") location = e.value();
+      if (e.key() == "offset") offset = std::strtoull(e.value().c_str(), nullptr, 10);
+      if (e.key() == "length") {
+        length = std::strtoull(e.value().c_str(), nullptr, 10);
+        has_length = true;
+      }
+    }
+    auto file = edits.external_files.find(location);
+    if (file == edits.external_files.end()) continue;
+    const std::string_view bytes = file->second;
+    if (!has_length) length = offset <= bytes.size() ? bytes.size() - offset : 0;
+    if (offset > bytes.size() || length > bytes.size() - offset)
+      return InvalidArgument("initializer '", t.name(), "': its external data (offset ", offset,
+                             ", length ", length, ") lies outside the ", bytes.size(),
+                             " bytes given in memory for '", location, "'");
+    t.set_raw_data(std::string(bytes.substr(offset, length)));
+    t.clear_external_data();
+    t.set_data_location(onnx::TensorProto::DEFAULT);
+  }
+  for (auto& n : *g->mutable_node())
+    for (auto& a : *n.mutable_attribute()) {
+      if (a.has_g()) ONYX_RETURN_IF_ERROR(ReadExternalFromMemory(a.mutable_g(), edits));
+      for (auto& sg : *a.mutable_graphs()) ONYX_RETURN_IF_ERROR(ReadExternalFromMemory(&sg, edits));
+    }
+  return Status::Ok();
+}
+
 // Applies SessionOptions::edits to the parsed model.
 Status ApplyEdits(onnx::ModelProto& mp, const ModelEdits& edits) {
   onnx::GraphProto* g = mp.mutable_graph();
@@ -610,6 +647,7 @@ Status ApplyEdits(onnx::ModelProto& mp, const ModelEdits& edits) {
     }
     TensorToProto(tensor, name, target);
   }
+  if (!edits.external_files.empty()) ONYX_RETURN_IF_ERROR(ReadExternalFromMemory(g, edits));
   if (edits.dims_by_name.empty() && edits.dims_by_denotation.empty()) return Status::Ok();
   for (auto& in : *g->mutable_input()) {
     if (!in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;

@@ -87,7 +87,8 @@ class PySession {
             int64_t max_shape_plan_bytes, int64_t specialize_after_runs, bool adapt_threads,
             const std::string& precision, const py::object& initializers,
             const std::map<std::string, int64_t>& dims_by_name,
-            const std::map<std::string, int64_t>& dims_by_denotation) {
+            const std::map<std::string, int64_t>& dims_by_denotation,
+            const py::object& external_files) {
     SessionOptions o;
     // Model edits: the converter keeps borrowed arrays alive until the session is made.
     FeedConverter converter;
@@ -102,6 +103,18 @@ class PySession {
       }
     o.edits.dims_by_name = dims_by_name;
     o.edits.dims_by_denotation = dims_by_denotation;
+    // In-memory external-data files: read through the buffer protocol, borrowed until the
+    // session is made (the caller's dict keeps the objects alive).
+    std::vector<py::buffer_info> external_buffers;
+    if (!external_files.is_none())
+      for (py::handle item : external_files.attr("items")()) {
+        py::tuple kv = py::reinterpret_borrow<py::tuple>(item);
+        py::buffer_info info = py::reinterpret_borrow<py::buffer>(kv[1]).request();
+        const size_t size = static_cast<size_t>(info.size * info.itemsize);
+        o.edits.external_files[kv[0].cast<std::string>()] =
+            std::string_view(static_cast<const char*>(info.ptr), size);
+        external_buffers.push_back(std::move(info));
+      }
     o.adapt_threads = adapt_threads;
     if (precision != "fp32" && precision != "bf16")
       ThrowIfError(InvalidArgument("precision must be 'fp32' or 'bf16', got '", precision, "'"));
@@ -352,7 +365,8 @@ PYBIND11_MODULE(_onyx, m) {
   py::class_<PySession>(m, "Session", "A loaded and planned ONNX model (native).")
       .def(py::init<const py::object&, int, const std::string&, bool, const std::string&, int64_t,
                     int64_t, int64_t, bool, const std::string&, const py::object&,
-                    const std::map<std::string, int64_t>&, const std::map<std::string, int64_t>&>(),
+                    const std::map<std::string, int64_t>&, const std::map<std::string, int64_t>&,
+                    const py::object&>(),
            py::arg("model"), py::arg("intra_op_threads") = 0, py::arg("optimization") = "all",
            py::arg("reference_kernels") = false, py::arg("conv_algorithm") = "auto",
            py::arg("max_shape_plans") = 0, py::arg("max_shape_plan_bytes") = 0,
@@ -360,10 +374,12 @@ PYBIND11_MODULE(_onyx, m) {
            py::arg("precision") = "fp32", py::arg("initializers") = py::none(),
            py::arg("dims_by_name") = std::map<std::string, int64_t>(),
            py::arg("dims_by_denotation") = std::map<std::string, int64_t>(),
+           py::arg("external_files") = py::none(),
            "Loads `model` (a path, or serialized ModelProto bytes) and plans it. "
            "`max_shape_plans` and `max_shape_plan_bytes` bound the cache of per-input-shape "
            "plans (0: the environment variable or the default). `initializers` ([(name, array)]) "
-           "replace the model's, `dims_by_name` / `dims_by_denotation` fix symbolic input dims.")
+           "replace the model's, `dims_by_name` / `dims_by_denotation` fix symbolic input dims, "
+           "`external_files` ({name: bytes}) stand in for external-data files.")
       .def("inputs", &PySession::Inputs,
            "Every graph input as a dict: name, type, shape, onyx_type (initializer-backed ones "
            "included).")

@@ -42,6 +42,11 @@ with spin_budget():  # before libgomp loads with the extension module
         NotFound,
         Unsupported,
     )
+from onyx._log import (
+    set_default_logger_callback,
+    set_default_logger_severity,
+    set_default_logger_verbosity,
+)
 from onyx.options import ExecutionMode, GraphOptimizationLevel, RunOptions, SessionOptions
 from onyx.ortvalue import IOBinding, OrtValue
 from onyx.session import (
@@ -54,9 +59,6 @@ from onyx.session import (
 )
 
 __version__ = "0.1.0"
-
-_logger_severity = 2
-_logger_verbosity = 0
 
 
 def get_version_string() -> str:
@@ -72,29 +74,13 @@ def get_build_info() -> str:
     return f"Build Info: onyx {__version__}, CPU ({platform.machine()}), Python {platform.python_version()}"
 
 
-def set_default_logger_severity(severity: int) -> None:
-    """Accepted for onnxruntime compatibility: 0 (verbose) to 4 (fatal). onyx logs nothing while
-    running (errors are raised), so the level is only recorded."""
-    global _logger_severity
-    if isinstance(severity, bool) or not isinstance(severity, int) or not 0 <= severity <= 4:
-        raise InvalidArgument(f"logger severity must be an int from 0 (verbose) to 4 (fatal), got {severity!r}")
-    _logger_severity = severity
-
-
-def set_default_logger_verbosity(verbosity: int) -> None:
-    """Accepted for onnxruntime compatibility (recorded only; onyx logs nothing while running)."""
-    global _logger_verbosity
-    if isinstance(verbosity, bool) or not isinstance(verbosity, int) or verbosity < 0:
-        raise InvalidArgument(f"logger verbosity must be an int >= 0, got {verbosity!r}")
-    _logger_verbosity = verbosity
-
-
 def enable_telemetry_events() -> None:
     """Accepted for onnxruntime compatibility: onyx sends no telemetry."""
 
 
 def disable_telemetry_events() -> None:
     """Accepted for onnxruntime compatibility: onyx sends no telemetry."""
+
 
 __all__ = [
     "Cancelled",
@@ -122,6 +108,7 @@ __all__ = [
     "get_build_info",
     "get_device",
     "get_version_string",
+    "set_default_logger_callback",
     "set_default_logger_severity",
     "set_default_logger_verbosity",
 ]

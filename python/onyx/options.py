@@ -93,7 +93,8 @@ class SessionOptions:
             with the initializers inline or, with the session config entries
             ``session.optimized_model_external_initializers_file_name`` and
             ``..._min_size_in_bytes``, in an external-data file next to it.
-        add_initializer(), add_external_initializers(), add_free_dimension_override_by_name(),
+        add_initializer(), add_external_initializers(),
+        add_external_initializers_from_files_in_memory(), add_free_dimension_override_by_name(),
         add_free_dimension_override_by_denotation(): edits to the model as it is loaded.
 
     Accepted and ignored (onnxruntime tuning knobs that have no onyx counterpart):
@@ -133,6 +134,7 @@ class SessionOptions:
         "_initializers",
         "_dims_by_name",
         "_dims_by_denotation",
+        "_external_files",
     )
 
     def __init__(self) -> None:
@@ -163,6 +165,7 @@ class SessionOptions:
         self._initializers: List[tuple] = []
         self._dims_by_name: Dict[str, int] = {}
         self._dims_by_denotation: Dict[str, int] = {}
+        self._external_files: Dict[str, Any] = {}
 
     def add_session_config_entry(self, key: str, value: str) -> None:
         """Records an onnxruntime session config entry. onyx reads
@@ -195,6 +198,29 @@ class SessionOptions:
             )
         for name, value in zip(names, values):
             self.add_initializer(name, value)
+
+    def add_external_initializers_from_files_in_memory(
+        self, file_names: Sequence[str], buffers: Sequence[Any], lengths: Sequence[int]
+    ) -> None:
+        """Gives the contents of external-data files (as the initializers' ``location`` names
+        them) from memory: ``buffers`` are bytes-like objects, ``lengths`` their sizes. Keep them
+        alive while sessions are being created with these options."""
+        if not len(file_names) == len(buffers) == len(lengths):
+            from onyx import InvalidArgument  # noqa: PLC0415
+
+            raise InvalidArgument(
+                "add_external_initializers_from_files_in_memory: file_names, buffers and lengths "
+                f"differ in length ({len(file_names)}, {len(buffers)}, {len(lengths)})"
+            )
+        for name, buffer, length in zip(file_names, buffers, lengths):
+            view = memoryview(buffer).cast("B")
+            if not 0 <= int(length) <= view.nbytes:
+                from onyx import InvalidArgument  # noqa: PLC0415
+
+                raise InvalidArgument(
+                    f"external file '{name}': length {length} but the buffer holds {view.nbytes} bytes"
+                )
+            self._external_files[str(name)] = view[: int(length)]
 
     def add_free_dimension_override_by_name(self, dim_name: str, dim_value: int) -> None:
         """Fixes the graph inputs' symbolic dimension ``dim_name`` to ``dim_value``."""

@@ -134,9 +134,39 @@ class OrtValue:
         _check_cpu(device_type)
         return OrtValue(np.zeros(tuple(int(d) for d in shape), dtype=_dtype_of(element_type)))
 
+    @staticmethod
+    def from_dlpack(data: Any, is_bool_tensor: bool = False) -> "OrtValue":
+        """An OrtValue sharing the memory of a CPU DLPack tensor: a DLPack capsule or an object
+        with ``__dlpack__`` (a numpy array, a torch CPU tensor, an OrtValue). ``is_bool_tensor``
+        is accepted for onnxruntime compatibility; bool tensors keep their type."""
+        source = _CapsuleSource(data) if type(data).__name__ == "PyCapsule" else data
+        return OrtValue(np.from_dlpack(source))
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        """The tensor as a DLPack capsule (CPU memory, shared)."""
+        return self._tensor().__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)  # kDLCPU, device 0
+
+    def to_dlpack(self) -> Any:
+        return self.__dlpack__()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """numpy's array protocol: the tensor itself (no copy) unless ``dtype`` differs."""
+        arr = self._tensor()
+        if dtype is not None and np.dtype(dtype) != arr.dtype:
+            return arr.astype(dtype)
+        return arr.copy() if copy else arr
+
     # -- queries ---------------------------------------------------------------------------------
     def _get_c_value(self) -> "OrtValue":
         """onnxruntime's handle to the native value; onyx has no separate one."""
+        return self
+
+    @property
+    def _ortvalue(self) -> "OrtValue":
+        """onnxruntime's attribute for the native value; onyx has no separate one."""
         return self
 
     def has_value(self) -> bool:
@@ -196,6 +226,19 @@ class OrtValue:
         if isinstance(self._value, np.ndarray):
             return f"OrtValue({self.data_type()}, shape={self.shape()})"
         return f"OrtValue({self._value!r})"
+
+
+class _CapsuleSource:
+    """Hands numpy.from_dlpack a bare DLPack capsule (it takes objects with __dlpack__)."""
+
+    def __init__(self, capsule: Any) -> None:
+        self._capsule = capsule
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self._capsule
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)
 
 
 class OrtValueVector:

@@ -10,7 +10,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from onyx import _onyx
+from onyx import _log, _onyx
 from onyx.options import (
     GraphOptimizationLevel,
     RunOptions,
@@ -257,6 +257,7 @@ class InferenceSession:
             initializers=list(getattr(options, "_initializers", [])) or None,
             dims_by_name=dict(getattr(options, "_dims_by_name", {})),
             dims_by_denotation=dict(getattr(options, "_dims_by_denotation", {})),
+            external_files=dict(getattr(options, "_external_files", {})) or None,
         )
         required = set(self._sess.required_inputs())
         inputs = self._sess.inputs()
@@ -272,6 +273,17 @@ class InferenceSession:
         target = getattr(options, "optimized_model_filepath", "")
         if target:
             self._save_model(os.fspath(target))
+        if _log.enabled(_log.INFO):
+            logid = str(getattr(options, "logid", ""))
+            _log.emit(_log.VERBOSE, f"session options: {options!r}", logid, "session.py InferenceSession")
+            _log.emit(
+                _log.INFO,
+                f"session created for {self._sess.model_name}: {len(self._inputs)} inputs, "
+                f"{len(self._outputs)} outputs, {self._sess.intra_op_threads} threads, "
+                f"optimization {optimization_name(optimization)!r}",
+                logid,
+                "session.py InferenceSession",
+            )
 
     def _save_model(self, path: str) -> None:
         """SessionOptions.optimized_model_filepath: the model's graph as given (onyx optimizes in

@@ -414,9 +414,71 @@ def test_module_functions_like_onnxruntime():
     assert set(ort.get_all_providers()) <= set(onyx.get_all_providers())
     assert "Build Info" in onyx.get_build_info() and onyx.get_version_string() == onyx.__version__
     onyx.set_default_logger_severity(3)
-    with pytest.raises(ValueError):
-        onyx.set_default_logger_severity(5)
+    for module in (onyx, ort):
+        with pytest.raises(RuntimeError):
+            module.set_default_logger_severity(5)
+    onyx.set_default_logger_severity(2)
     sess = onyx.InferenceSession(affine_model().SerializeToString())
     with pytest.raises(RuntimeError, match="Unknown Provider Type: Nope"):
         sess.set_providers(["Nope"])
     sess.set_providers(["CPUExecutionProvider"])
+
+
+def test_ortvalue_array_and_dlpack_protocols():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for module in (onyx, ort):
+        v = module.OrtValue.ortvalue_from_numpy(a)
+        assert np.asarray(v).ctypes.data == v.data_ptr() == a.ctypes.data  # no copy
+        assert np.asarray(v, dtype=np.float64).dtype == np.float64
+        assert v.__dlpack_device__() == (1, 0)
+        back = module.OrtValue.from_dlpack(v)
+        assert back.data_ptr() == a.ctypes.data and back.shape() == [2, 3]
+        np.testing.assert_array_equal(module.OrtValue.from_dlpack(v.__dlpack__()).numpy(), a)
+    flags = np.array([True, False, True])
+    assert onyx.OrtValue.from_dlpack(onyx.OrtValue.ortvalue_from_numpy(flags)).numpy().dtype == np.bool_
+
+
+def test_external_initializers_from_files_in_memory(tmp_path):
+    # A model whose W lives in "w.bin", given from memory instead of from disk.
+    saved = tmp_path / "m.onnx"
+    options = onyx.SessionOptions()
+    options.optimized_model_filepath = str(saved)
+    options.add_session_config_entry("session.optimized_model_external_initializers_file_name", "w.bin")
+    options.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "100")
+    onyx.InferenceSession(affine_model().SerializeToString(), options)
+    contents = (tmp_path / "w.bin").read_bytes()
+    os.remove(tmp_path / "w.bin")
+    x = np.ones((2, 8), np.float32)
+    outputs = []
+    for module in (onyx, ort):
+        so = module.SessionOptions()
+        so.add_external_initializers_from_files_in_memory(["w.bin"], [contents], [len(contents)])
+        kwargs = {} if module is onyx else {"providers": ["CPUExecutionProvider"]}
+        outputs.append(module.InferenceSession(str(saved), so, **kwargs).run(None, {"x": x})[0])
+    np.testing.assert_allclose(outputs[0], outputs[1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(outputs[0], onyx.InferenceSession(affine_model().SerializeToString()).run(None, {"x": x})[0])
+    with pytest.raises(onyx.NotFound):  # without it, the missing file is reported
+        onyx.InferenceSession(str(saved))
+
+
+def test_logger_callback_receives_session_records():
+    records = []
+    try:
+        onyx.set_default_logger_callback(lambda *r: records.append(r), severity=0)
+        onyx.InferenceSession(affine_model().SerializeToString())
+        assert records and all(isinstance(f, int if i == 0 else str) for r in records for i, f in enumerate(r))
+        assert any(r[0] == 1 and "session created" in r[4] and "1 inputs" in r[4] for r in records)
+        count = len(records)
+        onyx.set_default_logger_callback(lambda *r: records.append(r), severity=2)
+        onyx.InferenceSession(affine_model().SerializeToString())
+        assert len(records) == count  # info records are below warning
+        onyx.set_default_logger_callback(lambda *r: 1 / 0, severity=0)
+        onyx.InferenceSession(affine_model().SerializeToString())  # a raising callback is survived
+        for module in (onyx, ort):
+            with pytest.raises(RuntimeError):
+                module.set_default_logger_callback(print, severity=5)
+            with pytest.raises(RuntimeError):
+                module.set_default_logger_callback("not callable")
+    finally:
+        onyx.set_default_logger_callback(None)
+        onyx.set_default_logger_severity(2)

@@ -39,6 +39,9 @@ struct ModelEdits {
   // Symbolic dims of the graph inputs fixed to a value, by dim_param or by denotation.
   std::map<std::string, int64_t> dims_by_name;
   std::map<std::string, int64_t> dims_by_denotation;
+  // External-data files given in memory (name as in the initializers' "location" -> bytes, not
+  // owned: they must outlive the session's creation); read instead of files on disk.
+  std::map<std::string, std::string_view> external_files;
 };
 
 struct SessionOptions {

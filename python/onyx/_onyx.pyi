@@ -52,6 +52,7 @@ class Session:
         initializers: Optional[Sequence[Any]] = None,
         dims_by_name: Mapping[str, int] = ...,
         dims_by_denotation: Mapping[str, int] = ...,
+        external_files: Optional[Mapping[str, Any]] = None,
     ) -> None: ...
     def inputs(self) -> List[Dict[str, Any]]:
         """Every graph input: {'name', 'type', 'shape', 'onyx_type'} (initializer-backed included)."""

@@ -203,6 +203,7 @@ class InferenceSession:
         "_outputs",
         "_source",
         "_required",
+        "_string_inputs",
         "_feed_dtypes",
         "_profile",
         "_profile_start_ns",
@@ -264,7 +265,8 @@ class InferenceSession:
         self._inputs = [_node_arg(d) for d in inputs if d["name"] in required]
         self._initializers = [_node_arg(d) for d in inputs if d["name"] not in required]
         self._outputs = [_node_arg(d) for d in self._sess.outputs()]
-        self._required = frozenset(required)
+        self._required = tuple(i.name for i in self._inputs)
+        self._string_inputs = frozenset(d["name"] for d in inputs if d["type"] == "tensor(string)")
         # Lists fed to tensor inputs become arrays of the declared type, as onnxruntime does.
         self._feed_dtypes = {d["name"]: numpy_dtype_of(d["type"]) for d in inputs}
         if profiling:
@@ -423,29 +425,21 @@ class InferenceSession:
 
     def _prepare_feed(self, input_feed: Mapping[str, Any]) -> Mapping[str, Any]:
         """Checks for missing inputs and converts lists and OrtValues; arrays pass untouched."""
+        # Kept cheap: it runs on every call, mostly for a dict of arrays that needs nothing.
         try:
-            keys = input_feed.keys()
+            items = input_feed.items()
         except AttributeError:
             return input_feed  # the engine says what a feed must be
-        # An unknown name is reported by the engine (naming the model's inputs) before this.
-        if not self._required <= keys and all(k in self._feed_dtypes for k in keys):
-            missing = [i.name for i in self._inputs if i.name not in keys]
-            from onyx import InvalidArgument  # noqa: PLC0415
-
-            # onyx's wording, then onnxruntime's, which callers match on.
-            raise InvalidArgument(
-                f"missing input {', '.join(repr(m) for m in missing)}: "
-                f"Required inputs ({missing}) are missing from input feed ({list(keys)})."
-            )
+        for required in self._required:
+            if required not in input_feed:
+                self._raise_missing(input_feed)
         converted = None
-        for name, value in input_feed.items():
+        for name, value in items:
             kind = type(value)
             if kind is np.ndarray:
-                if value.dtype.kind != "V":
+                if name not in self._string_inputs or value.dtype.kind != "V":
                     continue
                 # Raw byte records (numpy void) feed a string input as bytes, as in onnxruntime.
-                if self._feed_dtypes.get(name) != np.object_:
-                    continue
                 value = np.array([bytes(v) for v in value.ravel()], dtype=object).reshape(value.shape)
             elif kind is OrtValue:
                 value = value._value
@@ -467,6 +461,19 @@ class InferenceSession:
                 converted = dict(input_feed)
             converted[name] = value
         return input_feed if converted is None else converted
+
+    def _raise_missing(self, input_feed: Mapping[str, Any]) -> None:
+        keys = list(input_feed.keys())
+        if not all(k in self._feed_dtypes for k in keys):
+            return  # the engine reports the unknown name first, naming the model's inputs
+        missing = [i.name for i in self._inputs if i.name not in input_feed]
+        from onyx import InvalidArgument  # noqa: PLC0415
+
+        # onyx's wording, then onnxruntime's, which callers match on.
+        raise InvalidArgument(
+            f"missing input {', '.join(repr(m) for m in missing)}: "
+            f"Required inputs ({missing}) are missing from input feed ({keys})."
+        )
 
     def run_with_ort_values(
         self,

@@ -47,7 +47,13 @@ from onyx._log import (
     set_default_logger_severity,
     set_default_logger_verbosity,
 )
-from onyx.options import ExecutionMode, GraphOptimizationLevel, RunOptions, SessionOptions
+from onyx.options import (
+    ExecutionMode,
+    ExecutionOrder,
+    GraphOptimizationLevel,
+    RunOptions,
+    SessionOptions,
+)
 from onyx.ortvalue import IOBinding, OrtValue
 from onyx.session import (
     InferenceSession,
@@ -87,6 +93,7 @@ __all__ = [
     "Error",
     "ExecutionError",
     "ExecutionMode",
+    "ExecutionOrder",
     "FileError",
     "GraphOptimizationLevel",
     "IOBinding",

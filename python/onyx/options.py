@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from typing import Any, Dict, List, Sequence, Union
 
-__all__ = ["ExecutionMode", "GraphOptimizationLevel", "RunOptions", "SessionOptions"]
+__all__ = ["ExecutionMode", "ExecutionOrder", "GraphOptimizationLevel", "RunOptions", "SessionOptions"]
 
 
 class GraphOptimizationLevel(enum.IntEnum):
@@ -32,6 +32,14 @@ class ExecutionMode(enum.IntEnum):
 
     ORT_SEQUENTIAL = 0
     ORT_PARALLEL = 1
+
+
+class ExecutionOrder(enum.IntEnum):
+    """Accepted for onnxruntime compatibility; onyx orders nodes by its own schedule."""
+
+    DEFAULT = 0
+    PRIORITY_BASED = 1
+    MEMORY_EFFICIENT = 2
 
 
 _LEVEL_NAMES = {
@@ -149,7 +157,7 @@ class SessionOptions:
         self.precision: str = "fp32"
         self.inter_op_num_threads: int = 0
         self.execution_mode: ExecutionMode = ExecutionMode.ORT_SEQUENTIAL
-        self.log_severity_level: int = 2
+        self.log_severity_level: int = -1  # -1: the default logger severity, as in onnxruntime
         self.log_verbosity_level: int = 0
         self.enable_cpu_mem_arena: bool = True
         self.enable_mem_pattern: bool = True
@@ -160,7 +168,7 @@ class SessionOptions:
         self.enable_mem_reuse: bool = True
         self.use_deterministic_compute: bool = False
         self.use_per_session_threads: bool = True
-        self.execution_order: int = 0
+        self.execution_order: ExecutionOrder = ExecutionOrder.DEFAULT
         self._config: Dict[str, str] = {}
         self._initializers: List[tuple] = []
         self._dims_by_name: Dict[str, int] = {}
@@ -318,7 +326,7 @@ class RunOptions:
     def __init__(self) -> None:
         from onyx._onyx import TerminateFlag  # noqa: PLC0415 (loaded by the package first)
 
-        self.log_severity_level = 2
+        self.log_severity_level = -1  # -1: the default logger severity, as in onnxruntime
         self.log_verbosity_level = 0
         self.logid = ""
         self.run_tag = ""

@@ -349,6 +349,11 @@ def test_config_entries_like_onnxruntime():
             ro.get_run_config_entry("x")
 
 
+def _plain(value):
+    """Enums (onnxruntime's are pybind11 enums) as ints, other values as they are."""
+    return int(value) if not isinstance(value, (bool, str, float)) and hasattr(value, "__int__") else value
+
+
 def test_session_options_attributes_like_onnxruntime():
     for module in (onyx, ort):
         so = module.SessionOptions()
@@ -357,6 +362,15 @@ def test_session_options_attributes_like_onnxruntime():
         so.log_severity_level = 3
         with pytest.raises(AttributeError):
             so.not_an_option = 1
+    # Every onnxruntime SessionOptions / RunOptions attribute that is not a method is accepted
+    # with onnxruntime's default value.
+    for ort_cls, onyx_cls in ((ort.SessionOptions, onyx.SessionOptions), (ort.RunOptions, onyx.RunOptions)):
+        theirs, mine = ort_cls(), onyx_cls()
+        names = [n for n in dir(theirs) if not n.startswith("_") and not callable(getattr(theirs, n))]
+        assert names
+        for name in names:
+            assert _plain(getattr(mine, name)) == _plain(getattr(theirs, name)), name
+            setattr(mine, name, getattr(theirs, name))
     with pytest.raises(onyx.Unsupported, match="custom-operator libraries"):
         onyx.SessionOptions().register_custom_ops_library("libcustom.so")
 

@@ -67,7 +67,6 @@ EXCLUDED: dict[str, str] = {
     "test_shared_allocator_using_create_and_register_allocator": "ORT shared arena allocator (C.*)",
     "test_run_with_adapter": "ORT's LoRA adapter format (onnxruntime.LoraAdapter, RunOptions.add_active_adapter)",
     "test_adater_export_read": "ORT's LoRA adapter format (C.AdapterFormat)",
-    "test_loading_session_options_from_model": "ORT's own session config JSON embedded in a model (ORT_LOAD_CONFIG_FROM_MODEL)",
     "test_register_custom_ops_library": "ORT custom-op shared library built against ORT's C API (fails in ORT too: not built)",
     # Only in newer versions of the file than the one this was measured with (names not in the
     # file are ignored).
@@ -172,8 +171,9 @@ def rewrite_for_onyx(text: str) -> str:
 
 
 def run_pytest(workdir: Path, python: str, env: dict[str, str], verbose: bool,
-               exclude: bool = True) -> tuple[dict[str, str], str]:
-    """Runs the test file in workdir; returns {test name: outcome} and the pytest output tail."""
+               exclude: bool = True) -> tuple[dict[str, str], str, list[str]]:
+    """Runs the test file in workdir; returns {test name: outcome}, the pytest output tail and the
+    names deselected."""
     test_dir = workdir / "onnxruntime/test/python"
     # Some tests write into ./testdata relative to the working directory, as in ORT's build tree.
     (test_dir / "testdata").symlink_to(workdir / TESTDATA_DIR)
@@ -181,10 +181,11 @@ def run_pytest(workdir: Path, python: str, env: dict[str, str], verbose: bool,
     junit = workdir / "junit.xml"
     collected = subprocess.run([python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
                                 str(test_file.name)], cwd=test_dir, env=env, capture_output=True, text=True)
-    deselect = []
+    deselect, excluded = [], []
     for line in collected.stdout.splitlines():
         if exclude and "::" in line and line.rsplit("::", 1)[1] in EXCLUDED:
             deselect += ["--deselect", line.strip()]
+            excluded.append(line.rsplit("::", 1)[1].strip())
     cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE", f"--junitxml={junit}",
            test_file.name] + deselect
     proc = subprocess.run(cmd, cwd=test_dir, env=env, capture_output=True, text=True)
@@ -202,7 +203,7 @@ def run_pytest(workdir: Path, python: str, env: dict[str, str], verbose: bool,
     tail = proc.stdout[-20000:] if verbose else "\n".join(proc.stdout.splitlines()[-3:])
     if not outcomes:
         sys.exit(f"pytest produced no results in {workdir}:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
-    return outcomes, tail
+    return outcomes, tail, excluded
 
 
 def main() -> int:
@@ -239,7 +240,8 @@ def main() -> int:
                 env["PYTHONPATH"] = os.pathsep.join(p for p in (args.onyx_path, env.get("PYTHONPATH")) if p)
             else:
                 env.pop("PYTHONPATH", None)
-            results[which], tail = run_pytest(work, args.python, env, args.verbose, not args.no_exclude)
+            results[which], tail, excluded = run_pytest(work, args.python, env, args.verbose,
+                                                        not args.no_exclude)
             print(f"--- {which}: {tail}")
         ort, onyx = results["onnxruntime"], results["onyx"]
         ort_pass = {n for n, o in ort.items() if o == "passed"}
@@ -247,8 +249,9 @@ def main() -> int:
         if args.verbose:
             for name in sorted(set(ort) | set(onyx)):
                 print(f"  {name:70s} ort={ort.get(name, '-'):8s} onyx={onyx.get(name, '-')}")
-        print(f"Excluded ({len(EXCLUDED)} names, see EXCLUDED in {Path(__file__).name}); "
-              f"run: {len(ort)} tests")
+        print(f"Excluded {len(excluded)} tests (reasons in EXCLUDED, {Path(__file__).name}): "
+              + ", ".join(excluded))
+        print(f"Run: {len(ort)} tests")
         missing = sorted(ort_pass - onyx_pass)
         if missing:
             print("Pass in ORT, not in onyx: " + ", ".join(missing))

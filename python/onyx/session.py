@@ -1,6 +1,7 @@
 """InferenceSession: onnxruntime's Python API over the onyx engine."""
 from __future__ import annotations
 
+import copy
 import json
 import os
 import threading
@@ -139,6 +140,30 @@ def _model_source(path_or_bytes: Any) -> str | bytes:
     )
 
 
+def _options_from_model(source: str | bytes, options: SessionOptions) -> SessionOptions:
+    """onnxruntime's ORT_LOAD_CONFIG_FROM_MODEL=1: a copy of ``options`` updated from the model's
+    ``ort_config`` metadata entry, JSON ``{"session_options": {attribute: value}}``."""
+    text = _onyx.model_metadata(source)["custom_metadata_map"].get("ort_config")
+    if text is None:
+        return options
+    from onyx import InvalidArgument  # noqa: PLC0415
+
+    try:
+        settings = json.loads(text).get("session_options", {})
+    except (ValueError, AttributeError) as e:
+        raise InvalidArgument(f"the model's ort_config metadata is not a JSON object: {e}") from None
+    updated = copy.copy(options)
+    for name in ("_config", "_dims_by_name", "_dims_by_denotation", "_external_files"):
+        if hasattr(options, name):
+            setattr(updated, name, dict(getattr(options, name)))
+    for name, value in settings.items():
+        current = getattr(updated, name, None) if not name.startswith("_") else None
+        if current is None or callable(current):
+            raise InvalidArgument(f"the model's ort_config sets unknown session option {name!r}")
+        setattr(updated, name, type(current)(value) if isinstance(current, (bool, int, str)) else value)
+    return updated
+
+
 def _check_providers(providers: Sequence[Any] | None, strict: bool = False) -> None:
     if not providers:
         return
@@ -227,6 +252,9 @@ class InferenceSession:
     ) -> None:
         _check_providers(providers)
         options = sess_options if sess_options is not None else SessionOptions()
+        source = _model_source(path_or_bytes)
+        if os.environ.get("ORT_LOAD_CONFIG_FROM_MODEL") == "1":
+            options = _options_from_model(source, options)
         if threads is None:
             threads = intra_op_threads
         if threads is None:
@@ -238,7 +266,7 @@ class InferenceSession:
         if conv_algorithm is None:
             conv_algorithm = options.conv_algorithm
         self._options = options
-        self._source = _model_source(path_or_bytes)
+        self._source = source
         profiling = bool(getattr(options, "enable_profiling", False))
         self._profile: list | None = [] if profiling else None
         self._profile_lock = threading.Lock()

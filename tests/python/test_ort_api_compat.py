@@ -496,3 +496,22 @@ def test_logger_callback_receives_session_records():
     finally:
         onyx.set_default_logger_callback(None)
         onyx.set_default_logger_severity(2)
+
+
+def test_session_options_from_the_model_like_onnxruntime(monkeypatch, tmp_path):
+    config = {"session_options": {"inter_op_num_threads": 5, "intra_op_num_threads": 2,
+                                  "graph_optimization_level": 1, "enable_profiling": 1}}
+    model = affine_model()
+    helper.set_model_props(model, {"ort_config": json.dumps(config)})
+    monkeypatch.chdir(tmp_path)  # the profile file lands here
+    monkeypatch.setenv("ORT_LOAD_CONFIG_FROM_MODEL", "1")
+    for module in (onyx, ort):
+        kwargs = {} if module is onyx else {"providers": ["CPUExecutionProvider"]}
+        so = module.InferenceSession(model.SerializeToString(), **kwargs).get_session_options()
+        assert (so.inter_op_num_threads, so.intra_op_num_threads) == (5, 2)
+        assert int(so.graph_optimization_level) == 1 and so.enable_profiling is True
+    helper.set_model_props(model, {"ort_config": json.dumps({"session_options": {"bogus": 1}})})
+    with pytest.raises(onyx.InvalidArgument, match="unknown session option 'bogus'"):
+        onyx.InferenceSession(model.SerializeToString())
+    monkeypatch.setenv("ORT_LOAD_CONFIG_FROM_MODEL", "0")
+    assert onyx.InferenceSession(model.SerializeToString()).get_session_options().intra_op_num_threads == 0

@@ -57,7 +57,8 @@ EXCLUDED: dict[str, str] = {
     "test_ort_value_gh_issue9799": "CUDA OrtValues only",
     "test_run_model_with_cuda_copy_stream": "CUDA copy stream only",
     "test_multiple_devices": "several CUDA devices only",
-    "test_register_custom_e_ps_library": "ORT plug-in execution provider library (fails in ORT too: not built)",
+    "test_register_custom_e_ps_library":
+        "ORT plug-in execution provider library (fails in ORT too: not built)",
     # ORT internals: the _pybind_state module's own classes and helpers, ORT-only file formats.
     "test_ort_value_dlpack": "ORT internal C.OrtValue.from_dlpack / C.is_dlpack_uint8_tensor",
     "test_sparse_tensor_coo_format": "ORT internal C.SparseTensor (sparse tensors are not an onyx value)",
@@ -65,9 +66,11 @@ EXCLUDED: dict[str, str] = {
     "test_check_and_normalize_provider_args": "ORT internal onnxruntime_inference_collection helper",
     "test_create_allocator": "ORT allocator registration (C.create_and_register_allocator*)",
     "test_shared_allocator_using_create_and_register_allocator": "ORT shared arena allocator (C.*)",
-    "test_run_with_adapter": "ORT's LoRA adapter format (onnxruntime.LoraAdapter, RunOptions.add_active_adapter)",
+    "test_run_with_adapter":
+        "ORT's LoRA adapter format (onnxruntime.LoraAdapter, RunOptions.add_active_adapter)",
     "test_adater_export_read": "ORT's LoRA adapter format (C.AdapterFormat)",
-    "test_register_custom_ops_library": "ORT custom-op shared library built against ORT's C API (fails in ORT too: not built)",
+    "test_register_custom_ops_library":
+        "ORT custom-op shared library built against ORT's C API (fails in ORT too: not built)",
     # Only in newer versions of the file than the one this was measured with (names not in the
     # file are ignored).
     "test_get_graph_provider_assignment_info": "which execution provider runs which nodes (ORT partitioning)",
@@ -81,7 +84,8 @@ IMPORT_REWRITES = [
     (r"^import onnxruntime as onnxrt$", "import onyx as onnxrt"),
     (r"^import onnxruntime$", "import onyx as onnxruntime"),
     (r"^from onnxruntime\.capi import _pybind_state as C$", "from onyx.capi import _pybind_state as C"),
-    (r"^from onnxruntime\.capi\.onnxruntime_pybind11_state import", "from onyx.capi.onnxruntime_pybind11_state import"),
+    (r"^from onnxruntime\.capi\.onnxruntime_pybind11_state import",
+     "from onyx.capi.onnxruntime_pybind11_state import"),
     (r"^(\s*)from onnxruntime\.capi\.", r"\1from onyx.capi."),
     (r"^(\s*)import onnxruntime\.", r"\1import onyx."),
 ]
@@ -89,7 +93,10 @@ IMPORT_REWRITES = [
 
 def find_source(arg: str | None) -> Path:
     """Returns the ORT source location, or exits with how to get one."""
-    candidates = [arg] if arg else ([os.environ["ORT_SRC"]] if os.environ.get("ORT_SRC") else DEFAULT_LOCATIONS)
+    if arg:
+        candidates = [arg]
+    else:
+        candidates = [os.environ["ORT_SRC"]] if os.environ.get("ORT_SRC") else DEFAULT_LOCATIONS
     for c in candidates:
         if c and Path(c).exists():
             return Path(c)

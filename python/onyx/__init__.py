@@ -77,7 +77,10 @@ def get_build_info() -> str:
     "Build Info")."""
     import platform  # noqa: PLC0415
 
-    return f"Build Info: onyx {__version__}, CPU ({platform.machine()}), Python {platform.python_version()}"
+    return (
+        f"Build Info: onyx {__version__}, CPU ({platform.machine()}), "
+        f"Python {platform.python_version()}"
+    )
 
 
 def enable_telemetry_events() -> None:

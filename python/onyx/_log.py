@@ -18,10 +18,12 @@ _callback: Optional[Callable[[int, str, str, str, str], Any]] = None
 
 
 def _check_severity(severity: Any) -> int:
-    if isinstance(severity, bool) or not hasattr(severity, "__index__") or not 0 <= severity.__index__() <= 4:
+    valid = not isinstance(severity, bool) and hasattr(severity, "__index__")
+    if not valid or not 0 <= severity.__index__() <= 4:
         # RuntimeError, as onnxruntime raises for these.
         raise RuntimeError(
-            f"invalid logging severity {severity!r}: 0 (verbose), 1 (info), 2 (warning), 3 (error) or 4 (fatal)"
+            f"invalid logging severity {severity!r}: 0 (verbose), 1 (info), 2 (warning), "
+            "3 (error) or 4 (fatal)"
         )
     return severity.__index__()
 
@@ -35,7 +37,8 @@ def set_default_logger_severity(severity: int) -> None:
 def set_default_logger_verbosity(verbosity: int) -> None:
     """Accepted for onnxruntime compatibility: onyx has no verbosity levels within verbose."""
     global _verbosity
-    if isinstance(verbosity, bool) or not hasattr(verbosity, "__index__") or verbosity.__index__() < 0:
+    valid = not isinstance(verbosity, bool) and hasattr(verbosity, "__index__")
+    if not valid or verbosity.__index__() < 0:
         raise RuntimeError(f"logger verbosity must be an int >= 0, got {verbosity!r}")
     _verbosity = verbosity.__index__()
 

@@ -10,7 +10,13 @@ from __future__ import annotations
 import enum
 from typing import Any, Dict, List, Sequence, Union
 
-__all__ = ["ExecutionMode", "ExecutionOrder", "GraphOptimizationLevel", "RunOptions", "SessionOptions"]
+__all__ = [
+    "ExecutionMode",
+    "ExecutionOrder",
+    "GraphOptimizationLevel",
+    "RunOptions",
+    "SessionOptions",
+]
 
 
 class GraphOptimizationLevel(enum.IntEnum):
@@ -183,11 +189,13 @@ class SessionOptions:
         self._config[str(key)] = str(value)
 
     def get_session_config_entry(self, key: str) -> str:
-        """The value recorded for ``key``; raises RuntimeError when there is none (as onnxruntime)."""
+        """The value recorded for ``key``; RuntimeError when there is none (as onnxruntime)."""
         try:
             return self._config[key]
         except KeyError:
-            raise RuntimeError(f"SessionOptions does not have configuration with key: {key}") from None
+            raise RuntimeError(
+                f"SessionOptions does not have configuration with key: {key}"
+            ) from None
 
     def add_initializer(self, name: str, value: Any) -> None:
         """Replaces the model's initializer ``name`` (or gives a graph input of that name one)
@@ -226,7 +234,8 @@ class SessionOptions:
                 from onyx import InvalidArgument  # noqa: PLC0415
 
                 raise InvalidArgument(
-                    f"external file '{name}': length {length} but the buffer holds {view.nbytes} bytes"
+                    f"external file '{name}': length {length} but the buffer holds "
+                    f"{view.nbytes} bytes"
                 )
             self._external_files[str(name)] = view[: int(length)]
 
@@ -234,7 +243,9 @@ class SessionOptions:
         """Fixes the graph inputs' symbolic dimension ``dim_name`` to ``dim_value``."""
         self._dims_by_name[str(dim_name)] = _dim_value(dim_value)
 
-    def add_free_dimension_override_by_denotation(self, dim_denotation: str, dim_value: int) -> None:
+    def add_free_dimension_override_by_denotation(
+        self, dim_denotation: str, dim_value: int
+    ) -> None:
         """Fixes the graph inputs' dimensions denoted ``dim_denotation`` (e.g. ``DATA_BATCH``)."""
         self._dims_by_denotation[str(dim_denotation)] = _dim_value(dim_value)
 
@@ -349,11 +360,13 @@ class RunOptions:
         self._config[str(key)] = str(value)
 
     def get_run_config_entry(self, key: str) -> str:
-        """The value recorded for ``key``; raises RuntimeError when there is none (as onnxruntime)."""
+        """The value recorded for ``key``; RuntimeError when there is none (as onnxruntime)."""
         try:
             return self._config[key]
         except KeyError:
-            raise RuntimeError(f"RunOptions does not have configuration with key: {key}") from None
+            raise RuntimeError(
+                f"RunOptions does not have configuration with key: {key}"
+            ) from None
 
     def __repr__(self) -> str:
         return f"RunOptions(terminate={self.terminate}, timeout_ms={self.timeout_ms})"

@@ -70,7 +70,9 @@ def _check_cpu(device_type: str) -> None:
     if str(device_type).lower() != "cpu":
         from onyx import InvalidArgument  # noqa: PLC0415 (avoids an import cycle)
 
-        raise InvalidArgument(f"onyx runs on the CPU only; device_type {device_type!r} is not available")
+        raise InvalidArgument(
+            f"onyx runs on the CPU only; device_type {device_type!r} is not available"
+        )
 
 
 def _contiguous(arr: np.ndarray) -> np.ndarray:
@@ -91,7 +93,7 @@ def _dtype_of(element_type: Any) -> np.dtype:
 
 
 class OrtValue:
-    """A value to feed or fetched: a tensor (numpy array) or a sequence of tensors, in CPU memory."""
+    """A value fed or fetched: a tensor (numpy array) or a sequence of tensors, in CPU memory."""
 
     __slots__ = ("_value",)
 
@@ -122,15 +124,21 @@ class OrtValue:
 
                 raise InvalidArgument(
                     f"ortvalue_from_numpy_with_onnx_type: {arr.dtype} elements are "
-                    f"{arr.dtype.itemsize} bytes, ONNX type {onnx_element_type} needs {dtype.itemsize}"
+                    f"{arr.dtype.itemsize} bytes, ONNX type {onnx_element_type} needs "
+                    f"{dtype.itemsize}"
                 )
             arr = arr.view(dtype)
         return OrtValue(arr)
 
     @staticmethod
-    def ortvalue_from_shape_and_type(shape: Sequence[int], element_type: Any, device_type: str = "cpu",
-                                     device_id: int = 0, vendor_id: int = -1) -> "OrtValue":
-        """A new tensor of ``shape`` and ``element_type`` (numpy type or ONNX type number), zeroed."""
+    def ortvalue_from_shape_and_type(
+        shape: Sequence[int],
+        element_type: Any,
+        device_type: str = "cpu",
+        device_id: int = 0,
+        vendor_id: int = -1,
+    ) -> "OrtValue":
+        """A new zeroed tensor of ``shape`` and ``element_type`` (numpy type or ONNX number)."""
         _check_cpu(device_type)
         return OrtValue(np.zeros(tuple(int(d) for d in shape), dtype=_dtype_of(element_type)))
 
@@ -375,4 +383,6 @@ class IOBinding:
 
     def copy_outputs_to_cpu(self) -> list:
         """The outputs of the last run as numpy arrays (copies)."""
-        return [np.array(v.numpy(), copy=True) if v.is_tensor() else v.numpy() for v in self._results]
+        return [
+            np.array(v.numpy(), copy=True) if v.is_tensor() else v.numpy() for v in self._results
+        ]

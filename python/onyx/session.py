@@ -124,7 +124,8 @@ class ModelMetadata:
             setattr(self, name, fields[name])
 
     def __repr__(self) -> str:
-        return "ModelMetadata(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__) + ")"
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
+        return f"ModelMetadata({fields})"
 
 
 def _model_source(path_or_bytes: Any) -> str | bytes:
@@ -151,7 +152,9 @@ def _options_from_model(source: str | bytes, options: SessionOptions) -> Session
     try:
         settings = json.loads(text).get("session_options", {})
     except (ValueError, AttributeError) as e:
-        raise InvalidArgument(f"the model's ort_config metadata is not a JSON object: {e}") from None
+        raise InvalidArgument(
+            f"the model's ort_config metadata is not a JSON object: {e}"
+        ) from None
     updated = copy.copy(options)
     for name in ("_config", "_dims_by_name", "_dims_by_denotation", "_external_files"):
         if hasattr(options, name):
@@ -160,7 +163,9 @@ def _options_from_model(source: str | bytes, options: SessionOptions) -> Session
         current = getattr(updated, name, None) if not name.startswith("_") else None
         if current is None or callable(current):
             raise InvalidArgument(f"the model's ort_config sets unknown session option {name!r}")
-        setattr(updated, name, type(current)(value) if isinstance(current, (bool, int, str)) else value)
+        if isinstance(current, (bool, int, str)):
+            value = type(current)(value)  # enums and flags keep their types
+        setattr(updated, name, value)
     return updated
 
 
@@ -172,7 +177,8 @@ def _check_providers(providers: Sequence[Any] | None, strict: bool = False) -> N
     if strict and unknown:
         # onnxruntime's wording, which callers match on.
         raise RuntimeError(
-            f"Unknown Provider Type: {unknown[0]} (onyx runs on {_CPU}; known: {', '.join(_ALL_PROVIDERS)})"
+            f"Unknown Provider Type: {unknown[0]} (onyx runs on {_CPU}; "
+            f"known: {', '.join(_ALL_PROVIDERS)})"
         )
     others = [n for n in names if n != _CPU]
     if others:
@@ -305,14 +311,15 @@ class InferenceSession:
             self._save_model(os.fspath(target))
         if _log.enabled(_log.INFO):
             logid = str(getattr(options, "logid", ""))
-            _log.emit(_log.VERBOSE, f"session options: {options!r}", logid, "session.py InferenceSession")
+            where = "session.py InferenceSession"
+            _log.emit(_log.VERBOSE, f"session options: {options!r}", logid, where)
             _log.emit(
                 _log.INFO,
                 f"session created for {self._sess.model_name}: {len(self._inputs)} inputs, "
                 f"{len(self._outputs)} outputs, {self._sess.intra_op_threads} threads, "
                 f"optimization {optimization_name(optimization)!r}",
                 logid,
-                "session.py InferenceSession",
+                where,
             )
 
     def _save_model(self, path: str) -> None:
@@ -320,7 +327,9 @@ class InferenceSession:
         its plan, not in ONNX), initializers inline or in the configured external-data file."""
         config = getattr(self._options, "_config", {})
         external = config.get("session.optimized_model_external_initializers_file_name", "")
-        min_bytes = config.get("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
+        min_bytes = config.get(
+            "session.optimized_model_external_initializers_min_size_in_bytes", "1024"
+        )
         try:
             min_size = int(min_bytes)
         except ValueError:
@@ -468,7 +477,8 @@ class InferenceSession:
                 if name not in self._string_inputs or value.dtype.kind != "V":
                     continue
                 # Raw byte records (numpy void) feed a string input as bytes, as in onnxruntime.
-                value = np.array([bytes(v) for v in value.ravel()], dtype=object).reshape(value.shape)
+                records = [bytes(v) for v in value.ravel()]
+                value = np.array(records, dtype=object).reshape(value.shape)
             elif kind is OrtValue:
                 value = value._value
             elif kind is list or kind is tuple:
@@ -481,7 +491,8 @@ class InferenceSession:
                     from onyx import InvalidArgument  # noqa: PLC0415
 
                     raise InvalidArgument(
-                        f"input '{name}': cannot make a numpy array of the {kind.__name__} given: {e}"
+                        f"input '{name}': cannot make a numpy array of the {kind.__name__} "
+                        f"given: {e}"
                     ) from None
             else:
                 continue
@@ -538,7 +549,9 @@ class InferenceSession:
         """A new :class:`IOBinding` for :meth:`run_with_iobinding`."""
         return IOBinding(self)
 
-    def run_with_iobinding(self, iobinding: IOBinding, run_options: RunOptions | None = None) -> None:
+    def run_with_iobinding(
+        self, iobinding: IOBinding, run_options: RunOptions | None = None
+    ) -> None:
         """Runs on the inputs bound in ``iobinding``; its outputs then hold the results."""
         iobinding._run(run_options)
 

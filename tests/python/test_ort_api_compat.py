@@ -250,7 +250,8 @@ def test_saved_model_reloads_with_the_same_outputs(affine, tmp_path, external):
     options.optimized_model_filepath = str(saved)
     if external:
         options.add_session_config_entry("session.optimized_model_external_initializers_file_name", "w.bin")
-        options.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "100")
+        options.add_session_config_entry(
+            "session.optimized_model_external_initializers_min_size_in_bytes", "100")
     x = np.random.default_rng(4).standard_normal((4, 8)).astype(np.float32)
     (want,) = onyx.InferenceSession(affine, options).run(None, {"x": x})
     assert saved.is_file()
@@ -389,7 +390,8 @@ def test_add_initializer_and_free_dimension_overrides_match_onnxruntime(affine):
     assert mine.get_inputs()[0].shape == theirs.get_inputs()[0].shape == [3, 8]
     got, want = mine.run(None, {"x": x})[0], theirs.run(None, {"x": x})[0]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(got, np.maximum(x @ w + numpy_helper.to_array(affine_model().graph.initializer[1]), 0),
+    bias = numpy_helper.to_array(affine_model().graph.initializer[1])
+    np.testing.assert_allclose(got, np.maximum(x @ w + bias, 0),
                                rtol=1e-5, atol=1e-6)
 
 
@@ -470,7 +472,8 @@ def test_external_initializers_from_files_in_memory(tmp_path):
         kwargs = {} if module is onyx else {"providers": ["CPUExecutionProvider"]}
         outputs.append(module.InferenceSession(str(saved), so, **kwargs).run(None, {"x": x})[0])
     np.testing.assert_allclose(outputs[0], outputs[1], rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(outputs[0], onyx.InferenceSession(affine_model().SerializeToString()).run(None, {"x": x})[0])
+    original = onyx.InferenceSession(affine_model().SerializeToString())
+    np.testing.assert_allclose(outputs[0], original.run(None, {"x": x})[0])
     with pytest.raises(onyx.NotFound):  # without it, the missing file is reported
         onyx.InferenceSession(str(saved))
 
@@ -480,7 +483,8 @@ def test_logger_callback_receives_session_records():
     try:
         onyx.set_default_logger_callback(lambda *r: records.append(r), severity=0)
         onyx.InferenceSession(affine_model().SerializeToString())
-        assert records and all(isinstance(f, int if i == 0 else str) for r in records for i, f in enumerate(r))
+        assert records
+        assert all(isinstance(f, int if i == 0 else str) for r in records for i, f in enumerate(r))
         assert any(r[0] == 1 and "session created" in r[4] and "1 inputs" in r[4] for r in records)
         count = len(records)
         onyx.set_default_logger_callback(lambda *r: records.append(r), severity=2)

@@ -58,7 +58,15 @@ class StepContext : public kernels::KernelContext {
     const int id = step_.outputs[i];
     const planner::ValueSlot& s = frame_.plan->slots[id];
     Tensor t;
-    if (s.storage == Storage::kArena && frame_.arena && dtype != DType::kString && need <= s.bytes)
+    const Tensor* caller = frame_.caller_outputs ? (*frame_.caller_outputs)[id] : nullptr;
+    // Caller memory only where a buffer of ours could be: the same type and shape, and aligned as
+    // kernels may assume (memory::kAlignment); else the output is made as usual.
+    if (caller && s.is_graph_output && caller->dtype() == dtype && caller->shape() == shape &&
+        dtype != DType::kString &&
+        reinterpret_cast<uintptr_t>(caller->raw_data()) % memory::kAlignment == 0)
+      t = Tensor::Borrow(dtype, shape, const_cast<void*>(caller->raw_data()));
+    else if (s.storage == Storage::kArena && frame_.arena && dtype != DType::kString &&
+             need <= s.bytes)
       t = Tensor::Borrow(dtype, shape, frame_.arena + s.offset);
     else  // graph outputs, dynamic shapes: unspecified contents, as in the arena
       t = Tensor::AllocateUninitialized(dtype, shape);
@@ -181,6 +189,16 @@ Status Executor::Run(const ExecutionPlan& plan, memory::ArenaPool* arenas,
   }
   for (size_t i = 0; i < plan.input_slots.size() && i < inputs.size(); ++i)
     if (inputs[i].defined()) frame.values[plan.input_slots[i]] = inputs[i];
+  // Caller memory for graph outputs: the main graph's output slots only.
+  std::vector<const Tensor*> caller_outputs;
+  if (options.output_buffers && !options.output_buffers->empty() && depth == 0 && !parent) {
+    caller_outputs.assign(plan.slots.size(), nullptr);
+    for (int id : plan.output_slots) {
+      auto it = options.output_buffers->find(plan.slots[id].name);
+      if (it != options.output_buffers->end()) caller_outputs[id] = &it->second;
+    }
+    frame.caller_outputs = &caller_outputs;
+  }
 
   Status status;
   // Clocks are read only when a profiler listens: an unobserved run pays one branch per step.
@@ -232,7 +250,12 @@ Status Executor::Run(const ExecutionPlan& plan, memory::ArenaPool* arenas,
         status = RuntimeError("graph output '", plan.slots[id].name, "' was not computed");
         break;
       }
-      outputs->push_back(Detach(*v));
+      // An output written into caller memory stays there; other borrowed ones are copied out.
+      const Tensor* caller = caller_outputs.empty() ? nullptr : caller_outputs[id];
+      if (caller && v->is_tensor() && v->tensor().raw_data() == caller->raw_data())
+        outputs->push_back(*v);
+      else
+        outputs->push_back(Detach(*v));
     }
   }
   frame.values.clear();

@@ -21,6 +21,8 @@ struct Frame {
   std::vector<Value> values;  // by slot id
   const Frame* parent = nullptr;
   uint8_t* arena = nullptr;
+  // By slot id: caller memory for graph outputs (RunOptions::output_buffers; main graph only).
+  const std::vector<const Tensor*>* caller_outputs = nullptr;
 
   // The value of a slot: constant, bound input, computed value or outer-scope lookup.
   const Value* Get(int slot) const;

@@ -197,9 +197,12 @@ class PySession {
   // `profile` (a list or None): when a list, one tuple per executed kernel step is appended to it
   // (node, op_type, domain, impl, start ns on the monotonic clock, duration ns, thread id, depth,
   // fused nodes, output shapes).
+  // `output_buffers` ({output name: writable numpy array} or None): outputs computed straight
+  // into those arrays where the engine can (RunOptions::output_buffers); such an output is
+  // returned as that very array object.
   py::list Run(const py::object& feeds, const py::object& output_names,
-               const TerminateFlag* terminate, int64_t timeout_ms,
-               const py::object& profile) const {
+               const TerminateFlag* terminate, int64_t timeout_ms, const py::object& profile,
+               const py::object& output_buffers) const {
     if (timeout_ms < 0)
       throw Error(InvalidArgument("timeout_ms must be >= 0 (0: no limit), got ", timeout_ms));
     const auto& outs = session_->outputs();
@@ -236,9 +239,29 @@ class PySession {
                                     "'; the model's inputs are: ", JoinNames(ins)));
       in.push_back({name, converter.Convert(*it, kv[1])});
     }
+    // Caller arrays for outputs: only those the converter borrowed (contiguous, aligned) and that
+    // are writable; the engine then decides per output whether it can write there.
+    std::map<std::string, Tensor> buffers;
+    std::map<std::string, std::pair<const void*, py::object>> buffer_arrays;
+    if (!output_buffers.is_none())
+      for (py::handle item : output_buffers.attr("items")()) {
+        py::tuple kv = py::reinterpret_borrow<py::tuple>(item);
+        const std::string name = kv[0].cast<std::string>();
+        py::buffer_info info;
+        try {
+          info = py::reinterpret_borrow<py::buffer>(kv[1]).request(/*writable=*/true);
+        } catch (const py::error_already_set&) {
+          continue;  // read-only: the output is made as usual and copied by the caller
+        }
+        Value v = converter.Convert(IoInfo{name, TypeInfo()}, kv[1]);
+        if (!v.is_tensor() || v.tensor().raw_data() != info.ptr) continue;
+        buffers[name] = v.tensor();
+        buffer_arrays[name] = {info.ptr, py::reinterpret_borrow<py::object>(kv[1])};
+      }
     NamedValues out;
     Status status;
     RunOptions options;
+    if (!buffers.empty()) options.output_buffers = &buffers;
     options.terminate = terminate ? &terminate->value : nullptr;
     options.timeout_ms = timeout_ms;
     struct Step {
@@ -282,7 +305,14 @@ class PySession {
     }
     ThrowIfError(status);
     py::list result;
-    for (size_t i : wanted) result.append(ValueToPython(out[i].second));
+    for (size_t i : wanted) {
+      const Value& v = out[i].second;
+      auto b = buffer_arrays.find(out[i].first);
+      if (b != buffer_arrays.end() && v.is_tensor() && v.tensor().raw_data() == b->second.first)
+        result.append(b->second.second);  // written in place
+      else
+        result.append(ValueToPython(v));
+    }
     return result;
   }
 
@@ -395,10 +425,11 @@ PYBIND11_MODULE(_onyx, m) {
           "Names of the inputs that must be fed (no initializer default).")
       .def("run", &PySession::Run, py::arg("feeds"), py::arg("output_names") = py::none(),
            py::arg("terminate") = nullptr, py::arg("timeout_ms") = 0,
-           py::arg("profile") = py::none(),
+           py::arg("profile") = py::none(), py::arg("output_buffers") = py::none(),
            "Runs the model on {name: value} feeds; returns the requested outputs as a list. "
            "`terminate` (a TerminateFlag) and `timeout_ms` (0: none) stop it with onyx.Cancelled; "
-           "`profile` (a list) receives one tuple per kernel step.")
+           "`profile` (a list) receives one tuple per kernel step; `output_buffers` ({name: "
+           "array}) are written in place where the engine can.")
       .def("shape_plan_stats", &PySession::ShapePlanStatsDict,
            "The cache of per-input-shape plans as a dict: plans, plan_bytes, builds, hits, "
            "evictions, generic_runs, packed_weight_bytes, shared_constant_bytes, "

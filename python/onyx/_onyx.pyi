@@ -65,10 +65,13 @@ class Session:
         terminate: Optional[TerminateFlag] = None,
         timeout_ms: int = 0,
         profile: Optional[List[Any]] = None,
+        output_buffers: Optional[Mapping[str, Any]] = None,
     ) -> List[Any]:
         """`profile` (a list) receives one tuple per kernel step: (node, op_type, domain, impl,
         start ns on the monotonic clock, duration ns, thread id, subgraph depth, fused nodes,
-        output shapes)."""
+        output shapes). `output_buffers` ({name: writable array}): outputs written in place
+        where the engine can (same type and shape, 64-byte aligned); those are returned as the
+        arrays themselves."""
     def shape_plan_stats(self) -> Dict[str, int]:
         """plans, plan_bytes, builds, hits, evictions, generic_runs, packed_weight_bytes,
         shared_constant_bytes, free_arena_bytes, max_shape_plans, max_shape_plan_bytes,

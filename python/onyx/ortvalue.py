@@ -75,6 +75,17 @@ def _check_cpu(device_type: str) -> None:
         )
 
 
+def _aligned_zeros(shape: tuple, dtype: np.dtype) -> np.ndarray:
+    """Zeros on a 64-byte boundary, like onyx's own buffers, so that a run can write an output
+    bound to it in place (IOBinding)."""
+    if dtype == np.object_:
+        return np.zeros(shape, dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.zeros(nbytes + 64, np.uint8)
+    start = -raw.ctypes.data % 64
+    return raw[start:start + nbytes].view(dtype).reshape(shape)
+
+
 def _contiguous(arr: np.ndarray) -> np.ndarray:
     """``arr`` itself when C-contiguous, else a C-contiguous copy (0-d arrays stay 0-d, unlike
     numpy.ascontiguousarray)."""
@@ -140,7 +151,7 @@ class OrtValue:
     ) -> "OrtValue":
         """A new zeroed tensor of ``shape`` and ``element_type`` (numpy type or ONNX number)."""
         _check_cpu(device_type)
-        return OrtValue(np.zeros(tuple(int(d) for d in shape), dtype=_dtype_of(element_type)))
+        return OrtValue(_aligned_zeros(tuple(int(d) for d in shape), _dtype_of(element_type)))
 
     @staticmethod
     def from_dlpack(data: Any, is_bool_tensor: bool = False) -> "OrtValue":
@@ -296,7 +307,9 @@ class IOBinding:
     """Inputs and outputs bound ahead of :meth:`InferenceSession.run_with_iobinding`.
 
     Outputs bound to a buffer (``bind_output(..., buffer_ptr=...)`` or
-    ``bind_ortvalue_output``) are written into it: the run's result is copied in, after its
+    ``bind_ortvalue_output``) are written into it: by the kernel that makes the output when the
+    buffer has its element type and shape and is 64-byte aligned (as
+    ``OrtValue.ortvalue_from_shape_and_type`` allocates), else copied in after the run, once its
     shape and type are checked against the buffer's. Outputs bound by name only are allocated by
     the run; ``get_outputs()`` returns them.
     """
@@ -357,12 +370,13 @@ class IOBinding:
         names = [n for n, _ in self._outputs]
         if not names:
             names = [o.name for o in self._session.get_outputs()]
-        results = self._session.run(names, self._inputs, run_options)
+        buffers = {n: t for n, t in self._outputs if t is not None}
+        results = self._session._run(names, self._inputs, run_options, buffers or None)
         self._results = []
         targets = dict(self._outputs)
         for name, result in zip(names, results):
             target = targets.get(name)
-            if target is not None:
+            if target is not None and result is not target:  # not written in place: copy
                 if target.shape != np.shape(result) or target.dtype != np.asarray(result).dtype:
                     from onyx import InvalidArgument  # noqa: PLC0415
 

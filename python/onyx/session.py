@@ -441,6 +441,17 @@ class InferenceSession:
         Contiguous arrays are read in place, not copied; the GIL is released while the model
         runs, so several threads may call ``run`` on one session concurrently.
         """
+        return self._run(output_names, input_feed, run_options)
+
+    def _run(
+        self,
+        output_names: Sequence[str] | None,
+        input_feed: Mapping[str, Any],
+        run_options: RunOptions | None,
+        output_buffers: Mapping[str, np.ndarray] | None = None,
+    ) -> list:
+        """run(), and for IOBinding: outputs computed straight into `output_buffers` arrays where
+        the engine can (same type and shape, 64-byte aligned); those come back as the arrays."""
         names = list(output_names) if output_names else None
         feed = self._prepare_feed(input_feed)
         flag = None
@@ -450,13 +461,15 @@ class InferenceSession:
             flag = getattr(run_options, "_flag", None)
             timeout_ms = int(getattr(run_options, "timeout_ms", 0) or 0)
         if self._profile is None:
-            if run_options is None:
+            if run_options is None and output_buffers is None:
                 return self._sess.run(feed, names)
-            return self._sess.run(feed, names, terminate=flag, timeout_ms=timeout_ms)
+            return self._sess.run(feed, names, terminate=flag, timeout_ms=timeout_ms,
+                                  output_buffers=output_buffers)
         steps: list = []
         start = time.monotonic_ns()
         try:
-            return self._sess.run(feed, names, terminate=flag, timeout_ms=timeout_ms, profile=steps)
+            return self._sess.run(feed, names, terminate=flag, timeout_ms=timeout_ms,
+                                  profile=steps, output_buffers=output_buffers)
         finally:
             self._record_run(start, steps)
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <map>
 
 #include "onyx/session.h"
 #include "tests/engine/model_builder.h"
@@ -148,6 +149,25 @@ TEST(ModelEdits, ExternalDataFromMemory) {
   auto s = Session::Create(dir + "/m.onnx", short_file);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("lies outside the 10 bytes"), std::string::npos);
+}
+
+TEST(OutputBuffers, GraphOutputWrittenInCallerMemoryWhenAligned) {
+  Session s = Session::FromBytes(AddRelu().Bytes());
+  Tensor x = Tensor::Allocate(DType::kFloat, {1, 16});
+  for (int i = 0; i < 16; ++i) x.data<float>()[i] = 1.f;
+  Tensor storage = Tensor::Allocate(DType::kFloat, {1, 17});  // 64-byte aligned
+  for (bool aligned : {true, false}) {
+    float* where = storage.data<float>() + (aligned ? 0 : 1);
+    std::map<std::string, Tensor> buffers{{"y", Tensor::Borrow(DType::kFloat, {1, 16}, where)}};
+    RunOptions options;
+    options.output_buffers = &buffers;
+    NamedValues out;
+    ASSERT_TRUE(s.Run({{"x", x}}, options, &out).ok());
+    const Tensor& y = out[0].second.tensor();
+    EXPECT_EQ(y.raw_data() == where, aligned);
+    EXPECT_EQ(std::vector<float>(y.data<float>(), y.data<float>() + 16), Expected(0.f));
+    if (aligned) EXPECT_EQ(std::vector<float>(where, where + 16), Expected(0.f));
+  }
 }
 
 }  // namespace

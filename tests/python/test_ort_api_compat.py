@@ -519,3 +519,31 @@ def test_session_options_from_the_model_like_onnxruntime(monkeypatch, tmp_path):
         onyx.InferenceSession(model.SerializeToString())
     monkeypatch.setenv("ORT_LOAD_CONFIG_FROM_MODEL", "0")
     assert onyx.InferenceSession(model.SerializeToString()).get_session_options().intra_op_num_threads == 0
+
+
+def test_bound_outputs_are_written_in_place_when_aligned(affine):
+    x = np.random.default_rng(8).standard_normal((4, 8)).astype(np.float32)
+    want = ort.InferenceSession(affine, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    sess = onyx.InferenceSession(affine)
+    aligned = onyx.OrtValue.ortvalue_from_shape_and_type([4, 8], np.float32)
+    assert aligned.data_ptr() % 64 == 0
+    (got,) = sess._sess.run({"x": x}, ["y"], output_buffers={"y": aligned.numpy()})
+    assert got.ctypes.data == aligned.data_ptr()  # the kernel wrote the caller's memory
+    np.testing.assert_allclose(aligned.numpy(), want, rtol=1e-5, atol=1e-6)
+    # Misaligned, or of another shape: computed as usual, the buffer untouched.
+    raw = np.zeros(4 * 8 + 1, np.float32)
+    misaligned = raw[1:].reshape(4, 8)
+    (other,) = sess._sess.run({"x": x}, ["y"], output_buffers={"y": misaligned})
+    assert other.ctypes.data != misaligned.ctypes.data and not misaligned.any()
+    wrong_shape = onyx.OrtValue.ortvalue_from_shape_and_type([2, 8], np.float32).numpy()
+    (other,) = sess._sess.run({"x": x}, ["y"], output_buffers={"y": wrong_shape})
+    assert other.shape == (4, 8) and not wrong_shape.any()
+    np.testing.assert_allclose(other, want, rtol=1e-5, atol=1e-6)
+    # Through IOBinding, both ways give the same values in the bound memory.
+    binding = sess.io_binding()
+    binding.bind_cpu_input("x", x)
+    for target in (onyx.OrtValue.ortvalue_from_shape_and_type([4, 8], np.float32),
+                   onyx.OrtValue.ortvalue_from_numpy(np.zeros(33, np.float32)[1:].reshape(4, 8))):
+        binding.bind_ortvalue_output("y", target)
+        sess.run_with_iobinding(binding)
+        np.testing.assert_allclose(target.numpy(), want, rtol=1e-5, atol=1e-6)

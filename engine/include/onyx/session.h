@@ -103,6 +103,12 @@ struct RunOptions {
   // Run on at most this many threads (and without the session's adaptive choice); 0: the
   // session's intra_op_threads, or fewer when SessionOptions::adapt_threads finds that faster.
   int max_threads = 0;
+  // Caller memory for graph outputs (name -> a tensor borrowing the caller's buffer; not owned).
+  // The kernel that makes such an output writes it there when it allocates exactly that element
+  // type and shape and the buffer is 64-byte aligned (as onyx's own buffers, which kernels may
+  // assume); the returned Value then borrows the caller's buffer. Otherwise the output is made as
+  // usual (the caller copies it). Not for string tensors.
+  const std::map<std::string, Tensor>* output_buffers = nullptr;
 };
 
 struct IoInfo {

@@ -63,7 +63,7 @@ TEST(QLinearLookupVbmi, RefusesATableOfAnotherSize) {
   NodeSpec spec("QLinearLookup", 1);
   spec.domain = "com.onyx";
   std::mt19937 rng(8);
-  for (const std::string impl : {std::string(kImpl), std::string()}) {
+  for (const std::string& impl : {std::string(kImpl), std::string()}) {
     const RunResult r = RunImpl(
         spec, {RandomBytes(DType::kUInt8, {8}, rng), RandomBytes(DType::kUInt8, {255}, rng)}, impl);
     if (!impl.empty() && r.impl != impl) continue;  // no VBMI here

@@ -223,14 +223,8 @@ class ConvIntegerOnednn : public Kernel {
         return node.NotSupported("oneDNN has only its reference int8 convolution (", impl, ")");
       scratch_md_ = pd.scratchpad_desc();
       prim_ = dnnl::convolution_forward(pd);
-      const dnnl::reorder::primitive_desc to_cl(eng, user_src_md_, eng, src_md_, ScratchpadAttr());
-      const dnnl::reorder::primitive_desc from_cl(eng, dst_md_, eng, user_dst_md_,
-                                                  ScratchpadAttr());
-      // Reorders run concurrently from several threads: they must need no scratchpad.
-      if (to_cl.scratchpad_desc().get_size() != 0 || from_cl.scratchpad_desc().get_size() != 0)
-        return node.NotSupported("oneDNN's layout reorders need a scratchpad");
-      src_reorder_ = dnnl::reorder(to_cl);
-      dst_reorder_ = dnnl::reorder(from_cl);
+      ONYX_RETURN_IF_ERROR(MakeLayoutReorders(node, user_src_md_, src_md_, dst_md_, user_dst_md_,
+                                              &src_reorder_, &dst_reorder_));
       // A private copy: the shifted weights are not the model's tensor, so no shared cache entry.
       packed_owner_ =
           PackConstantWeights(shift ? nullptr : info.weights, w8, plain_wei, pd.weights_desc());

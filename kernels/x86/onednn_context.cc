@@ -145,6 +145,20 @@ Status FromDnnlError(const NodeView& node, const dnnl::error& e) {
   return node.Fail("oneDNN: ", e.what());
 }
 
+Status MakeLayoutReorders(const NodeView& node, const dnnl::memory::desc& user_src,
+                          const dnnl::memory::desc& src, const dnnl::memory::desc& dst,
+                          const dnnl::memory::desc& user_dst, dnnl::reorder* to,
+                          dnnl::reorder* from) {
+  dnnl::engine& eng = CpuEngine();
+  const dnnl::reorder::primitive_desc to_pd(eng, user_src, eng, src, ScratchpadAttr());
+  const dnnl::reorder::primitive_desc from_pd(eng, dst, eng, user_dst, ScratchpadAttr());
+  if (to_pd.scratchpad_desc().get_size() != 0 || from_pd.scratchpad_desc().get_size() != 0)
+    return node.NotSupported("oneDNN's layout reorders need a scratchpad");
+  *to = dnnl::reorder(to_pd);
+  *from = dnnl::reorder(from_pd);
+  return Status::Ok();
+}
+
 namespace {
 
 // Reorders `data` (laid out as `user`) into `dst`.

@@ -102,6 +102,14 @@ Status RunSrcDstPrimitive(KernelContext& ctx, const dnnl::primitive& prim, int t
 // A oneDNN exception as an error naming the node.
 Status FromDnnlError(const NodeView& node, const dnnl::error& e);
 
+// The reorders around a primitive that wants another layout than the tensors have: `user_src`
+// into `src` (*to) and `dst` into `user_dst` (*from). They run concurrently from several threads,
+// so a pair that would need a scratchpad is refused (NotSupported). May throw dnnl::error.
+Status MakeLayoutReorders(const NodeView& node, const dnnl::memory::desc& user_src,
+                          const dnnl::memory::desc& src, const dnnl::memory::desc& dst,
+                          const dnnl::memory::desc& user_dst, dnnl::reorder* to,
+                          dnnl::reorder* from);
+
 // Weights in oneDNN's chosen layout `packed`, reordered from `data` laid out as `user`: once at
 // plan time for constant weights, or per run (into a fresh buffer) when they are computed.
 dnnl::memory ReorderWeights(const dnnl::memory::desc& user, const dnnl::memory::desc& packed,

@@ -197,16 +197,9 @@ class QLinearConvOnednn : public Kernel {
         return node.NotSupported("oneDNN has only its reference int8 convolution (", impl, ")");
       scratch_md_ = pd.scratchpad_desc();
       prim_ = dnnl::convolution_forward(pd);
-      const dnnl::reorder::primitive_desc to_cl(eng, user_src_md_, eng, src_md_, ScratchpadAttr());
-      const dnnl::reorder::primitive_desc from_cl(eng, dst_md_, eng, user_dst_md_,
-                                                  ScratchpadAttr());
-      // Reorders run concurrently from several threads: they must need no scratchpad.
-      if (to_cl.scratchpad_desc().get_size() != 0 || from_cl.scratchpad_desc().get_size() != 0)
-        return node.NotSupported("oneDNN's layout reorders need a scratchpad");
-      if (!channels_last_) {
-        src_reorder_ = dnnl::reorder(to_cl);
-        dst_reorder_ = dnnl::reorder(from_cl);
-      }
+      if (!channels_last_)
+        ONYX_RETURN_IF_ERROR(MakeLayoutReorders(node, user_src_md_, src_md_, dst_md_, user_dst_md_,
+                                                &src_reorder_, &dst_reorder_));
       packed_owner_ = PackConstantWeights(info.weights, *w, plain_wei, pd.weights_desc());
       packed_weights_ = *packed_owner_;
     } catch (const dnnl::error& e) {

@@ -632,7 +632,10 @@ Status ReadExternalFromMemory(onnx::GraphProto* g, const ModelEdits& edits) {
 // Applies SessionOptions::edits to the parsed model.
 Status ApplyEdits(onnx::ModelProto& mp, const ModelEdits& edits) {
   onnx::GraphProto* g = mp.mutable_graph();
-  for (const auto& [name, tensor] : edits.initializers) {
+  for (const auto& edit : edits.initializers) {
+    // Named copies, not structured bindings: C++17 lambdas cannot capture those (clang refuses).
+    const std::string& name = edit.first;
+    const Tensor& tensor = edit.second;
     onnx::TensorProto* target = nullptr;
     for (auto& init : *g->mutable_initializer())
       if (init.name() == name) target = &init;

@@ -199,10 +199,59 @@ Case QuantizeCase() {
           {"QuantizeLinear_f32_hwy", "DequantizeLinear_f32_hwy", "DynamicQuantizeLinear_f32_hwy"}};
 }
 
+// An 8-bit initializer (raw bytes; scalar when `dims` is empty).
+void ByteInit(ModelBuilder& b, const std::string& name, int32_t type,
+              const std::vector<int64_t>& dims, const std::string& bytes) {
+  onnx::TensorProto& t = *b.graph().add_initializer();
+  t.set_name(name);
+  t.set_data_type(type);
+  for (int64_t d : dims) t.add_dims(d);
+  t.set_raw_data(bytes);
+}
+
+// Integer paths: DynamicQuantizeLinear -> ConvInteger (uint8 weights, zero point 119, padded:
+// the oneDNN kernel's border corrections) -> Cast -> Mul, and a Q -> Tanh -> Q region that the
+// planner turns into a QLinearLookup table. The kernels are the x86 ones where the CPU has VNNI
+// and VBMI, the reference ones elsewhere.
+Case Int8Case() {
+  const std::vector<int64_t> shape = {1, 16, 24, 24};
+  ModelBuilder b(21);
+  b.Input("x", kF, shape);
+  b.Output("conv", kF, {1, 32, 24, 24});
+  b.Output("table", kF, shape);
+  std::string w(32 * 16 * 9, '\0');
+  const std::vector<float> v = Values(w.size(), 77);
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = static_cast<char>(static_cast<int>((v[i] + 1.f) * 127.5f));
+  ByteInit(b, "w", onnx::TensorProto::UINT8, {32, 16, 3, 3}, w);
+  ByteInit(b, "wz", onnx::TensorProto::UINT8, {}, std::string(1, static_cast<char>(119)));
+  ByteInit(b, "z", onnx::TensorProto::UINT8, {}, std::string(1, static_cast<char>(128)));
+  b.FloatInit("s", {}, {0.01f});
+  b.FloatInit("ts", {}, {1.f / 128.f});
+  b.Node("DynamicQuantizeLinear", {"x"}, {"xq", "xs", "xz"}, "dynamic");
+  SetIntsAttr(b.Node("ConvInteger", {"xq", "w", "xz", "wz"}, {"acc"}, "conv_integer"), "pads",
+              {1, 1, 1, 1});
+  SetIntAttr(b.Node("Cast", {"acc"}, {"accf"}, "cast"), "to", kF);
+  b.Node("Mul", {"accf", "xs"}, {"conv"}, "scale");
+  b.Node("QuantizeLinear", {"x", "s", "z"}, {"q"}, "q");
+  b.Node("DequantizeLinear", {"q", "s", "z"}, {"d"}, "dq");
+  b.Node("Tanh", {"d"}, {"t"}, "tanh");
+  b.Node("QuantizeLinear", {"t", "ts", "z"}, {"tq"}, "tq");
+  b.Node("DequantizeLinear", {"tq", "ts", "z"}, {"table"}, "tdq");
+  const bool vnni = __builtin_cpu_supports("avx512vnni");
+  const bool vbmi = __builtin_cpu_supports("avx512vbmi");
+  return {"int8",
+          b.Bytes(),
+          {{"x", shape}},
+          {vnni ? "ConvInteger_8bit_onednn" : "ConvInteger",
+           vbmi ? "QLinearLookup_8bit_vbmi" : "qlinearlookup_8bit_ref"}};
+}
+
 }  // namespace
 
 std::vector<std::string> KernelFamilyNames() {
-  return {"cnn", "winograd_onednn", "winograd_f2", "matmul", "attention", "highway", "quantize"};
+  return {"cnn",       "winograd_onednn", "winograd_f2", "matmul",
+          "attention", "highway",         "quantize",    "int8"};
 }
 
 Case KernelFamilyCase(const std::string& name) {
@@ -212,6 +261,7 @@ Case KernelFamilyCase(const std::string& name) {
   if (name == "matmul") return MatMulCase();
   if (name == "attention") return AttentionCase();
   if (name == "quantize") return QuantizeCase();
+  if (name == "int8") return Int8Case();
   return HighwayCase();
 }
 

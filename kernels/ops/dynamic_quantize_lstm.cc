@@ -81,7 +81,7 @@ Status InferDynamicQuantizeLstm(InferContext& ctx) {
 // An 8-bit weight matrix [K, N] of one direction with its scale and zero point (one, or one per
 // column).
 struct QuantWeights {
-  std::vector<uint8_t> w;     // [K, N], the 8-bit values as stored
+  std::vector<uint8_t> w;     // [K, N]'s 8-bit values in row pairs (common::PairRows8Bit)
   bool is_signed = false;     // int8 (else uint8)
   std::vector<int32_t> zero;  // one, or one per column
   std::vector<float> scale;
@@ -109,7 +109,7 @@ Status ReadWeights(const NodeView& node, const Tensor& w, const Tensor& scale, c
                                                 : zero.data<uint8_t>()[dir * per + j];
   out->is_signed = w.dtype() == DType::kInt8;
   const auto* bytes = static_cast<const uint8_t*>(w.raw_data()) + dir * k * n;
-  out->w.assign(bytes, bytes + k * n);
+  out->w = common::PairRows8Bit(bytes, k, n);
   return Status::Ok();
 }
 

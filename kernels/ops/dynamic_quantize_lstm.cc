@@ -185,9 +185,6 @@ Status RunDynamicQuantizeLstm(KernelContext& ctx, const DirectionWeights* prepar
   if (ctx.num_outputs() > 1 && ctx.has_output(1)) y_h = ctx.Output(1, DType::kFloat, state_shape);
   if (ctx.num_outputs() > 2 && ctx.has_output(2)) y_c = ctx.Output(2, DType::kFloat, state_shape);
 
-  std::vector<float> xw(static_cast<size_t>(s_len * batch * g));
-  std::vector<float> hw(static_cast<size_t>(batch * g));
-  std::vector<float> hs(static_cast<size_t>(batch * h)), cs(static_cast<size_t>(batch * h));
   DirectionWeights made;
   if (!prepared) {
     made.w.resize(static_cast<size_t>(dirs));
@@ -200,7 +197,12 @@ Status RunDynamicQuantizeLstm(KernelContext& ctx, const DirectionWeights* prepar
     }
     prepared = &made;
   }
-  for (int64_t d = 0; d < dirs; ++d) {
+  // One direction, start to end, on buffers of its own: the two directions of a bidirectional
+  // LSTM are independent and run on two threads when the session has them.
+  const auto run_direction = [&](int64_t d) {
+    std::vector<float> xw(static_cast<size_t>(s_len * batch * g));
+    std::vector<float> hw(static_cast<size_t>(batch * g));
+    std::vector<float> hs(static_cast<size_t>(batch * h)), cs(static_cast<size_t>(batch * h));
     const QuantWeights& wq = prepared->w[d];
     const QuantWeights& rq = prepared->r[d];
     if (s_len * batch > 0) QuantizedProduct(x.data<float>(), s_len * batch, wq, xw.data());
@@ -238,7 +240,14 @@ Status RunDynamicQuantizeLstm(KernelContext& ctx, const DirectionWeights* prepar
     }
     if (y_h.defined()) std::copy(hs.begin(), hs.end(), y_h.data<float>() + d * batch * h);
     if (y_c.defined()) std::copy(cs.begin(), cs.end(), y_c.data<float>() + d * batch * h);
-  }
+  };
+  // Work of one direction, about one unit per multiply-add: above ParallelFor's threshold
+  // whenever a split pays.
+  const int64_t work = std::max<int64_t>(1, s_len * batch * (in + h) * g);
+  ParallelFor(dirs, work, std::min<int64_t>(dirs, ctx.intra_op_threads()),
+              [&](int64_t begin, int64_t end) {
+                for (int64_t d = begin; d < end; ++d) run_direction(d);
+              });
   return Status::Ok();
 }
 

@@ -72,6 +72,10 @@ def check(s, b, i, h, direction, wtype, per_column, initial, bias):
     got = onyx.InferenceSession(model, threads=1).run(None, feeds)
     for g, w, name in zip(got, want, ("Y", "Y_h", "Y_c")):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=name)
+    # Two threads run a bidirectional LSTM's directions at once: the same bits.
+    got2 = onyx.InferenceSession(model, threads=2).run(None, feeds)
+    for g, g2, name in zip(got, got2, ("Y", "Y_h", "Y_c")):
+        np.testing.assert_array_equal(g2, g, err_msg=name)
 
 
 def test_unimplemented_attribute_is_refused_at_load():

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/common/int_product.h"
+#include "kernels/common/simd_kernels.h"
 #include "kernels/op_helpers.h"
 #include "kernels/op_registry.h"
 
@@ -143,10 +144,6 @@ void QuantizedProduct(const float* a, int64_t rows, const QuantWeights& w, float
   }
 }
 
-float Sigmoid(float v) {
-  return 1.f / (1.f + std::exp(-v));
-}
-
 // W's and R's 8-bit values of one direction each, with their scales and zero points.
 struct DirectionWeights {
   std::vector<QuantWeights> w, r;
@@ -221,20 +218,14 @@ Status RunDynamicQuantizeLstm(KernelContext& ctx, const DirectionWeights* prepar
     for (int64_t step = 0; step < s_len; ++step) {
       const int64_t t = reverse ? s_len - 1 - step : step;
       QuantizedProduct(hs.data(), batch, rq, hw.data());
+      // The pre-activations (i, o, f, c) in place of the recurrent product, then the cell on
+      // Highway (LSTM_f32_hwy's, tested against the reference cell).
       for (int64_t n = 0; n < batch; ++n) {
         const float* xg = xw.data() + (t * batch + n) * g;
-        const float* hg = hw.data() + n * g;
-        const auto gate = [&](int64_t j) { return xg[j] + hg[j] + (wb ? wb[j] + wb[g + j] : 0.f); };
-        for (int64_t j = 0; j < h; ++j) {
-          const float i_gate = Sigmoid(gate(j));
-          const float o_gate = Sigmoid(gate(h + j));
-          const float f_gate = Sigmoid(gate(2 * h + j));
-          const float c_cand = std::tanh(gate(3 * h + j));
-          float& c = cs[n * h + j];
-          c = f_gate * c + i_gate * c_cand;
-          hs[n * h + j] = o_gate * std::tanh(c);
-        }
+        float* hg = hw.data() + n * g;
+        for (int64_t j = 0; j < g; ++j) hg[j] = xg[j] + hg[j] + (wb ? wb[j] + wb[g + j] : 0.f);
       }
+      common::LstmCellF32(hw.data(), batch, h, cs.data(), hs.data());
       if (y.defined())
         std::copy(hs.begin(), hs.end(), y.data<float>() + (t * dirs + d) * batch * h);
     }

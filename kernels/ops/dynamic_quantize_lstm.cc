@@ -126,21 +126,22 @@ void QuantizedProduct(const float* a, int64_t rows, const QuantWeights& w, float
   float scale = (hi - lo) / 255.f;
   if (scale == 0.f) scale = 1.f;
   const int32_t zp = static_cast<int32_t>(std::clamp(std::nearbyint(-lo / scale), 0.f, 255.f));
-  std::vector<int32_t> q(static_cast<size_t>(w.k));
-  std::vector<int32_t> acc(static_cast<size_t>(w.n));
+  std::vector<int32_t> q(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i)
+    q[i] = static_cast<int32_t>(
+               std::clamp(std::nearbyint(a[i] / scale) + static_cast<float>(zp), 0.f, 255.f)) -
+           zp;
+  std::vector<int32_t> acc(static_cast<size_t>(rows * w.n));
+  common::Int32RowsTimes8BitMatrix(q.data(), rows, w.k, w.w.data(), w.is_signed, w.n, acc.data());
+  const bool per_column_zero = w.zero.size() > 1;
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t k = 0; k < w.k; ++k)
-      q[k] = static_cast<int32_t>(std::clamp(
-                 std::nearbyint(a[r * w.k + k] / scale) + static_cast<float>(zp), 0.f, 255.f)) -
-             zp;
     // sum_k q[k] (w[k][j] - zero[j]) = sum_k q[k] w[k][j] - zero[j] sum_k q[k], exactly.
-    common::Int32RowTimes8BitMatrix(q.data(), w.k, w.w.data(), w.is_signed, w.n, acc.data());
     int32_t qsum = 0;
-    for (int64_t k = 0; k < w.k; ++k) qsum += q[k];
-    const bool per_column_zero = w.zero.size() > 1;
-    for (int64_t j = 0; j < w.n; ++j) acc[j] -= w.zero[per_column_zero ? j : 0] * qsum;
+    for (int64_t k = 0; k < w.k; ++k) qsum += q[r * w.k + k];
+    const int32_t* row = acc.data() + r * w.n;
     for (int64_t j = 0; j < w.n; ++j)
-      y[r * w.n + j] = static_cast<float>(acc[j]) * (scale * w.scale[w.scale.size() == 1 ? 0 : j]);
+      y[r * w.n + j] = static_cast<float>(row[j] - w.zero[per_column_zero ? j : 0] * qsum) *
+                       (scale * w.scale[w.scale.size() == 1 ? 0 : j]);
   }
 }
 

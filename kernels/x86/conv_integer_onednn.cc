@@ -18,6 +18,7 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/common/int_product.h"
 #include "kernels/reference/conv_pool.h"
 #include "kernels/x86/onednn_context.h"
 
@@ -101,16 +102,10 @@ class ConvIntegerOnednn : public Kernel {
       for (int64_t b = 0; b < n; ++b) {
         for (int64_t g = 0; g < group_; ++g) {
           std::fill(sums.begin(), sums.end(), 0);
-          for (int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) {
-            const int64_t base = (b * c + ch) * h * w;
-            if (u8) {
-              const uint8_t* p = x.data<uint8_t>() + base;
-              for (int64_t i = 0; i < h * w; ++i) sums[i] += p[i];
-            } else {
-              const int8_t* p = x.data<int8_t>() + base;
-              for (int64_t i = 0; i < h * w; ++i) sums[i] += p[i];
-            }
-          }
+          for (int64_t ch = g * cg; ch < (g + 1) * cg; ++ch)
+            common::AddBytesToInt32(
+                static_cast<const uint8_t*>(x.raw_data()) + (b * c + ch) * h * w, !u8, h * w,
+                sums.data());
           int32_t* out = s.data() + (b * group_ + g) * plane;
           for (int64_t p = 0; p < plane; ++p) {
             int32_t acc = 0;
@@ -123,14 +118,9 @@ class ConvIntegerOnednn : public Kernel {
 #pragma omp parallel for num_threads(threads_) if (n * m_ * plane >= (1 << 15))
     for (int64_t bm = 0; bm < n * m_; ++bm) {
       const int64_t b = bm / m_, m = bm % m_;
-      int32_t* row = y + bm * plane;
-      const int32_t* bw = b_.data() + m * plane;
-      for (int64_t p = 0; p < plane; ++p) row[p] -= xz * bw[p];
-      if (with_d && d_[m] != 0) {
-        const int32_t* sp = s.data() + (b * group_ + m / mg) * plane;
-        const int32_t dm = d_[m];
-        for (int64_t p = 0; p < plane; ++p) row[p] -= dm * sp[p];
-      }
+      const bool with_s = with_d && d_[m] != 0;
+      common::SubtractScaled(y + bm * plane, plane, xz, b_.data() + m * plane, with_s ? d_[m] : 0,
+                             with_s ? s.data() + (b * group_ + m / mg) * plane : nullptr);
     }
   }
 

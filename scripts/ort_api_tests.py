@@ -11,6 +11,7 @@ counts and their ratio; it exits non-zero when onyx passes fewer than --min-rati
 passes.
 
 Usage:
+  PYTHONPATH=build/python .venv/bin/python scripts/ort_api_tests.py --fetch build/ort-src
   ORT_SRC=/path/to/onnxruntime PYTHONPATH=build/python .venv/bin/python scripts/ort_api_tests.py
   scripts/ort_api_tests.py --ort-src /path/to/onnxruntime.git --ref v1.32.0 --verbose
 """
@@ -43,7 +44,7 @@ No ONNX Runtime source tree found. Get one (only the test file and test data are
   git clone --depth 1 --branch v{ORT_VERSION} --filter=blob:none --sparse \\
       https://github.com/microsoft/onnxruntime ort-src
   git -C ort-src sparse-checkout set onnxruntime/test/python onnxruntime/test/testdata
-then run this script with --ort-src ort-src (or ORT_SRC=ort-src)."""
+then run this script with --ort-src ort-src (or ORT_SRC=ort-src); --fetch DIR does both."""
 
 # Tests left out in both runs: name -> reason. Names absent from the file in use are ignored.
 EXCLUDED: dict[str, str] = {
@@ -89,6 +90,29 @@ IMPORT_REWRITES = [
     (r"^(\s*)from onnxruntime\.capi\.", r"\1from onyx.capi."),
     (r"^(\s*)import onnxruntime\.", r"\1import onyx."),
 ]
+
+
+def fetch_source(into: Path) -> Path:
+    """Clones ONNX Runtime's release tag (ORT_VERSION) into `into`, sparsely (the test file, its
+    helper and the test data only; needs git and network access to GitHub). Reuses `into` if it
+    holds a complete clone already; a failed clone is removed."""
+    if (into / TEST_FILE).exists():
+        return into
+    url = "https://github.com/microsoft/onnxruntime"
+    print(f"fetching {url} v{ORT_VERSION} (test files only) into {into}", flush=True)
+    steps = [
+        ["git", "clone", "--depth", "1", "--branch", f"v{ORT_VERSION}", "--filter=blob:none",
+         "--sparse", url, str(into)],
+        ["git", "-C", str(into), "sparse-checkout", "set", "onnxruntime/test/python",
+         "onnxruntime/test/testdata"],
+    ]
+    for cmd in steps:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.stderr.write(f"fetching failed ({' '.join(cmd[:3])} ...): {r.stderr.strip()}\n")
+            shutil.rmtree(into, ignore_errors=True)
+            sys.exit(2)
+    return into
 
 
 def find_source(arg: str | None) -> Path:
@@ -227,9 +251,12 @@ def main() -> int:
     ap.add_argument("--verbose", action="store_true", help="print pytest output and per-test outcomes")
     ap.add_argument("--no-exclude", action="store_true",
                     help="run the excluded tests too (for information; the ratio then counts them)")
+    ap.add_argument("--fetch", metavar="DIR",
+                    help=f"clone ONNX Runtime v{ORT_VERSION}'s test files from GitHub into DIR "
+                    "(reused when it is there already) and use them")
     args = ap.parse_args()
 
-    src = find_source(args.ort_src)
+    src = fetch_source(Path(args.fetch)) if args.fetch else find_source(args.ort_src)
     tmp = Path(tempfile.mkdtemp(prefix="ort_api_tests_"))
     try:
         base = tmp / "src"

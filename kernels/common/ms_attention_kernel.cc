@@ -59,21 +59,11 @@ void MsAttentionF32(const reference::MsAttentionArgs& a, int threads) {
       Transpose2D32(reinterpret_cast<const uint32_t*>(k), d, reinterpret_cast<uint32_t*>(kt.data()),
                     t_len, d, t_len);
       PlainProduct(q, s_len, d, kt.data(), t_len, a.scale, scores.data(), t_len);
-      const float* bias = nullptr;
-      if (a.bias) {
-        const int64_t bb = a.bias_batch == 1 ? 0 : b, bh = a.bias_heads == 1 ? 0 : h;
-        bias = a.bias + (bb * a.bias_heads + bh) * s_len * t_len;
-      }
-      const int64_t begin = a.key_begin.empty() ? 0 : a.key_begin[b];
-      const int64_t end = a.key_end.empty() ? t_len : std::min(a.key_end[b], t_len);
+      const float* bias = a.HeadBias(b, h);
       for (int64_t i = 0; i < s_len; ++i) {
         float* row = scores.data() + i * t_len;
-        int64_t lo = std::max<int64_t>(begin, 0), hi = end;
-        if (a.causal) {
-          const int64_t last = i + a.causal_offset[b];
-          hi = std::min(hi, last + 1);
-          if (a.window > 0) lo = std::max(lo, last - a.window + 1);
-        }
+        int64_t lo = 0, hi = 0;
+        a.VisibleKeys(b, i, t_len, &lo, &hi);
         if (lo >= hi) {
           std::fill(row, row + t_len, 0.f);
           continue;

@@ -6,6 +6,7 @@
 // follow ORT's contrib operator documentation (docs/ContribOperators.md).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -93,6 +94,23 @@ struct MsAttentionArgs {
   std::vector<int64_t> causal_offset;  // per batch (causal only)
   int64_t window = -1;                 // > 0: local attention window (GroupQueryAttention)
   float* y = nullptr;
+
+  // The bias rows [q_len, kv_len] of batch b and head h, or null: the one rule every kernel reads.
+  const float* HeadBias(int64_t b, int64_t h) const {
+    if (!bias) return nullptr;
+    const int64_t bb = bias_batch == 1 ? 0 : b, bh = bias_heads == 1 ? 0 : h;
+    return bias + (bb * bias_heads + bh) * q_len * kv_len;
+  }
+  // The keys [*lo, *hi) visible to query i of batch b among t_len (empty when *lo >= *hi).
+  void VisibleKeys(int64_t b, int64_t i, int64_t t_len, int64_t* lo, int64_t* hi) const {
+    *lo = key_begin.empty() ? 0 : std::max<int64_t>(key_begin[b], 0);
+    *hi = key_end.empty() ? t_len : std::min(key_end[b], t_len);
+    if (causal) {
+      const int64_t last = i + causal_offset[b];  // the last visible key
+      *hi = std::min(*hi, last + 1);
+      if (window > 0) *lo = std::max(*lo, last - window + 1);
+    }
+  }
 };
 // Runs heads in parallel on up to `threads` threads; the products go through the shared GEMM.
 void MsAttention(const MsAttentionArgs& a, int threads);

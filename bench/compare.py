@@ -56,6 +56,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "models"))
 import make_bench_models as models  # noqa: E402
 import quantized  # noqa: E402  (int8 variants: quantized.INT8)
+import real_models  # noqa: E402  (ort_session)
 
 RESULTS = os.path.join(HERE, "results")
 
@@ -89,16 +90,8 @@ class OpenVinoSession:
 def make_session(engine, path, threads):
     if engine == "openvino":
         return OpenVinoSession(path, threads)
-    if engine == "ort":
-        import onnxruntime as ort
-
-        so = ort.SessionOptions()
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        so.intra_op_num_threads = threads
-        so.inter_op_num_threads = 1
-        so.log_severity_level = 3
-        return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    if engine == "ort":  # the settings every benchmark here gives ONNX Runtime
+        return real_models.ort_session(path, threads)
     _use_build_module()
     import onyx
 

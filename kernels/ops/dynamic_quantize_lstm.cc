@@ -114,9 +114,15 @@ Status ReadWeights(const NodeView& node, const Tensor& w, const Tensor& scale, c
   return Status::Ok();
 }
 
+// The integer buffers of QuantizedProduct, kept by the caller across the steps of a sequence.
+struct ProductScratch {
+  std::vector<int32_t> q, acc;
+};
+
 // y[rows, N] = dequantize(quantize_u8(a[rows, K]) x W): `a` quantized as a whole, as ONNX
 // Runtime's dynamic quantization does for each product.
-void QuantizedProduct(const float* a, int64_t rows, const QuantWeights& w, float* y) {
+void QuantizedProduct(const float* a, int64_t rows, const QuantWeights& w, float* y,
+                      ProductScratch& scratch) {
   const int64_t count = rows * w.k;
   float lo = 0.f, hi = 0.f;
   for (int64_t i = 0; i < count; ++i) {
@@ -126,12 +132,14 @@ void QuantizedProduct(const float* a, int64_t rows, const QuantWeights& w, float
   float scale = (hi - lo) / 255.f;
   if (scale == 0.f) scale = 1.f;
   const int32_t zp = static_cast<int32_t>(std::clamp(std::nearbyint(-lo / scale), 0.f, 255.f));
-  std::vector<int32_t> q(static_cast<size_t>(count));
+  std::vector<int32_t>& q = scratch.q;
+  q.resize(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i)
     q[i] = static_cast<int32_t>(
                std::clamp(std::nearbyint(a[i] / scale) + static_cast<float>(zp), 0.f, 255.f)) -
            zp;
-  std::vector<int32_t> acc(static_cast<size_t>(rows * w.n));
+  std::vector<int32_t>& acc = scratch.acc;
+  acc.resize(static_cast<size_t>(rows * w.n));
   common::Int32RowsTimes8BitMatrix(q.data(), rows, w.k, w.w.data(), w.is_signed, w.n, acc.data());
   const bool per_column_zero = w.zero.size() > 1;
   for (int64_t r = 0; r < rows; ++r) {
@@ -203,7 +211,8 @@ Status RunDynamicQuantizeLstm(KernelContext& ctx, const DirectionWeights* prepar
     std::vector<float> hs(static_cast<size_t>(batch * h)), cs(static_cast<size_t>(batch * h));
     const QuantWeights& wq = prepared->w[d];
     const QuantWeights& rq = prepared->r[d];
-    if (s_len * batch > 0) QuantizedProduct(x.data<float>(), s_len * batch, wq, xw.data());
+    ProductScratch scratch;
+    if (s_len * batch > 0) QuantizedProduct(x.data<float>(), s_len * batch, wq, xw.data(), scratch);
     const auto init = [&](int i, std::vector<float>& state) {
       if (ctx.num_inputs() > i && ctx.has_input(i)) {
         const float* src = ctx.input(i).data<float>() + d * batch * h;
@@ -218,7 +227,7 @@ Status RunDynamicQuantizeLstm(KernelContext& ctx, const DirectionWeights* prepar
     const bool reverse = dirs == 2 ? d == 1 : direction == "reverse";
     for (int64_t step = 0; step < s_len; ++step) {
       const int64_t t = reverse ? s_len - 1 - step : step;
-      QuantizedProduct(hs.data(), batch, rq, hw.data());
+      QuantizedProduct(hs.data(), batch, rq, hw.data(), scratch);
       // The pre-activations (i, o, f, c) in place of the recurrent product, then the cell on
       // Highway (LSTM_f32_hwy's, tested against the reference cell).
       for (int64_t n = 0; n < batch; ++n) {

@@ -1,16 +1,18 @@
 """QdqLookup: a QuantizeLinear whose float input is an elementwise function of one 8-bit tensor
 runs as a 256-entry table (com.onyx QLinearLookup, planner/fusion/quantization_rules.cc).
 
-Oracles: the same model on onyx's reference kernels with optimization off, which computes every
-Q/DQ and float op of the region one by one (the table must equal it bit for bit, as it is built
-from those kernels), and ONNX Runtime, which may round a float op (Erf) differently: its outputs
-are within one quantization step. Every test feeds all 256 values of the 8-bit input."""
+Oracles: ONNX Runtime and the onnx package's reference evaluator, which may round a float op
+(Erf) differently: the outputs are within one quantization step of both, on under 2% of the
+elements. And the same model on onyx's reference kernels with optimization off, which computes
+every Q/DQ and float op of the region one by one: the table, built from those kernels, must equal
+it bit for bit. Every test feeds all 256 values of the 8-bit input."""
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
 from qdq_models import plan_json
 
 SQRT2 = 1.4142135
@@ -142,10 +144,14 @@ def test_region_runs_as_one_table_equal_to_the_reference_ops(name, tmp_path, ony
             np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
         else:
             np.testing.assert_array_equal(g, w)
-    ort_out = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
-    steps_off = np.abs(got[0].astype(np.int32) - ort_out[0].astype(np.int32))
-    assert steps_off.max() <= 1, steps_off.max()
-    assert (steps_off > 0).mean() < 0.02
+    # Independent oracles: ONNX Runtime and the onnx package's reference evaluator, which may
+    # round a float op (Erf, Sigmoid) differently by an ulp and so land one step away.
+    oracles = {"onnxruntime": ort.InferenceSession(path, providers=["CPUExecutionProvider"]),
+               "onnx.reference": ReferenceEvaluator(path)}
+    for name, sess in oracles.items():
+        steps_off = np.abs(got[0].astype(np.int32) - sess.run(None, feeds)[0].astype(np.int32))
+        assert steps_off.max() <= 1, (name, steps_off.max())
+        assert (steps_off > 0).mean() < 0.02, (name, (steps_off > 0).mean())
 
 
 def expect_no_table(model, kept_op, tmp_path, cli):

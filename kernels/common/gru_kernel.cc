@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,9 +19,6 @@
 
 namespace onyx::kernels::common {
 namespace {
-
-// ONNX GRU input positions.
-constexpr int kX = 0, kW = 1, kR = 2, kSeqLens = 4, kInitialH = 5;
 
 class GruKernel : public FastKernel {
  public:
@@ -34,19 +32,14 @@ class GruKernel : public FastKernel {
   }
 
   Status Run(KernelContext& ctx) const override {
-    const int n_in = ctx.num_inputs();
-    const auto present = [&](int i) { return i < n_in && ctx.has_input(i); };
-    const Tensor& x = ctx.input(kX);
-    const int64_t s_len = x.rank() == 3 ? x.dim(0) : 0, batch = x.rank() == 3 ? x.dim(1) : 0;
-    const int64_t h = rw_.hidden, g = 3 * rw_.hidden;
-    const Shape state_shape = {rw_.dirs, batch, h};
+    const Tensor& x = ctx.input(kRecurrentX);
     // Sequence lengths and anything not as planned go to the reference kernel.
-    if (present(kSeqLens) || !RunsAsPlanned(ctx, rw_, 0, {kInitialH}, state_shape))
-      return Fallback(ctx);
-    Tensor y, y_h;
-    if (ctx.num_outputs() > 0 && ctx.has_output(0))
-      y = ctx.Output(0, DType::kFloat, {s_len, rw_.dirs, batch, h});
-    if (ctx.num_outputs() > 1 && ctx.has_output(1)) y_h = ctx.Output(1, DType::kFloat, state_shape);
+    std::optional<RecurrentRun> run = BeginRecurrentRun(ctx, rw_);
+    if (!run) return Fallback(ctx);
+    const int64_t s_len = run->s_len, batch = run->batch;
+    const int64_t h = rw_.hidden, g = 3 * rw_.hidden;
+    Tensor& y = run->y;
+    Tensor& y_h = run->y_h;
 
     // xw: every step's input projections plus the biases folded into them; hr: one step's
     // recurrent products (gates z, r, h); rh: r * H_{t-1} (linear_before_reset = 0).
@@ -61,12 +54,7 @@ class GruKernel : public FastKernel {
       if (s_len * batch > 0)
         PanelWeightsProduct(p.w, x.data<float>(), s_len * batch, rw_.input, p.x_bias.data(),
                             nullptr, xw.data(), g, threads);
-      if (present(kInitialH)) {
-        std::memcpy(hs.data(), ctx.input(kInitialH).data<float>() + d * batch * h,
-                    hs.size() * sizeof(float));
-      } else {
-        std::fill(hs.begin(), hs.end(), 0.f);
-      }
+      InitialHidden(ctx, d, batch, h, hs.data());
       for (int64_t step = 0; step < s_len; ++step) {
         const int64_t t = reverse ? s_len - 1 - step : step;
         const float* xt = xw.data() + t * batch * g;

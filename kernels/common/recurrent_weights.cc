@@ -1,6 +1,8 @@
 #include "kernels/common/recurrent_weights.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cstring>
 
 #include "kernels/common/fast_kernel.h"
 #include "kernels/op_helpers.h"
@@ -60,6 +62,32 @@ bool RunsAsPlanned(const KernelContext& ctx, const RecurrentWeights& rw, int tim
     if (ctx.input(i).dtype() != DType::kFloat || ctx.input(i).shape() != state_shape) return false;
   }
   return true;
+}
+
+std::optional<RecurrentRun> BeginRecurrentRun(KernelContext& ctx, const RecurrentWeights& rw) {
+  const Tensor& x = ctx.input(kRecurrentX);
+  RecurrentRun run;
+  run.s_len = x.rank() == 3 ? x.dim(0) : 0;
+  run.batch = x.rank() == 3 ? x.dim(1) : 0;
+  const Shape state_shape = {rw.dirs, run.batch, rw.hidden};
+  const bool seq_lens = ctx.num_inputs() > kRecurrentSeqLens && ctx.has_input(kRecurrentSeqLens);
+  if (seq_lens || !RunsAsPlanned(ctx, rw, 0, {kRecurrentInitialH}, state_shape))
+    return std::nullopt;
+  if (ctx.num_outputs() > 0 && ctx.has_output(0))
+    run.y = ctx.Output(0, DType::kFloat, {run.s_len, rw.dirs, run.batch, rw.hidden});
+  if (ctx.num_outputs() > 1 && ctx.has_output(1))
+    run.y_h = ctx.Output(1, DType::kFloat, state_shape);
+  return run;
+}
+
+void InitialHidden(const KernelContext& ctx, int64_t d, int64_t batch, int64_t hidden, float* hs) {
+  const size_t n = static_cast<size_t>(batch * hidden);
+  if (ctx.num_inputs() > kRecurrentInitialH && ctx.has_input(kRecurrentInitialH)) {
+    std::memcpy(hs, ctx.input(kRecurrentInitialH).data<float>() + d * batch * hidden,
+                n * sizeof(float));
+  } else {
+    std::fill(hs, hs + n, 0.f);
+  }
 }
 
 Status RecurrentSupports(const NodeView& node, const std::vector<TypeInfo>& types,

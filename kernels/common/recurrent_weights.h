@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,8 @@
 namespace onyx::kernels::common {
 
 // ONNX's input positions common to RNN, GRU and LSTM.
-constexpr int kRecurrentX = 0, kRecurrentW = 1, kRecurrentR = 2, kRecurrentB = 3;
+constexpr int kRecurrentX = 0, kRecurrentW = 1, kRecurrentR = 2, kRecurrentB = 3,
+              kRecurrentSeqLens = 4, kRecurrentInitialH = 5;
 
 struct RecurrentWeights {
   const Tensor* w = nullptr;  // [D, gates * H, I]; the tensors only for kernel creation
@@ -37,6 +39,18 @@ StatusOr<RecurrentWeights> ReadRecurrentWeights(const NodeView& node,
 // `states` that is given float32 of `state_shape`.
 bool RunsAsPlanned(const KernelContext& ctx, const RecurrentWeights& rw, int time_axis,
                    std::initializer_list<int> states, const Shape& state_shape);
+
+// A time-major run of the fast GRU or RNN kernel: S and B, Y [S, D, B, H] and Y_h [D, B, H]
+// (undefined when the node does not ask for them).
+struct RecurrentRun {
+  int64_t s_len = 0, batch = 0;
+  Tensor y, y_h;
+};
+// The run with its outputs made, or nullopt where it goes to the reference kernel: sequence
+// lengths given, or inputs not as planned (RunsAsPlanned, initial state input 5).
+std::optional<RecurrentRun> BeginRecurrentRun(KernelContext& ctx, const RecurrentWeights& rw);
+// Direction d's initial hidden state [B, H]: input 5 when given, else zeros.
+void InitialHidden(const KernelContext& ctx, int64_t d, int64_t batch, int64_t hidden, float* hs);
 
 // NotSupported unless X is float32 and the node has no clip, no activation parameters, and only
 // `defaults` as its activations (repeated per direction, any case); layout 1 only when

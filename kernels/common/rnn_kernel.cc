@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,9 +17,6 @@
 
 namespace onyx::kernels::common {
 namespace {
-
-// ONNX RNN input positions.
-constexpr int kX = 0, kW = 1, kR = 2, kSeqLens = 4, kInitialH = 5;
 
 class RnnKernel : public FastKernel {
  public:
@@ -32,19 +30,14 @@ class RnnKernel : public FastKernel {
   }
 
   Status Run(KernelContext& ctx) const override {
-    const int n_in = ctx.num_inputs();
-    const auto present = [&](int i) { return i < n_in && ctx.has_input(i); };
-    const Tensor& x = ctx.input(kX);
-    const int64_t s_len = x.rank() == 3 ? x.dim(0) : 0, batch = x.rank() == 3 ? x.dim(1) : 0;
-    const int64_t h = rw_.hidden;
-    const Shape state_shape = {rw_.dirs, batch, h};
+    const Tensor& x = ctx.input(kRecurrentX);
     // Sequence lengths and anything not as planned go to the reference kernel.
-    if (present(kSeqLens) || !RunsAsPlanned(ctx, rw_, 0, {kInitialH}, state_shape))
-      return Fallback(ctx);
-    Tensor y, y_h;
-    if (ctx.num_outputs() > 0 && ctx.has_output(0))
-      y = ctx.Output(0, DType::kFloat, {s_len, rw_.dirs, batch, h});
-    if (ctx.num_outputs() > 1 && ctx.has_output(1)) y_h = ctx.Output(1, DType::kFloat, state_shape);
+    std::optional<RecurrentRun> run = BeginRecurrentRun(ctx, rw_);
+    if (!run) return Fallback(ctx);
+    const int64_t s_len = run->s_len, batch = run->batch;
+    const int64_t h = rw_.hidden;
+    Tensor& y = run->y;
+    Tensor& y_h = run->y_h;
 
     // xw: every step's input projections plus both biases; pre: one step's pre-activations.
     std::vector<float> xw(static_cast<size_t>(s_len * batch * h));
@@ -56,12 +49,7 @@ class RnnKernel : public FastKernel {
       if (s_len * batch > 0)
         PanelWeightsProduct(w_[d], x.data<float>(), s_len * batch, rw_.input, bias_[d].data(),
                             nullptr, xw.data(), h, threads);
-      if (present(kInitialH)) {
-        std::memcpy(hs.data(), ctx.input(kInitialH).data<float>() + d * batch * h,
-                    hs.size() * sizeof(float));
-      } else {
-        std::fill(hs.begin(), hs.end(), 0.f);
-      }
+      InitialHidden(ctx, d, batch, h, hs.data());
       for (int64_t step = 0; step < s_len; ++step) {
         const int64_t t = reverse ? s_len - 1 - step : step;
         // H_t = tanh(H_{t-1} R^T + (X_t W^T + Wb + Rb))

@@ -89,7 +89,7 @@ class ConvIntegerOnednn : public Kernel {
  private:
   // Y -= xz * B[m, p] + d[m] * (S[n, g, p] - xz * Cnt[p]), Y NCHW.
   void Correct(const Tensor& x, int32_t xz, int32_t* y) const {
-    const bool with_d = std::any_of(d_.begin(), d_.end(), [](int32_t v) { return v != 0; });
+    const bool with_d = any_d_;
     if (xz == 0 && !with_d) return;
     const int64_t n = x_shape_[0], c = x_shape_[1], h = x_shape_[2], w = x_shape_[3];
     const int64_t cg = c / group_, mg = m_ / group_, plane = oh_ * ow_;
@@ -153,6 +153,8 @@ class ConvIntegerOnednn : public Kernel {
         return node.NotSupported("w_zero_point must be a scalar or have M values");
       for (int64_t m = 0; m < m_; ++m) d_[m] = ZeroPointAt(*wz, wz->numel() == 1 ? 0 : m) - shift;
     }
+
+    any_d_ = std::any_of(d_.begin(), d_.end(), [](int32_t v) { return v != 0; });
 
     // The taps of each output position that fall inside the image, and per output channel the
     // sum of w8 over them (B) and their count times C / group (Cnt).
@@ -237,7 +239,8 @@ class ConvIntegerOnednn : public Kernel {
   int threads_ = 1;
   Shape x_shape_, y_shape_;
   int64_t group_ = 1, m_ = 0, oh_ = 0, ow_ = 0;
-  std::vector<int32_t> d_;              // wz[m] - shift
+  std::vector<int32_t> d_;  // wz[m] - shift
+  bool any_d_ = false;      // some d[m] is not 0: the per-run window sums of X are needed
   std::vector<std::vector<Tap>> taps_;  // per output position
   std::vector<int32_t> cnt_;            // taps inside the image times C / group
   std::vector<int32_t> b_;              // [M, positions]: w8 summed over those taps

@@ -79,6 +79,13 @@ Status InferConvLike(InferContext& ctx, int x_index, int w_index, DType out) {
                               "; expected dim 1 = ", x.dims[1].value / group, " (input ", x_index,
                               " has ", x.dims[1].value, " channels, group ", group, ")");
   }
+  // Checked here, not only by the reference kernel: fast kernels take the kernel size from W.
+  std::vector<int64_t> w_kernel;
+  if (ctx.node().has_attr("kernel_shape") && StaticSpatial(w, &w_kernel) &&
+      ctx.node().attr_ints("kernel_shape") != w_kernel) {
+    return ctx.node().Invalid("attribute 'kernel_shape' does not match input ", w_index, " '",
+                              ctx.node().node().inputs[w_index], "' of type ", w.ToString());
+  }
   std::vector<int64_t> in, kernel;
   if (StaticSpatial(x, &in) && KernelFromWeight(ctx, w_index, &kernel)) {
     ONYX_ASSIGN_OR_RETURN(WindowGeometry g, ResolveWindow(ctx.node(), in, kernel, false));

@@ -121,7 +121,8 @@ def test_empty_batch(reference):
 def test_element_types(reference):
     x = RNG.standard_normal((1, 2, 4, 4))
     w = RNG.standard_normal((3, 2, 3, 3))
-    for elem, dt, tol in ((TensorProto.DOUBLE, np.float64, 1e-12), (TensorProto.FLOAT16, np.float16, 2e-2)):
+    for elem, dt, tol in ((TensorProto.DOUBLE, np.float64, 1e-12),
+                          (TensorProto.FLOAT16, np.float16, 2e-2)):
         m = one_node("Conv", [("x", [1, 2, 4, 4])], {}, [("w", w.astype(dt))], elem=elem)
         y = run(m, {"x": x.astype(dt)}, reference)[0]
         assert y.dtype == dt

@@ -109,11 +109,12 @@ def test_shape_must_be_int64(reference):
 
 @rules("TRANSPOSE-1", "TRANSPOSE-5")
 @pytest.mark.parametrize("reference,kernel", [(False, "Transpose_any_tiled"), (True, "Transpose_ref")])
-@pytest.mark.parametrize("shape,perm", [((2, 3, 4), [2, 0, 1]), ((17, 33), [1, 0]),
-                                        ((3, 5, 7, 9), [0, 2, 3, 1]), ((2, 3, 2, 3, 2, 3), [5, 3, 1, 0, 2, 4]),
-                                        ((1, 65, 1, 19), [3, 1, 2, 0])])
+@pytest.mark.parametrize("shape,perm", [
+    ((2, 3, 4), [2, 0, 1]), ((17, 33), [1, 0]), ((3, 5, 7, 9), [0, 2, 3, 1]),
+    ((2, 3, 2, 3, 2, 3), [5, 3, 1, 0, 2, 4]), ((1, 65, 1, 19), [3, 1, 2, 0])])
 @pytest.mark.parametrize("elem,make", [
-    (TensorProto.FLOAT, special_floats), (TensorProto.UINT8, lambda *s: RNG.integers(0, 256, s).astype(np.uint8)),
+    (TensorProto.FLOAT, special_floats),
+    (TensorProto.UINT8, lambda *s: RNG.integers(0, 256, s).astype(np.uint8)),
     (TensorProto.INT64, lambda *s: RNG.integers(-2**62, 2**62, s)),
     (TensorProto.FLOAT16, lambda *s: RNG.standard_normal(s).astype(np.float16)),
 ])

@@ -86,7 +86,8 @@ def test_axis_out_of_range(reference, axis):
 @pytest.mark.parametrize("reference", [False, True])
 def test_element_types(reference):
     x = RNG.standard_normal((3, 5))
-    for elem, dt, tol in ((TensorProto.DOUBLE, np.float64, 1e-14), (TensorProto.FLOAT16, np.float16, 2e-3)):
+    for elem, dt, tol in ((TensorProto.DOUBLE, np.float64, 1e-14),
+                          (TensorProto.FLOAT16, np.float16, 2e-3)):
         y = run(one_node("Softmax", [("x", [3, 5])], {}, elem=elem), {"x": x.astype(dt)}, reference)[0]
         assert y.dtype == dt
         np.testing.assert_allclose(y, oracles.softmax(x.astype(dt), -1), rtol=tol)

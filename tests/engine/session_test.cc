@@ -57,6 +57,30 @@ TEST(session, RunsWithNewShapesThroughThePlanCache) {
   }
 }
 
+// A kernel_shape that differs from W's spatial dims is refused when the session is made, on the
+// fast kernels too (they take the size from W and used to ignore the attribute).
+TEST(session, ConvKernelShapeMustMatchTheWeightsOnEveryKernel) {
+  ModelBuilder b;
+  b.Input("x", onnx::TensorProto::FLOAT, {1, 3, 5, 5});
+  b.Output("y", onnx::TensorProto::FLOAT, {1, 4, 3, 3});
+  b.FloatInit("w", {4, 3, 3, 3}, std::vector<float>(4 * 3 * 3 * 3, 0.5f));
+  testing::SetIntsAttr(b.Node("Conv", {"x", "w"}, {"y"}, "conv"), "kernel_shape", {2, 2});
+  for (bool reference : {false, true}) {
+    SessionOptions options;
+    options.reference_kernels = reference;
+    try {
+      Session::FromBytes(b.Bytes(), options);
+      ADD_FAILURE() << "a wrong kernel_shape was accepted, reference_kernels=" << reference;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
+      EXPECT_NE(std::string(e.what()).find(
+                    "Conv node 'conv' (#0): attribute 'kernel_shape' does not match input 1 'w'"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(session, WrongFeedsFailBeforeAnyKernelRuns) {
   Session s = Session::FromBytes(AddReluModel());
   auto expect_error = [&](const NamedValues& feeds, const std::string& needle) {

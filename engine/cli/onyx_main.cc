@@ -1,4 +1,4 @@
-// The `onyx` command-line tool: run | plan | info | bench | conformance.
+// The `onyx` command-line tool: run | plan | info | bench | conformance | ops | prune.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 
 #include "engine/cli/cli_util.h"
 #include "engine/cli/conformance.h"
+#include "engine/cli/prune.h"
 #include "engine/cli/step_profile.h"
 #include "engine/tensor_proto.h"
 #include "kernels/op_registry.h"
@@ -32,6 +33,7 @@ constexpr const char* kUsage =
     "  bench        time a model on generated inputs (median and p90 latency)\n"
     "  conformance  run the ONNX backend node tests under a directory\n"
     "  ops          list the registered operators, their opset ranges and kernels\n"
+    "  prune        zero the smallest weights (no retraining) and report the accuracy cost\n"
     "\n"
     "`onyx <command> --help` describes each command.\n";
 
@@ -805,6 +807,7 @@ int main(int argc, char** argv) {
     if (cmd == "info") return help ? (std::cout << kInfoHelp, 0) : InfoMain(argc, argv);
     if (cmd == "bench") return help ? (std::cout << kBenchHelp, 0) : BenchMain(argc, argv);
     if (cmd == "ops") return help ? (std::cout << kOpsHelp, 0) : OpsMain(argc, argv);
+    if (cmd == "prune") return help ? (std::cout << kPruneHelp, 0) : PruneMain(argc, argv);
     if (cmd == "conformance") {
       if (help) return std::cout << kConformanceHelp, 0;
       auto a = ParseArgs(argc, argv, 2, {"quiet", "symbolic-inputs", "verbose"},

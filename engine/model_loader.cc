@@ -73,66 +73,102 @@ std::string NormalizeDomain(const std::string& d) {
 StatusOr<std::shared_ptr<ir::Graph>> ConvertGraph(const onnx::GraphProto& gp, LoadContext& lc,
                                                   onnx::GraphProto* release = nullptr);
 
-StatusOr<Tensor> SparseToDense(const onnx::SparseTensorProto& sp, LoadContext& lc) {
-  ONYX_ASSIGN_OR_RETURN(Tensor values, TensorFromProto(sp.values(), lc.state->ext));
-  ONYX_ASSIGN_OR_RETURN(Tensor indices, TensorFromProto(sp.indices(), lc.state->ext));
-  Shape dims(sp.dims().begin(), sp.dims().end());
-  for (int64_t d : dims)
-    if (d < 0) return InvalidModel("sparse tensor '", sp.values().name(), "' has a negative dim");
-  // The dense shape is only declared: checked before a buffer of that size is made.
+// A SparseTensorProto checked against the ONNX rules and kept in COO form: values [nnz]; indices
+// int64, [nnz] flat or [nnz, rank] coordinates (made flat here), in strictly increasing
+// row-major order (the spec's "ascending order without duplication"), each inside the dense
+// shape. The dense size is checked against max_tensor_bytes now, though only the planner
+// allocates it. Work and memory are linear in the stored nnz, never in the dense size.
+// `release`, when given, is `sp` itself: its bytes move into the tensors.
+StatusOr<ir::SparseConstant> ConvertSparse(const onnx::SparseTensorProto& sp, LoadContext& lc,
+                                           onnx::SparseTensorProto* release = nullptr) {
+  const std::string& name = sp.values().name();
+  ir::SparseConstant c;
+  c.dims.assign(sp.dims().begin(), sp.dims().end());
+  for (int64_t d : c.dims)
+    if (d < 0) return InvalidModel("sparse tensor '", name, "' has a negative dim");
+  if (sp.values().data_type() == onnx::TensorProto::UNDEFINED)
+    return InvalidModel("sparse tensor '", name, "' has values without a data type");
+  if (!IsKnownDType(sp.values().data_type()))
+    return InvalidModel("sparse tensor '", name, "' has values of unknown data type ",
+                        sp.values().data_type());
+  // The dense shape is only declared: checked before anything of that size is made.
   int64_t count = 0;
   uint64_t bytes = 0;
-  if (!CheckedElementCount(dims, &count) || !CheckedByteSize(values.dtype(), count, &bytes))
-    return InvalidModel("sparse tensor '", sp.values().name(), "' has shape ", ShapeToString(dims),
+  if (!CheckedElementCount(c.dims, &count) ||
+      !CheckedByteSize(static_cast<DType>(sp.values().data_type()), count, &bytes))
+    return InvalidModel("sparse tensor '", name, "' has shape ", ShapeToString(c.dims),
                         ", whose size does not fit 64 bits");
   const uint64_t max_bytes = lc.state->limits.max_tensor_bytes;
   if (max_bytes != 0 && bytes > max_bytes)
-    return LimitExceeded("sparse tensor '", sp.values().name(), "' of shape ", ShapeToString(dims),
-                         " needs ", bytes, " bytes when densified, more than the limit of ",
-                         max_bytes,
+    return LimitExceeded("sparse tensor '", name, "' of shape ", ShapeToString(c.dims), " needs ",
+                         bytes, " bytes when densified, more than the limit of ", max_bytes,
                          " bytes (raise it with SessionOptions::limits.max_tensor_bytes or "
                          "ONYX_MAX_TENSOR_BYTES)");
-  Tensor dense = Tensor::Allocate(values.dtype(), dims);
-  const int64_t n = dense.numel();
-  const int64_t nnz = values.numel();
-  if (indices.dtype() != DType::kInt64)
-    return InvalidModel("sparse tensor '", sp.values().name(), "' indices must be int64");
+  if (sp.indices().data_type() != onnx::TensorProto::INT64)
+    return InvalidModel("sparse tensor '", name, "' indices must be int64");
+  if (release) {
+    ONYX_ASSIGN_OR_RETURN(c.values, TakeTensorFromProto(release->mutable_values(), lc.state->ext));
+  } else {
+    ONYX_ASSIGN_OR_RETURN(c.values, TensorFromProto(sp.values(), lc.state->ext));
+  }
+  if (c.values.rank() != 1)
+    return InvalidModel("sparse tensor '", name, "' has values of shape ",
+                        ShapeToString(c.values.shape()), "; expected one dim [nnz]");
+  const int64_t nnz = c.values.numel();
+  if (nnz > count)
+    return InvalidModel("sparse tensor '", name, "' has ", nnz, " values for shape ",
+                        ShapeToString(c.dims), " of ", count, " elements");
+  Tensor indices;
+  if (release) {
+    ONYX_ASSIGN_OR_RETURN(indices, TakeTensorFromProto(release->mutable_indices(), lc.state->ext));
+  } else {
+    ONYX_ASSIGN_OR_RETURN(indices, TensorFromProto(sp.indices(), lc.state->ext));
+  }
   const int64_t* idx = indices.data<int64_t>();
-  const size_t esize = DTypeSize(values.dtype());
-  auto put = [&](int64_t k, int64_t flat) -> Status {
-    if (flat < 0 || flat >= n)
-      return InvalidModel("sparse tensor '", sp.values().name(), "' index ", flat,
-                          " is out of range for shape ", ShapeToString(dims));
-    if (values.dtype() == DType::kString)
-      dense.strings()[flat] = values.strings()[k];
-    else
-      std::memcpy(static_cast<char*>(dense.raw_data()) + flat * esize,
-                  static_cast<const char*>(values.raw_data()) + k * esize, esize);
-    return Status::Ok();
-  };
+  const size_t rank = c.dims.size();
   if (indices.rank() == 1) {
-    if (indices.numel() != nnz)
-      return InvalidModel("sparse tensor '", sp.values().name(), "' has ", indices.numel(),
-                          " indices for ", nnz, " values");
-    for (int64_t k = 0; k < nnz; ++k) ONYX_RETURN_IF_ERROR(put(k, idx[k]));
+    if (indices.dim(0) != nnz)
+      return InvalidModel("sparse tensor '", name, "' has ", indices.numel(), " indices for ", nnz,
+                          " values");
+    c.indices = std::move(indices);
   } else if (indices.rank() == 2 && indices.dim(0) == nnz &&
-             indices.dim(1) == static_cast<int64_t>(dims.size())) {
+             indices.dim(1) == static_cast<int64_t>(rank)) {
+    c.indices = Tensor::Allocate(DType::kInt64, {nnz});
+    int64_t* flat = c.indices.data<int64_t>();
     for (int64_t k = 0; k < nnz; ++k) {
-      int64_t flat = 0;
-      for (size_t d = 0; d < dims.size(); ++d) {
-        const int64_t v = idx[k * dims.size() + d];
-        if (v < 0 || v >= dims[d])
-          return InvalidModel("sparse tensor '", sp.values().name(), "' index out of range");
-        flat = flat * dims[d] + v;
+      int64_t f = 0;
+      for (size_t d = 0; d < rank; ++d) {
+        const int64_t v = idx[k * rank + d];
+        if (v < 0 || v >= c.dims[d])
+          return InvalidModel("sparse tensor '", name, "' index ", v, " of value ", k, " in dim ",
+                              d, " is out of range for shape ", ShapeToString(c.dims));
+        f = f * c.dims[d] + v;
       }
-      ONYX_RETURN_IF_ERROR(put(k, flat));
+      flat[k] = f;
     }
   } else {
-    return InvalidModel("sparse tensor '", sp.values().name(), "' has indices of shape ",
+    return InvalidModel("sparse tensor '", name, "' has indices of shape ",
                         ShapeToString(indices.shape()), "; expected [", nnz, "] or [", nnz, ",",
-                        dims.size(), "]");
+                        rank, "]");
   }
-  return dense;
+  const int64_t* flat = c.indices.data<int64_t>();
+  for (int64_t k = 0; k < nnz; ++k) {
+    if (flat[k] < 0 || flat[k] >= count)
+      return InvalidModel("sparse tensor '", name, "' index ", flat[k], " of value ", k,
+                          " is out of range for shape ", ShapeToString(c.dims));
+    if (k > 0 && flat[k] <= flat[k - 1])
+      return InvalidModel(
+          "sparse tensor '", name, "' index ", flat[k], " of value ", k,
+          flat[k] == flat[k - 1] ? " repeats the previous one" : " is below the previous one",
+          "; ONNX requires the indices in ascending order without duplicates");
+  }
+  return c;
+}
+
+// Sparse attribute values (Constant's sparse_value) are densified: attributes are small.
+StatusOr<Tensor> SparseToDense(const onnx::SparseTensorProto& sp, LoadContext& lc) {
+  ONYX_ASSIGN_OR_RETURN(ir::SparseConstant c, ConvertSparse(sp, lc));
+  return c.Densify();
 }
 
 StatusOr<ir::Attribute> ConvertAttribute(const onnx::AttributeProto& ap, LoadContext& lc,
@@ -419,11 +455,17 @@ StatusOr<std::shared_ptr<ir::Graph>> ConvertGraph(const onnx::GraphProto& gp, Lo
       done->clear_int32_data();
     }
   }
-  for (const auto& sp : gp.sparse_initializer()) {
-    auto t = SparseToDense(sp, lc);
-    if (!t.ok()) return t.status().WithContext("sparse initializer '" + sp.values().name() + "': ");
-    if (!g->initializers.emplace(sp.values().name(), std::move(t).value()).second)
-      return InvalidModel("initializer '", sp.values().name(), "' is defined twice");
+  // Kept sparse (COO): the planner densifies only what a plan reads.
+  for (int i = 0; i < gp.sparse_initializer_size(); ++i) {
+    const onnx::SparseTensorProto& sp = gp.sparse_initializer(i);
+    const std::string name = sp.values().name();
+    if (name.empty())
+      return InvalidModel("graph '", gp.name(), "' has a sparse initializer without a name");
+    auto c = ConvertSparse(sp, lc, release ? release->mutable_sparse_initializer(i) : nullptr);
+    if (!c.ok()) return c.status().WithContext("sparse initializer '" + name + "': ");
+    if (g->initializers.count(name) ||
+        !g->sparse_initializers.emplace(name, std::move(c).value()).second)
+      return InvalidModel("initializer '", name, "' is defined twice");
   }
   for (const auto& vi : gp.input()) {
     TypeInfo type = TypeFromProto(vi.type());
@@ -446,6 +488,7 @@ void CollectFreeNames(const ir::Graph& g, std::set<std::string>& free_names) {
   std::set<std::string> local;
   for (const auto& v : g.inputs) local.insert(v.name);
   for (const auto& [name, t] : g.initializers) local.insert(name);
+  for (const auto& [name, t] : g.sparse_initializers) local.insert(name);
   for (const auto& n : g.nodes)
     for (const auto& o : n.outputs) local.insert(o);
   for (const auto& n : g.nodes) {
@@ -477,13 +520,15 @@ Status ValidateGraphIn(ir::Graph& g, const Scope* outer) {
   // Every name this graph defines: inputs, initializers and node outputs. The views point into
   // `g`, whose names do not change while it is validated.
   std::unordered_set<std::string_view> names;
-  names.reserve(g.inputs.size() + g.initializers.size() + g.nodes.size());
+  names.reserve(g.inputs.size() + g.initializers.size() + g.sparse_initializers.size() +
+                g.nodes.size());
   for (const auto& v : g.inputs) {
     if (v.name.empty()) return InvalidModel("graph '", g.name, "' has an input without a name");
     if (!names.insert(v.name).second)
       return InvalidModel("graph input '", v.name, "' is declared twice");
   }
   for (const auto& [name, t] : g.initializers) names.insert(name);
+  for (const auto& [name, t] : g.sparse_initializers) names.insert(name);
   // Single assignment: each name produced once (by a node, an input or an initializer).
   std::unordered_map<std::string_view, const ir::Node*> producer;
   producer.reserve(g.nodes.size());

@@ -205,9 +205,9 @@ struct Session::Impl {
   // type, none is an overridable initializer, and no subgraph reads outer values.
   bool PlannedOnce() const {
     const ir::Graph& g = *model.graph;
-    if (g.initializers.empty()) return false;
+    if (g.initializers.empty() && g.sparse_initializers.empty()) return false;
     for (const auto& in : g.inputs) {
-      if (g.initializers.count(in.name) || in.type.kind != TypeInfo::Kind::kTensor ||
+      if (g.IsInitializer(in.name) || in.type.kind != TypeInfo::Kind::kTensor ||
           in.type.elem == DType::kUndefined || !in.type.has_shape)
         return false;
       for (const auto& d : in.type.dims)
@@ -303,7 +303,7 @@ struct Session::Impl {
   void CollectPrecomputed(const ExecutionPlan& declared) {
     const ir::Graph& g = *model.graph;
     for (const auto& in : g.inputs)
-      if (g.initializers.count(in.name)) return;
+      if (g.IsInitializer(in.name)) return;
     for (const auto& n : g.nodes)
       for (const auto& o : n.outputs) {
         if (o.empty()) continue;
@@ -362,6 +362,7 @@ StatusOr<Session> Session::CreateFromModel(ir::Model model, SessionOptions optio
   if (impl->release_weights) {
     impl->only_plan = *p;
     impl->model.graph->initializers.clear();
+    impl->model.graph->sparse_initializers.clear();
   }
   return Session(impl);
 }
@@ -541,6 +542,8 @@ StatusOr<std::string> Session::DescribePlan(const std::map<std::string, Shape>& 
   // whatever the number of shape plans (DESIGN contract 3).
   size_t initializer_bytes = 0;
   for (const auto& [name, t] : im.model.graph->initializers) initializer_bytes += t.nbytes();
+  for (const auto& [name, sp] : im.model.graph->sparse_initializers)
+    initializer_bytes += sp.values.nbytes() + sp.indices.nbytes();
   const ShapePlanStats st = shape_plan_stats();
   if (!json)
     return cached->plan->Print() + StrCat("weights: ", initializer_bytes,

@@ -12,6 +12,10 @@
 #include "onyx/tensor.h"
 #include "onyx/value.h"
 
+namespace onyx::ir {
+struct SparseConstant;
+}
+
 namespace onyx::kernels {
 
 // Run-time view of one node's inputs and outputs. Implemented by the executor.
@@ -115,7 +119,11 @@ class WeightCache;
 
 struct KernelCreateInfo {
   std::vector<const Tensor*> constants;  // per input: its value when constant in the plan
-  int threads = 1;                       // the session's intra-op threads
+  // Per input (same length as `constants`): the COO form when that constant is a
+  // sparse_initializer read unchanged (no pass rewrote it), else null. Valid during creation only;
+  // a kernel keeps what it needs (ir::SparseConstant: flat int64 indices, values).
+  std::vector<const ir::SparseConstant*> sparse_constants;
+  int threads = 1;  // the session's intra-op threads
   // Whether 3x3 convolutions may use Winograd's algorithm: about twice as fast, with rounding
   // errors a few times those of direct summation (SessionOptions::winograd).
   bool winograd = true;

@@ -92,6 +92,7 @@ class PlanBuilder {
       ValueSlot& s = plan_->slots[id];
       auto fed = input_types.find(in.name);
       auto init = g_.initializers.find(in.name);
+      const ir::SparseConstant* sparse = g_.FindSparseInitializer(in.name);
       if (fed != input_types.end()) {
         s.storage = Storage::kInput;
         s.type = fed->second;
@@ -99,6 +100,8 @@ class PlanBuilder {
         s.storage = Storage::kConstant;
         s.type = TypeOfValue(Value(init->second));
         plan_->constants[id] = Value(init->second);
+      } else if (sparse != nullptr) {
+        AddSparseConstant(id, *sparse);
       } else {
         s.storage = Storage::kInput;
         s.type = in.type;
@@ -114,6 +117,18 @@ class PlanBuilder {
       plan_->slots[id].storage = Storage::kConstant;
       plan_->slots[id].type = TypeOfValue(Value(t));
       plan_->constants[id] = Value(t);
+    }
+    // Sparse initializers become dense constants only where this graph reads them (every consumer
+    // needs dense values today; a kernel that reads the COO form still gets it at creation).
+    if (!g_.sparse_initializers.empty()) {
+      std::set<std::string> read;
+      for (const auto& n : g_.nodes) {
+        read.insert(n.inputs.begin(), n.inputs.end());
+        read.insert(n.implicit_inputs.begin(), n.implicit_inputs.end());
+      }
+      for (const auto& o : g_.outputs) read.insert(o.name);
+      for (const auto& [name, sp] : g_.sparse_initializers)
+        if (!plan_->slot_of.count(name) && read.count(name)) AddSparseConstant(Slot(name), sp);
     }
     ONYX_ASSIGN_OR_RETURN(std::vector<int> order, KahnSchedule(g_));
     // Declared graph-output types by name (the last declaration wins, as the scan it replaces).
@@ -339,6 +354,22 @@ class PlanBuilder {
     return out;
   }
 
+  // Slot `id` becomes the dense form of `sp`; remembered so kernels get the COO form too.
+  void AddSparseConstant(int id, const ir::SparseConstant& sp) {
+    Tensor dense = sp.Densify();
+    sparse_of_.emplace(dense.raw_data(), &sp);
+    plan_->slots[id].storage = Storage::kConstant;
+    plan_->slots[id].type = TypeOfValue(Value(dense));
+    plan_->constants[id] = Value(std::move(dense));
+  }
+
+  // The sparse form of a constant that is still the unchanged densified sparse initializer (same
+  // buffer and shape: no pass permuted, folded or replaced it), else null.
+  const ir::SparseConstant* SparseFormOf(const Tensor& t) const {
+    auto it = sparse_of_.find(t.raw_data());
+    return it != sparse_of_.end() && t.shape() == it->second->dims ? it->second : nullptr;
+  }
+
   Status CreateKernels() {
     for (PlanStep& st : plan_->steps) {
       kernels::NodeView view(*st.node);
@@ -369,6 +400,8 @@ class PlanBuilder {
             info.constants.push_back(c != plan_->constants.end() && c->second.is_tensor()
                                          ? &c->second.tensor()
                                          : nullptr);
+            info.sparse_constants.push_back(
+                info.constants.back() != nullptr ? SparseFormOf(*info.constants.back()) : nullptr);
           }
           k = impl.create_with_info(view, types, info);
         } else {
@@ -398,6 +431,7 @@ class PlanBuilder {
   const ir::Graph& g_;
   PlanOptions opts_;
   std::unique_ptr<ExecutionPlan> plan_;
+  std::map<const void*, const ir::SparseConstant*> sparse_of_;  // dense buffer → its COO form
   std::set<std::string> island_inputs_;  // DequantizeLinear outputs not folded (see Build)
 };
 

@@ -1,6 +1,7 @@
 // IR helpers: attribute lookup and node descriptions used in every error message.
 #include "kernels/ir/graph.h"
 
+#include <cstring>
 #include <set>
 
 namespace onyx::ir {
@@ -57,8 +58,23 @@ std::string Node::Describe() const {
 std::vector<std::string> Graph::RequiredInputs() const {
   std::vector<std::string> out;
   for (const ValueInfo& v : inputs)
-    if (!initializers.count(v.name)) out.push_back(v.name);
+    if (!IsInitializer(v.name)) out.push_back(v.name);
   return out;
+}
+
+Tensor SparseConstant::Densify() const {
+  Tensor dense = Tensor::Allocate(values.dtype(), dims);
+  const int64_t* idx = indices.data<int64_t>();
+  const int64_t n = nnz();
+  if (values.dtype() == DType::kString) {
+    for (int64_t k = 0; k < n; ++k) dense.strings()[idx[k]] = values.strings()[k];
+    return dense;
+  }
+  const size_t esize = DTypeSize(values.dtype());
+  char* out = static_cast<char*>(dense.raw_data());
+  const char* in = static_cast<const char*>(values.raw_data());
+  for (int64_t k = 0; k < n; ++k) std::memcpy(out + idx[k] * esize, in + k * esize, esize);
+  return dense;
 }
 
 Attribute IntAttr(const std::string& name, int64_t v) {

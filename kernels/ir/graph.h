@@ -88,16 +88,38 @@ struct ValueInfo {
   TypeInfo type;
 };
 
+// A sparse_initializer kept as the model stores it (COO), checked by the loader: `indices` holds
+// the nnz flat row-major positions (int64 [nnz], strictly increasing, each < the dense element
+// count), `values` the nnz elements ([nnz], the initializer's element type). The planner
+// densifies it only for a plan that reads it; a kernel can read this form at creation
+// (KernelCreateInfo::sparse_constants).
+struct SparseConstant {
+  Shape dims;  // the dense shape
+  Tensor values;
+  Tensor indices;
+  int64_t nnz() const { return values.numel(); }
+  Tensor Densify() const;  // the dense tensor (zeros elsewhere)
+};
+
 struct Graph {
   std::string name;
   std::vector<Node> nodes;
   std::vector<ValueInfo> inputs;  // graph inputs, initializer-backed ones included (IR < 4)
   std::vector<ValueInfo> outputs;
-  std::map<std::string, TypeInfo> value_info;  // declared types of intermediates
-  std::map<std::string, Tensor> initializers;  // dense (sparse initializers densified)
-  std::map<std::string, int64_t> opsets;       // domain → version, shared by subgraphs
+  std::map<std::string, TypeInfo> value_info;                 // declared types of intermediates
+  std::map<std::string, Tensor> initializers;                 // dense ones
+  std::map<std::string, SparseConstant> sparse_initializers;  // names disjoint from initializers
+  std::map<std::string, int64_t> opsets;  // domain → version, shared by subgraphs
   // Inputs that the caller must feed: graph inputs without an initializer.
   std::vector<std::string> RequiredInputs() const;
+  // Whether `name` is a dense or a sparse initializer.
+  bool IsInitializer(const std::string& name) const {
+    return initializers.count(name) > 0 || sparse_initializers.count(name) > 0;
+  }
+  const SparseConstant* FindSparseInitializer(const std::string& name) const {
+    auto it = sparse_initializers.find(name);
+    return it == sparse_initializers.end() ? nullptr : &it->second;
+  }
 };
 
 // The model around the main graph.

@@ -190,6 +190,51 @@ TEST(loader, SparseInitializerIsDensified) {
   EXPECT_EQ(p[5], -1.f);
 }
 
+// A float sparse initializer "sw" of shape `dims` read by Identity; `indices_dims` is [nnz] or
+// [nnz, rank].
+Status LoadSparse(const std::vector<int64_t>& dims, const std::vector<float>& values,
+                  const std::vector<int64_t>& indices, const std::vector<int64_t>& indices_dims) {
+  ModelBuilder b = OneOutput(onnx::TensorProto::FLOAT, dims);
+  auto* sp = b.graph().add_sparse_initializer();
+  for (int64_t d : dims) sp->add_dims(d);
+  auto* v = sp->mutable_values();
+  v->set_name("sw");
+  v->set_data_type(onnx::TensorProto::FLOAT);
+  v->add_dims(static_cast<int64_t>(values.size()));
+  for (float f : values) v->add_float_data(f);
+  auto* ix = sp->mutable_indices();
+  ix->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : indices_dims) ix->add_dims(d);
+  for (int64_t i : indices) ix->add_int64_data(i);
+  b.Node("Identity", {"sw"}, {"y"});
+  return Session::CreateFromBytes(b.Bytes()).status();
+}
+
+TEST(loader, BadSparseInitializersAreRejected) {
+  ASSERT_TRUE(LoadSparse({2, 3}, {1, 2}, {0, 5}, {2}).ok());
+  ASSERT_TRUE(LoadSparse({2, 3}, {1, 2}, {0, 0, 1, 2}, {2, 2}).ok());
+  const struct {
+    Status s;
+    const char* want;
+  } cases[] = {
+      {LoadSparse({2, 3}, {1, 2}, {0, 6}, {2}), "index 6 of value 1 is out of range"},
+      {LoadSparse({2, 3}, {1, 2}, {0, -1}, {2}), "index -1 of value 1 is out of range"},
+      {LoadSparse({2, 3}, {1, 2}, {0, 0, 2, 0}, {2, 2}), "index 2 of value 1 in dim 0"},
+      {LoadSparse({2, 3}, {1, 2}, {0, 0, 1, 3}, {2, 2}), "index 3 of value 1 in dim 1"},
+      {LoadSparse({2, 3}, {1, 2}, {0, 1, 2}, {3}), "3 indices for 2 values"},
+      {LoadSparse({2, 3}, {1, 2}, {0, 1, 2}, {1, 3}), "expected [2] or [2,2]"},
+      {LoadSparse({2, 3}, {1, 2}, {4, 1}, {2}), "is below the previous one"},
+      {LoadSparse({2, 3}, {1, 2}, {4, 4}, {2}), "repeats the previous one"},
+      {LoadSparse({1, 2}, {1, 2, 3}, {0, 1, 1}, {3}), "3 values for shape [1,2]"},
+      {LoadSparse({1 << 20, 1 << 20, 1 << 20}, {1}, {0}, {1}), "when densified"},
+  };
+  for (const auto& c : cases) {
+    ASSERT_FALSE(c.s.ok()) << c.want;
+    EXPECT_NE(c.s.message().find("sparse initializer 'sw'"), std::string::npos) << c.s.message();
+    EXPECT_NE(c.s.message().find(c.want), std::string::npos) << c.s.message();
+  }
+}
+
 TEST(loader, ElementCountMismatchNamesInitializer) {
   ModelBuilder b = OneOutput(onnx::TensorProto::FLOAT, {4});
   b.FloatInit("weights_q", {4}, {1.f, 2.f, 3.f});  // 12 bytes for 16

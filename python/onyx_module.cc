@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/prune/pruning.h"
 #include "errors.h"
 #include "numpy_bridge.h"
 #include "onyx/model_file.h"
@@ -338,6 +339,52 @@ PYBIND11_MODULE(_onyx, m) {
           "value", [](const TerminateFlag& f) { return f.value.load(); },
           [](TerminateFlag& f, bool v) { f.value.store(v); },
           "True stops the runs that use this flag between operators and loop iterations.");
+  m.def(
+      "prune",
+      [](const std::string& model, const std::string& output, const std::string& method,
+         double sparsity, const std::string& layers, int64_t block, bool sparse_initializers) {
+        onyx::prune::PruneOptions o;
+        auto m = onyx::prune::ParseMethod(method);
+        onyx::ThrowIfError(m.status());
+        o.method = *m;
+        auto l = onyx::prune::ParseLayerSet(layers);
+        onyx::ThrowIfError(l.status());
+        o.layers = *l;
+        o.sparsity = sparsity;
+        o.block = block;
+        o.sparse_initializers = sparse_initializers;
+        onyx::StatusOr<onyx::prune::PruneReport> rep = onyx::prune::PruneReport{};
+        {
+          py::gil_scoped_release release;
+          rep = onyx::prune::PruneModelFile(model, output, o);
+        }
+        onyx::ThrowIfError(rep.status());
+        py::list rows;
+        for (const auto& r : rep->layers) {
+          py::dict d;
+          d["initializer"] = r.initializer;
+          d["node"] = r.node;
+          d["op_type"] = r.op_type;
+          d["shape"] = r.shape;
+          d["threshold"] = r.threshold;
+          d["elements"] = r.elements;
+          d["zeros"] = r.zeros;
+          d["sparsity"] = r.sparsity();
+          rows.append(d);
+        }
+        py::dict d;
+        d["layers"] = rows;
+        d["elements"] = rep->elements;
+        d["zeros"] = rep->zeros;
+        d["sparsity"] = rep->sparsity();
+        d["span_fraction"] = rep->span_fraction;
+        d["skipped"] = rep->skipped;
+        return d;
+      },
+      py::arg("model"), py::arg("output"), py::arg("method") = "relative",
+      py::arg("sparsity") = 0.5, py::arg("layers") = "all", py::arg("block") = 1,
+      py::arg("sparse_initializers") = false,
+      "Prunes a model file's weights (docs/sparsity.md) into `output`; returns the report.");
   m.def(
       "model_metadata",
       [](const py::object& model) {

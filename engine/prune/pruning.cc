@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <set>
 
+#include "engine/model_loader.h"
 #include "engine/tensor_proto.h"
 #include "onnx/onnx-ml.pb.h"
 #include "onyx/tensor.h"
@@ -347,6 +349,16 @@ StatusOr<PruneReport> PruneModel(onnx::ModelProto* model, const PruneOptions& op
     gp->mutable_initializer()->DeleteSubrange(*it, 1);
   // sparse_initializer exists from IR version 6 (ONNX 1.6).
   if (opt.sparse_initializers && model->ir_version() < 6) model->set_ir_version(6);
+  return rep;
+}
+
+StatusOr<PruneReport> PruneModelFile(const std::string& in, const std::string& out,
+                                     const PruneOptions& options) {
+  onnx::ModelProto mp;
+  ONYX_RETURN_IF_ERROR(engine::ReadModelProto(in, ResolveLimits(), &mp));
+  ONYX_ASSIGN_OR_RETURN(PruneReport rep, PruneModel(&mp, options));
+  std::ofstream f(out, std::ios::binary);
+  if (!f || !mp.SerializeToOstream(&f)) return IoError("cannot write '", out, "'");
   return rep;
 }
 

@@ -73,4 +73,8 @@ double Percentile(std::vector<double> x, double q);
 StatusOr<PruneReport> PruneModel(onnx::ModelProto* model, const PruneOptions& options,
                                  const std::function<void(const std::string&)>& progress = {});
 
+// Reads the model file `in`, prunes it and writes `out` (the CLI and Python onyx.prune).
+StatusOr<PruneReport> PruneModelFile(const std::string& in, const std::string& out,
+                                     const PruneOptions& options);
+
 }  // namespace onyx::prune

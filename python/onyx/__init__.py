@@ -83,6 +83,19 @@ def get_build_info() -> str:
     )
 
 
+def prune(model: str, output: str, method: str = "relative", sparsity: float = 0.5,
+          layers: str = "all", block: int = 1, sparse_initializers: bool = False) -> dict:
+    """Prunes the Conv and MatMul/Gemm weights of the model file `model` without retraining and
+    writes `output`, as ``onyx prune`` (docs/sparsity.md): method relative | flat | triangular,
+    layers all | 1x1 | conv | fc, `block` consecutive output channels pruned together. Returns
+    the report: ``layers`` (initializer, node, op_type, shape, threshold, elements, zeros,
+    sparsity), the totals ``elements``, ``zeros``, ``sparsity``, ``span_fraction`` (flat and
+    triangular) and ``skipped``."""
+    from onyx import _onyx  # noqa: PLC0415
+
+    return _onyx.prune(model, output, method, sparsity, layers, block, sparse_initializers)
+
+
 def enable_telemetry_events() -> None:
     """Accepted for onnxruntime compatibility: onyx sends no telemetry."""
 
@@ -118,6 +131,7 @@ __all__ = [
     "get_build_info",
     "get_device",
     "get_version_string",
+    "prune",
     "set_default_logger_callback",
     "set_default_logger_severity",
     "set_default_logger_verbosity",

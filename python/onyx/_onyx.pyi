@@ -101,3 +101,7 @@ def save_model(model: Union[str, bytes], dest: str, external_data_file: str = ""
                external_min_bytes: int = 1024) -> None:
     """Writes a copy of the model to `dest`, initializers inline or (those of at least
     external_min_bytes) in `external_data_file` next to `dest`."""
+
+def prune(model: str, output: str, method: str = "relative", sparsity: float = 0.5,
+          layers: str = "all", block: int = 1, sparse_initializers: bool = False) -> Dict[str, Any]:
+    """Prunes a model file's weights into `output` (docs/sparsity.md); returns the report."""

@@ -242,3 +242,18 @@ def test_bad_sparse_initializer_is_a_clear_error(tmp_path):
     onnx.save(m, path)
     with pytest.raises(Exception, match=r"sparse initializer 'w'.*index 128 of value 1 is out of range"):
         onyx.InferenceSession(path)
+
+
+def test_python_prune_matches_the_cli(onyx_cli, model_path, tmp_path):
+    prune(onyx_cli, model_path, tmp_path / "cli.onnx", "--method", "triangular", "--sparsity",
+          "0.4", "--block", "2", "--layers", "conv")
+    rep = onyx.prune(model_path, str(tmp_path / "py.onnx"), method="triangular", sparsity=0.4,
+                     block=2, layers="conv")
+    cli, py = weights_of(tmp_path / "cli.onnx"), weights_of(tmp_path / "py.onnx")
+    for name in WEIGHTS:
+        np.testing.assert_array_equal(py[name], cli[name], err_msg=name)
+    assert [r["initializer"] for r in rep["layers"]] == ["w1", "w3"]
+    assert rep["zeros"] == sum(int(np.sum(py[n] == 0)) for n in ("w1", "w3"))
+    assert rep["elements"] == 24 + 324 and rep["sparsity"] >= 0.4
+    with pytest.raises(onyx.InvalidArgument, match="--method must be"):
+        onyx.prune(model_path, str(tmp_path / "x.onnx"), method="nope")

@@ -324,6 +324,7 @@ StatusOr<Session> Session::CreateFromModel(ir::Model model, SessionOptions optio
   const std::string prefix = impl->Prefix();
   Status s = planner::CheckOperatorsSupported(*impl->model.graph);
   if (!s.ok()) return s.WithContext(prefix);
+  planner::DensifySparseInitializers(*impl->model.graph);
   const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   impl->threads = options.intra_op_threads > 0 ? options.intra_op_threads : hw;
   impl->arena = std::make_unique<tbb::task_arena>(impl->threads);

@@ -21,6 +21,9 @@ struct KernelImpl {
   std::function<Status(const NodeView&, const std::vector<TypeInfo>&)> supports;  // null = any
   CreateFn create;
   CreateWithInfoFn create_with_info;  // used instead of `create` when set
+  // create_with_info reads KernelCreateInfo::sparse_constants: sparse initializers this op reads
+  // keep their COO form until the plan is built (planner::DensifySparseInitializers).
+  bool reads_sparse_constants = false;
 };
 
 struct OpDef {

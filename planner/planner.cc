@@ -457,6 +457,33 @@ Status CheckOperatorsSupported(const ir::Graph& graph) {
   return Unsupported(msg);
 }
 
+void DensifySparseInitializers(ir::Graph& g) {
+  for (auto& n : g.nodes)
+    for (auto& a : n.attributes) {
+      if (a.g) DensifySparseInitializers(*a.g);
+      for (auto& sg : a.graphs) DensifySparseInitializers(*sg);
+    }
+  if (g.sparse_initializers.empty()) return;
+  std::map<std::string, bool> coo_reader;  // read name → some reader may take the COO form
+  auto read = [&](const std::string& name, bool takes_coo) {
+    if (g.sparse_initializers.count(name)) coo_reader[name] = coo_reader[name] || takes_coo;
+  };
+  for (const auto& n : g.nodes) {
+    bool takes_coo = false;
+    if (const kernels::OpDef* def = OpRegistry::Global().Find(n.domain, n.op_type, n.opset))
+      for (const auto& impl : def->impls) takes_coo = takes_coo || impl.reads_sparse_constants;
+    for (const auto& in : n.inputs) read(in, takes_coo);
+    for (const auto& in : n.implicit_inputs) read(in, false);
+  }
+  for (const auto& o : g.outputs) read(o.name, false);
+  for (const auto& [name, takes_coo] : coo_reader) {
+    if (takes_coo) continue;
+    auto it = g.sparse_initializers.find(name);
+    g.initializers.emplace(name, it->second.Densify());
+    g.sparse_initializers.erase(it);
+  }
+}
+
 void ExecutionPlan::IndexConstants() {
   constant_at.assign(slots.size(), nullptr);
   for (const auto& [id, v] : constants)

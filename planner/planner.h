@@ -63,4 +63,10 @@ StatusOr<std::unique_ptr<ExecutionPlan>> BuildPlan(
 // as one error listing them all; Ok when everything is implemented.
 Status CheckOperatorsSupported(const ir::Graph& graph);
 
+// Makes dense initializers of the sparse ones (in `graph` and its subgraphs) that no reader can
+// take in COO form (no kernel of a reading op sets KernelImpl::reads_sparse_constants), one at a
+// time, freeing each COO form: then the plan holds one copy of such a weight, not two. Sparse
+// initializers that nothing reads stay COO and are never densified.
+void DensifySparseInitializers(ir::Graph& graph);
+
 }  // namespace onyx::planner

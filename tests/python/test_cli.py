@@ -38,7 +38,7 @@ def assert_clean_failure(proc, *needles):
         assert n in proc.stderr, proc.stderr
 
 
-@pytest.mark.parametrize("cmd", ["run", "plan", "info", "bench", "conformance"])
+@pytest.mark.parametrize("cmd", ["run", "plan", "info", "bench", "conformance", "prune"])
 def test_help(onyx_cli, cmd):
     p = run(onyx_cli, cmd, "--help")
     assert p.returncode == 0

@@ -30,7 +30,7 @@ struct Candidate {
   std::vector<double> sorted_scores;
   std::vector<int64_t> nonzero_prefix;  // nonzero_prefix[k]: nonzeros in the k lowest groups
   int64_t zeros_before = 0;
-  double span = 0;  // the largest group score: weights' magnitudes range over [0, span]
+  double span = 0;  // the largest finite group score: magnitudes range over [0, span]
 
   int64_t ZerosAt(double threshold) const {
     const int64_t k = std::upper_bound(sorted_scores.begin(), sorted_scores.end(), threshold) -
@@ -90,7 +90,13 @@ void Prepare(Candidate& c) {
     c.nonzero_prefix[k + 1] = c.nonzero_prefix[k] + nonzeros[order[k]];
   }
   c.zeros_before = zeros;
-  c.span = ng ? c.sorted_scores.back() : 0;
+  // The largest finite score: an infinite (or NaN) weight would make every threshold infinite.
+  c.span = 0;
+  for (int64_t k = ng - 1; k >= 0; --k)
+    if (std::isfinite(c.sorted_scores[k])) {
+      c.span = c.sorted_scores[k];
+      break;
+    }
 }
 
 // Per-layer thresholds for span fraction f (flat and triangular).
@@ -167,7 +173,9 @@ std::vector<double> GroupScores(const float* w, const GroupLayout& g) {
       sum += static_cast<double>(w[i]) * w[i];
       ++n;
     });
-    s[k] = std::sqrt(sum / static_cast<double>(n));
+    // A NaN weight's group is never pruned (and keeps the sort below well defined).
+    s[k] = std::isnan(sum) ? std::numeric_limits<double>::infinity()
+                           : std::sqrt(sum / static_cast<double>(n));
   });
   return s;
 }
@@ -178,6 +186,7 @@ double Percentile(std::vector<double> x, double q) {
   const double pos = q / 100.0 * static_cast<double>(x.size() - 1);
   const size_t lo = static_cast<size_t>(std::floor(pos));
   const size_t hi = std::min(lo + 1, x.size() - 1);
+  if (x[lo] == x[hi]) return x[lo];  // also two infinities, whose difference is NaN
   return x[lo] + (x[hi] - x[lo]) * (pos - static_cast<double>(lo));
 }
 

@@ -198,6 +198,22 @@ def test_missing_output_and_external_data(onyx_cli, model_path, tmp_path):
     assert p.returncode == 1 and "external data" in p.stderr and "'w1'" in p.stderr, p.stderr
 
 
+def test_nan_and_inf_weights_are_kept(onyx_cli, tmp_path):
+    m = hand_model()
+    w = WEIGHTS["w1"].copy()  # the first layer: triangular's thresholds start from its span
+    w[0, 0, 0, 0], w[1, 0, 0, 0], w[2, 0, 0, 0] = np.nan, np.inf, -np.inf
+    m.graph.initializer[0].CopyFrom(numpy_helper.from_array(w, "w1"))
+    src = tmp_path / "nan.onnx"
+    onnx.save(m, str(src))
+    for method in ("relative", "flat", "triangular"):
+        prune(onyx_cli, str(src), tmp_path / "p.onnx", "--method", method, "--sparsity", "0.5")
+        got = weights_of(tmp_path / "p.onnx")
+        assert np.isnan(got["w1"][0, 0, 0, 0]) and got["w1"][1, 0, 0, 0] == np.inf, method
+        assert got["w1"][2, 0, 0, 0] == -np.inf, method
+        for name in WEIGHTS:  # no layer wiped out by an infinite threshold
+            assert 0 < np.mean(got[name] == 0) < 0.9, (method, name)
+
+
 # sparse_initializer models made with onnx.helper, both index forms.
 def sparse_model(w, flat):
     nz = np.flatnonzero(w)

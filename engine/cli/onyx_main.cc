@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "engine/cli/check.h"
 #include "engine/cli/cli_util.h"
 #include "engine/cli/conformance.h"
 #include "engine/cli/prune.h"
@@ -34,6 +35,8 @@ constexpr const char* kUsage =
     "  conformance  run the ONNX backend node tests under a directory\n"
     "  ops          list the registered operators, their opset ranges and kernels\n"
     "  prune        zero the smallest weights (no retraining) and report the accuracy cost\n"
+    "  check        compare each optimised step with the reference kernels (per-node error "
+    "report)\n"
     "\n"
     "`onyx <command> --help` describes each command.\n";
 
@@ -808,6 +811,7 @@ int main(int argc, char** argv) {
     if (cmd == "bench") return help ? (std::cout << kBenchHelp, 0) : BenchMain(argc, argv);
     if (cmd == "ops") return help ? (std::cout << kOpsHelp, 0) : OpsMain(argc, argv);
     if (cmd == "prune") return help ? (std::cout << kPruneHelp, 0) : PruneMain(argc, argv);
+    if (cmd == "check") return help ? (std::cout << kCheckHelp, 0) : CheckMain(argc, argv);
     if (cmd == "conformance") {
       if (help) return std::cout << kConformanceHelp, 0;
       auto a = ParseArgs(argc, argv, 2, {"quiet", "symbolic-inputs", "verbose"},

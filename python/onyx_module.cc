@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "check_binding.h"
 #include "engine/prune/pruning.h"
 #include "errors.h"
 #include "numpy_bridge.h"
@@ -331,6 +332,7 @@ PYBIND11_MODULE(_onyx, m) {
       "(onyx.InferenceSession) rather than this module directly.";
   onyx::python::RegisterErrors(m);
   onyx::python::InitNumpyBridge();
+  onyx::python::RegisterCheck(m);
   using onyx::python::TerminateFlag;
   py::class_<TerminateFlag>(m, "TerminateFlag",
                             "A flag that stops runs given it (onyx.RunOptions.terminate).")

@@ -14,7 +14,7 @@ namespace {
 
 // Constants in front of K*u (docs/check.md says why each is what it is).
 constexpr double kDirectC = 2;     // two roundings of the same sum (fast and reference)
-constexpr double kWinogradC = 16;  // Winograd's transforms add rounding on larger intermediates
+constexpr double kWinogradC = 8;  // Winograd's transforms round on larger intermediates
 constexpr double kNormwiseC = 8;   // transcendental approximations and normalisations
 
 // Ops that move, select or compare elements without arithmetic: bit-identical or wrong.

@@ -47,6 +47,7 @@ from onyx._log import (
     set_default_logger_severity,
     set_default_logger_verbosity,
 )
+from onyx.check import check
 from onyx.options import (
     ExecutionMode,
     ExecutionOrder,
@@ -124,6 +125,7 @@ __all__ = [
     "RunOptions",
     "SessionOptions",
     "Unsupported",
+    "check",
     "disable_telemetry_events",
     "enable_telemetry_events",
     "get_all_providers",

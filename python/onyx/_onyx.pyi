@@ -105,3 +105,7 @@ def save_model(model: Union[str, bytes], dest: str, external_data_file: str = ""
 def prune(model: str, output: str, method: str = "relative", sparsity: float = 0.5,
           layers: str = "all", block: int = 1, sparse_initializers: bool = False) -> Dict[str, Any]:
     """Prunes a model file's weights into `output` (docs/sparsity.md); returns the report."""
+
+def check(model: Union[str, bytes], inputs: Dict[str, Any], threads: int = 0,
+          optimization: str = "all", conv_algorithm: str = "auto") -> Tuple[str, str]:
+    """onyx check on a model and its feeds: (the report as JSON, the report as a table)."""

@@ -528,7 +528,7 @@ std::string Fixed(double v, const char* fmt = "%.3g") {
 std::string JsonNumber(double v) {
   if (!std::isfinite(v)) return "null";
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
+  std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
 }
 

@@ -1,0 +1,105 @@
+"""onyx.check and `onyx check`: the report's differences are the fast and reference sessions'
+differences, its bound is 2*K*u*S with S computed independently (numpy float64), the JSON report
+parses with its fields, and the CLI exits 1 only when a step is above its bound."""
+import json
+import subprocess
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import onyx
+
+U = 2.0 ** -24
+STEP_FIELDS = {"step", "name", "op", "impl", "nodes", "values", "compared", "flagged", "bound_kind",
+               "bound", "elements", "max_abs", "max_rel", "max_ulp", "ratio", "note"}
+
+
+def matmul_model(k=300, m=6, n=20, seed=0):
+    """y = a @ b with b a [k, n] initializer, and z = Softmax(y) after it."""
+    rng = np.random.default_rng(seed)
+    b = (rng.standard_normal((k, n)) * 0.1).astype(np.float32)
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["a", "b"], ["y"], name="mm"),
+         helper.make_node("Softmax", ["y"], ["z"], name="sm", axis=-1)],
+        "g", [helper.make_tensor_value_info("a", TensorProto.FLOAT, [m, k])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, n]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [m, n])],
+        [numpy_helper.from_array(b, "b")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), b
+
+
+def step_of(report, node):
+    (c,) = [c for c in report["checks"] if node in c["nodes"]]
+    return c
+
+
+def test_differences_and_bound_match_an_independent_computation(tmp_path):
+    model, b = matmul_model()
+    path = str(tmp_path / "mm.onnx")
+    onnx.save(model, path)
+    a = np.random.default_rng(1).standard_normal((6, 300)).astype(np.float32)
+    report = onyx.check(path, {"a": a}, json_path=tmp_path / "r.json")
+    assert report["flagged"] == 0, report["table"]
+    assert report["compared"] == report["steps"]
+
+    fast = onyx.InferenceSession(path).run(None, {"a": a})
+    opts = onyx.SessionOptions()
+    opts.reference_kernels = True
+    ref = onyx.InferenceSession(path, opts).run(None, {"a": a})
+    mm = step_of(report, "MatMul 'mm'")
+    assert mm["values"] == ["y"]
+    assert mm["elements"] == 6 * 20
+    assert mm["max_abs"] == pytest.approx(float(np.max(np.abs(fast[0] - ref[0]))), rel=1e-6, abs=0)
+    # K = 300 products + 1 node; S = |a| @ |b| in float64.
+    assert mm["bound"] == "|d| <= 2*K*u*S, K=301"
+    s = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+    d = np.abs(fast[0].astype(np.float64) - ref[0])
+    assert mm["ratio"] == pytest.approx(float(np.max(d / (2 * 301 * U * s))), rel=1e-4, abs=1e-12)
+
+    # Softmax: normwise, K = the axis length + 1 node, scaled by the largest output.
+    sm = step_of(report, "Softmax 'sm'")
+    assert sm["bound_kind"] == "normwise"
+    assert sm["bound"] == "|d| <= 8*K*u*max|ref|, K=21"
+
+    on_disk = json.loads((tmp_path / "r.json").read_text())
+    assert on_disk["flagged"] == 0 and on_disk["unit_roundoff"] == U
+    assert {"model", "steps", "compared", "flagged", "seconds", "checks"} <= set(on_disk)
+    for c in on_disk["checks"]:
+        assert STEP_FIELDS <= set(c), c
+
+
+def test_generated_inputs_and_bytes():
+    model, _ = matmul_model(k=16, m=2, n=3)
+    report = onyx.check(model.SerializeToString())
+    assert report["model"] == "<bytes>"
+    assert report["flagged"] == 0
+    assert "MatMul" in report["table"]
+
+
+def test_bad_feeds_and_options_are_errors():
+    model, _ = matmul_model(k=16, m=2, n=3)
+    data = model.SerializeToString()
+    with pytest.raises(onyx.InvalidArgument, match="'nope'"):
+        onyx.check(data, {"nope": np.zeros(2, np.float32)})
+    with pytest.raises(onyx.InvalidArgument, match="conv_algorithm"):
+        onyx.check(data, conv_algorithm="fast")
+
+
+def test_cli_report_json_and_exit_status(onyx_cli, tmp_path):
+    model, _ = matmul_model(k=64, m=4, n=8)
+    path = str(tmp_path / "mm.onnx")
+    onnx.save(model, path)
+    out = tmp_path / "report.json"
+    p = subprocess.run([onyx_cli, "check", path, "--json", str(out)], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "MatMul" in p.stdout and "OK" in p.stdout and "FLAG" not in p.stdout
+    report = json.loads(out.read_text())
+    assert report["flagged"] == 0 and report["steps"] == len(report["checks"])
+    p = subprocess.run([onyx_cli, "check", "--help"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout.startswith("usage: onyx check")
+    p = subprocess.run([onyx_cli, "check", path, "--threads", "0"], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 2 and "--threads" in p.stderr

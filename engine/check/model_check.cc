@@ -388,6 +388,9 @@ class Checker {
         }
         inputs[i] = std::move(v).value();
         if (is_const) constants.insert(i);
+        if (!planner_made && derived_.count(i) && !values_.count(i))
+          c.note += (c.note.empty() ? "" : "; ") + std::string("input '") + i +
+                    "' from the reference of its producer (no step made it)";
       }
     std::vector<ir::Node> copies;
     for (const ir::Node* n : nodes) copies.push_back(*n);

@@ -6,6 +6,7 @@
 #include "engine/check/check_bounds.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <sstream>
 
@@ -13,9 +14,8 @@ namespace onyx::check {
 namespace {
 
 // Constants in front of K*u (docs/check.md says why each is what it is).
-constexpr double kDirectC = 2;     // two roundings of the same sum (fast and reference)
-constexpr double kWinogradC = 8;  // Winograd's transforms round on larger intermediates
-constexpr double kNormwiseC = 8;   // transcendental approximations and normalisations
+constexpr double kDirectC = 2;    // two roundings of the same sum (fast and reference)
+constexpr double kNormwiseC = 8;  // transcendental approximations and normalisations
 
 // Ops that move, select or compare elements without arithmetic: bit-identical or wrong.
 const std::set<std::string>& ExactOps() {
@@ -257,6 +257,37 @@ bool MagnitudeRule(const ir::Node& n, ir::Node* out, std::vector<MagnitudeInput>
   return false;
 }
 
+bool WinogradMagnitude(const ir::Node& conv, const Tensor& w, const std::string& wsum_name,
+                       std::vector<ir::Node>* nodes, Tensor* wsum) {
+  if (w.dtype() != DType::kFloat || w.rank() != 4 || AttrInt(conv, "group", 1) != 1) return false;
+  if (const ir::Attribute* a = conv.attr("auto_pad"); a && !a->s.empty() && a->s != "NOTSET")
+    return false;
+  std::vector<int64_t> pads(4, 0);
+  if (const ir::Attribute* a = conv.attr("pads"); a && a->ints.size() == 4) pads = a->ints;
+  const int64_t m = w.dim(0), c = w.dim(1), taps = w.dim(2) * w.dim(3);
+  *wsum = Tensor::Allocate(DType::kFloat, {m, c, 1, 1});
+  for (int64_t i = 0; i < m * c; ++i) {
+    double sum = 0;
+    for (int64_t t = 0; t < taps; ++t) sum += std::fabs(w.data<float>()[i * taps + t]);
+    wsum->data<float>()[i] = static_cast<float>(sum);
+  }
+  ir::Node pool;
+  pool.name = conv.name + "|patch";
+  pool.op_type = "MaxPool";
+  pool.opset = conv.opset;
+  pool.inputs = {conv.inputs[0]};
+  pool.outputs = {conv.outputs[0] + "|patch"};
+  pool.attributes = {ir::IntsAttr("kernel_shape", {w.dim(2) + 6, w.dim(3) + 6}),
+                     ir::IntsAttr("pads", {pads[0] + 3, pads[1] + 3, pads[2] + 3, pads[3] + 3}),
+                     ir::IntsAttr("strides", {1, 1})};
+  ir::Node sum = conv;
+  sum.inputs[0] = pool.outputs[0];
+  sum.inputs[1] = wsum_name;
+  sum.attributes = {ir::IntsAttr("kernel_shape", {1, 1})};
+  *nodes = {pool, sum};
+  return true;
+}
+
 Bound BoundFor(const std::vector<const ir::Node*>& nodes,
                const std::map<std::string, TypeInfo>& types, bool winograd) {
   Bound b;
@@ -278,8 +309,8 @@ Bound BoundFor(const std::vector<const ir::Node*>& nodes,
   b.k = longest + static_cast<int64_t>(nodes.size());
   if (magnitude) {
     b.kind = BoundKind::kMagnitude;
-    b.c = winograd ? kWinogradC : kDirectC;
-    text << "|d| <= " << b.c << "*K*u*S, K=" << b.k;
+    b.c = kDirectC;
+    text << "|d| <= " << b.c << "*K*u*" << (winograd ? "S_patch" : "S") << ", K=" << b.k;
   } else {
     b.kind = BoundKind::kNormwise;
     b.c = kNormwiseC;

@@ -39,6 +39,14 @@ enum class MagnitudeInput { kKeep, kAbs, kNegAbs };
 // when `n` has no magnitude rule (the step is then bounded normwise).
 bool MagnitudeRule(const ir::Node& n, ir::Node* out, std::vector<MagnitudeInput>* inputs);
 
+// The magnitude of a convolution that a Winograd kernel computes: S_patch of
+// docs/semantics/conv.md [CONV-12], |B| + sum_c P_c * sum_t |W[m, c, t]| with P_c the largest |X|
+// of channel c over the window widened by 3 on every side. Fills `nodes` (a MaxPool of the input
+// magnitudes and a 1x1 Conv, reading conv's input names and `wsum_name`) and `wsum` (sum_t |W|,
+// [M, C, 1, 1]); false when conv is not a 2-D group-1 convolution with explicit pads.
+bool WinogradMagnitude(const ir::Node& conv, const Tensor& w, const std::string& wsum_name,
+                       std::vector<ir::Node>* nodes, Tensor* wsum);
+
 // The bound for a step standing for `nodes` (model nodes, in order). `types` holds the types of
 // their inputs and outputs; `winograd`: the step's kernel runs Winograd's algorithm.
 Bound BoundFor(const std::vector<const ir::Node*>& nodes,

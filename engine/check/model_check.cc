@@ -410,7 +410,7 @@ class Checker {
 
     std::map<std::string, Value> magnitude;
     if (bound.kind == BoundKind::kMagnitude) {
-      auto m = RunMagnitude(nodes, inputs, constants);
+      auto m = RunMagnitude(nodes, inputs, constants, winograd);
       if (!m.ok()) {
         c.note = "magnitude run failed: " + m.status().message();
         return c;
@@ -477,18 +477,16 @@ class Checker {
     return NotFound("no value '", name, "' in the optimised run");
   }
 
-  // The nodes evaluated on magnitudes (check_bounds.h's rules), on the same inputs.
+  // The nodes evaluated on magnitudes (check_bounds.h's rules), on the same inputs; `winograd`:
+  // a convolution's magnitude is its S_patch.
   StatusOr<std::map<std::string, Value>> RunMagnitude(const std::vector<const ir::Node*>& nodes,
                                                       const std::map<std::string, Value>& inputs,
-                                                      const std::set<std::string>& constants) {
+                                                      const std::set<std::string>& constants,
+                                                      bool winograd) {
     std::vector<ir::Node> rewritten;
     std::map<std::string, Value> in;
     std::set<std::string> consts;
-    for (const ir::Node* n : nodes) {
-      ir::Node m;
-      std::vector<MagnitudeInput> how;
-      if (!check::MagnitudeRule(*n, &m, &how))
-        return Unsupported(n->Describe(), " has no magnitude rule");
+    const auto add = [&](ir::Node m, const std::vector<MagnitudeInput>& how) {
       for (size_t i = 0; i < m.inputs.size(); ++i) {
         const std::string name = m.inputs[i];
         auto it = inputs.find(name);
@@ -502,6 +500,27 @@ class Checker {
         if (constants.count(name)) consts.insert(renamed);
       }
       rewritten.push_back(std::move(m));
+    };
+    for (const ir::Node* n : nodes) {
+      auto w =
+          n->op_type == "Conv" && n->inputs.size() > 1 ? inputs.find(n->inputs[1]) : inputs.end();
+      if (winograd && w != inputs.end() && w->second.is_tensor()) {
+        std::vector<ir::Node> patch;
+        Tensor wsum;
+        const std::string wsum_name = n->inputs[1] + "|wsum";
+        if (check::WinogradMagnitude(*n, w->second.tensor(), wsum_name, &patch, &wsum)) {
+          in[wsum_name] = wsum;
+          consts.insert(wsum_name);
+          add(patch[0], {MagnitudeInput::kAbs});
+          add(patch[1], {MagnitudeInput::kKeep, MagnitudeInput::kKeep, MagnitudeInput::kAbs});
+          continue;
+        }
+      }
+      ir::Node m;
+      std::vector<MagnitudeInput> how;
+      if (!check::MagnitudeRule(*n, &m, &how))
+        return Unsupported(n->Describe(), " has no magnitude rule");
+      add(std::move(m), how);
     }
     return RunReference(rewritten, in, consts);
   }

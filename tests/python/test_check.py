@@ -103,3 +103,37 @@ def test_cli_report_json_and_exit_status(onyx_cli, tmp_path):
     p = subprocess.run([onyx_cli, "check", path, "--threads", "0"], capture_output=True,
                        text=True, timeout=60)
     assert p.returncode == 2 and "--threads" in p.stderr
+
+
+def test_winograd_step_is_bounded_by_its_patch_magnitude(tmp_path):
+    """A 3x3 convolution the planner gives a Winograd kernel is held to 2*K*u*S_patch
+    (docs/semantics/conv.md [CONV-12]); S_patch computed here in float64."""
+    rng = np.random.default_rng(3)
+    w = (rng.standard_normal((64, 48, 3, 3)) * 0.1).astype(np.float32)
+    g = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", kernel_shape=[3, 3],
+                          pads=[1, 1, 1, 1])],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 48, 28, 28])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64, 28, 28])],
+        [numpy_helper.from_array(w, "w")])
+    path = str(tmp_path / "conv.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    # Inputs over eight binades, so that the patch and window magnitudes differ.
+    x = (rng.standard_normal((1, 48, 28, 28)) * 2.0 ** rng.integers(-4, 4, (1, 48, 28, 28))
+         ).astype(np.float32)
+    report = onyx.check(path, {"x": x})
+    conv = step_of(report, "Conv 'conv'")
+    if "winograd" not in conv["impl"]:
+        pytest.skip(f"the planner chose {conv['impl']} here")
+    assert report["flagged"] == 0, report["table"]
+    assert conv["bound"] == "|d| <= 2*K*u*S_patch, K=433"  # 48*3*3 products + 1 node
+    fast = onyx.InferenceSession(path).run(None, {"x": x})[0].astype(np.float64)
+    opts = onyx.SessionOptions()
+    opts.reference_kernels = True
+    ref = onyx.InferenceSession(path, opts).run(None, {"x": x})[0]
+    # P_c(o): the largest |x| of channel c over o's window (pad 1) widened by 3 on every side.
+    padded = np.pad(np.abs(x[0].astype(np.float64)), ((0, 0), (4, 4), (4, 4)))
+    patch = np.lib.stride_tricks.sliding_window_view(padded, (9, 9), axis=(1, 2)).max(axis=(3, 4))
+    s_patch = np.einsum("mc,cij->mij", np.abs(w.astype(np.float64)).sum(axis=(2, 3)), patch)
+    d = np.abs(fast - ref)[0]
+    assert conv["ratio"] == pytest.approx(float(np.max(d / (2 * 433 * U * s_patch))), rel=1e-4)

@@ -127,6 +127,26 @@ const std::set<std::string>& ContractingOps() {
   return ops;
 }
 
+// Ops whose integer outputs round a real value to the quantized grid.
+bool Quantizes(const ir::Node& n) {
+  static const std::set<std::string> ops = {"QuantizeLinear",
+                                            "DynamicQuantizeLinear",
+                                            "QLinearConv",
+                                            "QLinearMatMul",
+                                            "QLinearAdd",
+                                            "QLinearMul",
+                                            "QLinearSigmoid",
+                                            "QLinearLeakyRelu",
+                                            "QLinearAveragePool",
+                                            "QLinearGlobalAveragePool",
+                                            "QLinearConcat",
+                                            "QLinearSoftmax",
+                                            "QGemm",
+                                            "QAttention",
+                                            "DynamicQuantizeMatMul"};
+  return ops.count(n.op_type) > 0;
+}
+
 int64_t Prod(const TypeInfo& t, size_t from, size_t to) {
   int64_t p = 1;
   for (size_t i = from; i < to && i < t.dims.size(); ++i)
@@ -301,9 +321,12 @@ Bound BoundFor(const std::vector<const ir::Node*>& nodes,
     longest = std::max(longest, SumLength(*n, types));
   }
   std::ostringstream text;
+  for (const ir::Node* n : nodes)
+    if (Quantizes(*n)) b.integer_tolerance = 1;
+  const std::string integers = b.integer_tolerance ? "; integers |d| <= 1" : "";
   if (exact) {
     b.kind = BoundKind::kExact;
-    b.text = "|d| = 0";
+    b.text = "|d| = 0" + integers;
     return b;
   }
   b.k = longest + static_cast<int64_t>(nodes.size());
@@ -316,7 +339,7 @@ Bound BoundFor(const std::vector<const ir::Node*>& nodes,
     b.c = kNormwiseC;
     text << "|d| <= " << b.c << "*K*u*max|ref|, K=" << b.k;
   }
-  b.text = text.str();
+  b.text = text.str() + integers;
   return b;
 }
 

@@ -27,6 +27,10 @@ struct Bound {
   double c = 0;      // the constant in front of K*u
   int64_t k = 0;     // K: the longest sum in the nodes, plus one per node (each rounds once more)
   std::string text;  // printed in the report, e.g. "|d| <= 2*K*u*S, K=577"
+  // Integer outputs: the largest difference allowed, in integer units. 1 for steps that quantize
+  // (QuantizeLinear, QLinear*): fast and reference round reals that differ by float rounding, and
+  // one near a half-integer may round either way. 0 elsewhere (integer arithmetic is exact).
+  int64_t integer_tolerance = 0;
   // The largest difference allowed for one element: `s` its magnitude (kMagnitude), `ref_max`
   // the largest |ref| over the value (kNormwise).
   double Element(double s, double ref_max) const;

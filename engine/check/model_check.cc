@@ -145,18 +145,62 @@ struct Differences {
     }
   }
 
-  // Anything that is not float or double: equal bytes, or flagged.
+  // Integers (and bools): differences in integer units, at most `tolerance`.
+  template <typename T>
+  void Integers(const T* fast, const T* ref, int64_t n, int64_t tolerance) {
+    for (int64_t i = 0; i < n; ++i) {
+      ++elements;
+      const double f = static_cast<double>(fast[i]), r = static_cast<double>(ref[i]);
+      const double d = std::fabs(f - r);
+      if (d == 0) continue;
+      max_abs = std::max(max_abs, d);
+      if (r != 0) max_rel = std::max(max_rel, d / std::fabs(r));
+      max_ulp = std::max(max_ulp, static_cast<int64_t>(std::min(d, 9.2e18)));
+      ratio = std::max(ratio, tolerance > 0 ? d / static_cast<double>(tolerance)
+                                            : std::numeric_limits<double>::infinity());
+      if (d > static_cast<double>(tolerance)) flagged = true;
+    }
+  }
+
+  // Anything else (float16, strings, ...): equal bytes, or flagged.
   void Bytes(const Tensor& fast, const Tensor& ref) {
     elements += ref.numel();
+    bool equal = true;
     if (ref.dtype() == DType::kString) {
       for (int64_t i = 0; i < ref.numel(); ++i)
-        if (fast.strings()[i] != ref.strings()[i]) flagged = true;
-    } else if (std::memcmp(fast.raw_data(), ref.raw_data(), ref.nbytes()) != 0) {
-      flagged = true;
+        if (fast.strings()[i] != ref.strings()[i]) equal = false;
+    } else {
+      equal = std::memcmp(fast.raw_data(), ref.raw_data(), ref.nbytes()) == 0;
     }
-    if (flagged) ratio = std::numeric_limits<double>::infinity();
+    if (!equal) {
+      flagged = true;
+      ratio = std::numeric_limits<double>::infinity();
+    }
   }
 };
+
+// Integer and bool tensors through Differences::Integers; false for other element types.
+bool CompareIntegers(const Tensor& fast, const Tensor& ref, int64_t tolerance, Differences* diff) {
+  const int64_t n = ref.numel();
+  switch (ref.dtype()) {
+#define ONYX_CHECK_INTEGERS(dtype, T)                            \
+  case dtype:                                                    \
+    diff->Integers(fast.data<T>(), ref.data<T>(), n, tolerance); \
+    return true;
+    ONYX_CHECK_INTEGERS(DType::kInt8, int8_t)
+    ONYX_CHECK_INTEGERS(DType::kUInt8, uint8_t)
+    ONYX_CHECK_INTEGERS(DType::kInt16, int16_t)
+    ONYX_CHECK_INTEGERS(DType::kUInt16, uint16_t)
+    ONYX_CHECK_INTEGERS(DType::kInt32, int32_t)
+    ONYX_CHECK_INTEGERS(DType::kUInt32, uint32_t)
+    ONYX_CHECK_INTEGERS(DType::kInt64, int64_t)
+    ONYX_CHECK_INTEGERS(DType::kUInt64, uint64_t)
+    ONYX_CHECK_INTEGERS(DType::kBool, bool)
+#undef ONYX_CHECK_INTEGERS
+    default:
+      return false;
+  }
+}
 
 class Checker {
  public:
@@ -452,7 +496,7 @@ class Checker {
       } else if (r.dtype() == DType::kDouble) {
         diff.Floats(fast.data<double>(), r.data<double>(), mag ? mag->data<double>() : nullptr,
                     r.numel(), bound);
-      } else {
+      } else if (!CompareIntegers(fast, r, bound.integer_tolerance, &diff)) {
         diff.Bytes(fast, r);
       }
     }

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "engine/check/check_bounds.h"
 #include "kernels/op_registry.h"
 #include "tests/engine/model_builder.h"
 
@@ -173,6 +174,96 @@ TEST(check, PlantedKernelOneUlpOffStaysWithinTheBound) {
   EXPECT_GT(mul->max_abs, 0);
   EXPECT_EQ(mul->max_ulp, 1);
   EXPECT_LE(mul->ratio, 1);
+}
+
+// QuantizeLinear to uint8 with every result `delta` above the correctly rounded one.
+class OffQuantize : public kernels::Kernel {
+ public:
+  explicit OffQuantize(int delta) : delta_(delta) {}
+  Status Run(kernels::KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const float scale = ctx.input(1).data<float>()[0];
+    const int zero = ctx.input(2).data<uint8_t>()[0];
+    Tensor y = ctx.Output(0, DType::kUInt8, x.shape());
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const float q = std::nearbyint(x.data<float>()[i] / scale) + zero + delta_;
+      y.data<uint8_t>()[i] = static_cast<uint8_t>(std::clamp(q, 0.f, 255.f));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  int delta_;
+};
+
+// z -> QuantizeLinear (scale 0.01, zero point 128, named `name`) -> q: values 28..228.
+std::string QuantizeModel(const std::string& name) {
+  ModelBuilder b(17);
+  b.Input("z", onnx::TensorProto::FLOAT, {4, 16});
+  b.Output("q", onnx::TensorProto::UINT8, {4, 16});
+  b.FloatInit("s", {}, {0.01f});
+  onnx::TensorProto& zp = *b.graph().add_initializer();
+  zp.set_name("zp");
+  zp.set_data_type(onnx::TensorProto::UINT8);
+  zp.add_int32_data(128);
+  b.Node("QuantizeLinear", {"z", "s", "zp"}, {"q"}, name);
+  return b.Bytes();
+}
+
+TEST(check, QuantizingStepsMayDifferByOneQuantum) {
+  for (const auto& [name, delta] : {std::pair<std::string, int>{"q_one", 1}, {"q_two", 2}}) {
+    kernels::KernelImpl k;
+    k.name = "QuantizeLinear_planted_" + name;
+    k.supports = [name = name](const kernels::NodeView& n, const std::vector<TypeInfo>&) {
+      return n.name() == name ? Status::Ok() : Unsupported("not the planted node");
+    };
+    k.create = [delta = delta](
+                   const kernels::NodeView&,
+                   const std::vector<TypeInfo>&) -> StatusOr<std::unique_ptr<kernels::Kernel>> {
+      return std::unique_ptr<kernels::Kernel>(new OffQuantize(delta));
+    };
+    ASSERT_GT(const_cast<kernels::OpRegistry&>(kernels::OpRegistry::Global())
+                  .PrependImpl("", "QuantizeLinear", k),
+              0);
+    auto r = CheckModelBytes(QuantizeModel(name), {{"z", Input({4, 16}, 5)}}, {});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const StepCheck* q = StepWith(*r, "QuantizeLinear '" + name + "'");
+    ASSERT_NE(q, nullptr) << r->ToText();
+    EXPECT_EQ(q->impl, k.name);
+    EXPECT_EQ(q->max_abs, delta);
+    EXPECT_EQ(q->flagged, delta > 1) << r->ToText();
+    EXPECT_NE(q->bound.find("integers |d| <= 1"), std::string::npos) << q->bound;
+  }
+}
+
+TEST(check, BoundFormsAndSumLengths) {
+  std::map<std::string, TypeInfo> types = {
+      {"a", TypeInfo::TensorWithShape(DType::kFloat, {40, 7})},
+      {"b", TypeInfo::TensorWithShape(DType::kFloat, {40, 5})},
+      {"x", TypeInfo::TensorWithShape(DType::kFloat, {2, 3, 50})}};
+  ir::Node gemm;
+  gemm.op_type = "Gemm";
+  gemm.inputs = {"a", "b", "c"};
+  gemm.attributes = {ir::IntAttr("transA", 1)};
+  // transA: the sum runs over a's 40 rows; + 1 for C, + 1 node.
+  EXPECT_EQ(check::BoundFor({&gemm}, types, false).text, "|d| <= 2*K*u*S, K=42");
+  ir::Node softmax;
+  softmax.op_type = "Softmax";
+  softmax.opset = 11;  // before 13: flattened from axis 1, so 3*50 terms
+  softmax.inputs = {"x"};
+  const check::Bound sm = check::BoundFor({&softmax}, types, false);
+  EXPECT_EQ(sm.kind, check::BoundKind::kNormwise);
+  EXPECT_EQ(sm.k, 151);
+  softmax.opset = 13;  // the last axis alone
+  EXPECT_EQ(check::BoundFor({&softmax}, types, false).k, 51);
+  ir::Node reshape;
+  reshape.op_type = "Reshape";
+  ir::Node relu;
+  relu.op_type = "Relu";
+  EXPECT_EQ(check::BoundFor({&reshape, &relu}, types, false).kind, check::BoundKind::kExact);
+  // One element's allowance: c*K*u*S.
+  const check::Bound g = check::BoundFor({&gemm}, types, false);
+  EXPECT_DOUBLE_EQ(g.Element(2.0, 0), 2 * 42 * 0x1p-24 * 2.0);
 }
 
 TEST(check, ModelsWithControlFlowAreRefusedByName) {

@@ -191,6 +191,8 @@ int64_t SumLength(const ir::Node& n, const std::map<std::string, TypeInfo>& type
     return std::max<int64_t>(1, a->dims[AttrInt(n, "transA", 0) ? 0 : 1].value) + bias;
   }
   if (op == "Sum" || op == "Mean") return static_cast<int64_t>(n.inputs.size());
+  // (x - mean) * (scale / sqrt(var + eps)) + B: four roundings on each side, more than one node's.
+  if (op == "BatchNormalization") return 4;
   const TypeInfo* x = in(0);
   if (!x) return 1;
   const size_t rank = x->dims.size();

@@ -608,8 +608,11 @@ std::string Joined(const std::vector<std::string>& v, const std::string& sep) {
   return out;
 }
 
+// Long names lose their middle: model names differ at both ends ("encoder.layer.4" ... "/MatMul").
 std::string Clip(const std::string& s, size_t n) {
-  return s.size() <= n ? s : s.substr(0, n - 3) + "...";
+  if (s.size() <= n) return s;
+  const size_t head = (n - 3) / 2;
+  return s.substr(0, head) + "..." + s.substr(s.size() - (n - 3 - head));
 }
 
 }  // namespace
@@ -617,7 +620,7 @@ std::string Clip(const std::string& s, size_t n) {
 std::string CheckReport::ToText(bool all) const {
   std::ostringstream out;
   char line[512];
-  std::snprintf(line, sizeof line, "%4s  %-24s %-30s %-28s %10s %10s %8s %7s  %-32s %s\n", "step",
+  std::snprintf(line, sizeof line, "%4s  %-36s %-30s %-30s %10s %10s %8s %7s  %-32s %s\n", "step",
                 "node", "ops", "kernel", "max abs", "max rel", "max ulp", "ratio", "bound", "");
   out << line;
   for (const auto& c : checks) {
@@ -625,13 +628,13 @@ std::string CheckReport::ToText(bool all) const {
     std::vector<std::string> ops;
     for (const auto& n : c.nodes) ops.push_back(n.substr(0, n.find(' ')));
     if (!c.compared) {
-      std::snprintf(line, sizeof line, "%4d  %-24s %-30s %-28s  not compared: %s\n", c.step,
-                    Clip(c.name, 24).c_str(), Clip(Joined(ops, "+"), 30).c_str(),
-                    Clip(c.impl, 28).c_str(), c.note.c_str());
+      std::snprintf(line, sizeof line, "%4d  %-36s %-30s %-30s  not compared: %s\n", c.step,
+                    Clip(c.name, 36).c_str(), Clip(Joined(ops, "+"), 30).c_str(),
+                    Clip(c.impl, 30).c_str(), c.note.c_str());
     } else {
-      std::snprintf(line, sizeof line, "%4d  %-24s %-30s %-28s %10s %10s %8lld %7s  %-32s %s\n",
-                    c.step, Clip(c.name, 24).c_str(), Clip(Joined(ops, "+"), 30).c_str(),
-                    Clip(c.impl, 28).c_str(), Fixed(c.max_abs).c_str(), Fixed(c.max_rel).c_str(),
+      std::snprintf(line, sizeof line, "%4d  %-36s %-30s %-30s %10s %10s %8lld %7s  %-32s %s\n",
+                    c.step, Clip(c.name, 36).c_str(), Clip(Joined(ops, "+"), 30).c_str(),
+                    Clip(c.impl, 30).c_str(), Fixed(c.max_abs).c_str(), Fixed(c.max_rel).c_str(),
                     static_cast<long long>(c.max_ulp), Fixed(c.ratio, "%.3f").c_str(),
                     c.bound.c_str(), c.flagged ? "FLAG" : "OK");
     }

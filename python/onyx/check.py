@@ -26,7 +26,9 @@ _GENERATED_DTYPES = {
 }
 
 
-def _generated_inputs(model: str | bytes | os.PathLike[str], given: dict[str, Any]) -> dict[str, Any]:
+def _generated_inputs(
+    model: str | bytes | os.PathLike[str], given: dict[str, Any]
+) -> dict[str, Any]:
     """Inputs for the required inputs not in ``given``, as ``onyx check`` makes them: floats
     uniform in [0, 1) (seeded), integers and bools 1 where the name contains "mask" and 0
     elsewhere (a valid index for any table); symbolic dims are 1."""

@@ -147,6 +147,15 @@ bool Quantizes(const ir::Node& n) {
   return ops.count(n.op_type) > 0;
 }
 
+// Functions whose fast kernels approximate: their own error is relative to the result, which
+// the magnitude of their input does not bound (Sigmoid(0) = 0.5). Each kernel within 4 ulp of
+// the exact value, and 4 ulp <= 8u relative, gives kFunctionR.
+constexpr double kFunctionR = 16;
+const std::set<std::string>& FunctionOps() {
+  static const std::set<std::string> ops = {"Sigmoid", "Tanh", "Erf", "Softplus", "HardSigmoid"};
+  return ops;
+}
+
 int64_t Prod(const TypeInfo& t, size_t from, size_t to) {
   int64_t p = 1;
   for (size_t i = from; i < to && i < t.dims.size(); ++i)
@@ -191,6 +200,13 @@ int64_t SumLength(const ir::Node& n, const std::map<std::string, TypeInfo>& type
     return std::max<int64_t>(1, a->dims[AttrInt(n, "transA", 0) ? 0 : 1].value) + bias;
   }
   if (op == "Sum" || op == "Mean") return static_cast<int64_t>(n.inputs.size());
+  if (op == "Attention" && n.domain.empty()) {
+    // Q K^T sums over the head size, the Softmax and P V over the keys.
+    const TypeInfo *q = in(0), *k = in(1);
+    if (!q || !k || q->dims.empty() || k->dims.size() < 2) return 1;
+    return std::max<int64_t>(1, q->dims.back().value) +
+           std::max<int64_t>(1, k->dims[k->dims.size() - 2].value);
+  }
   // (x - mean) * (scale / sqrt(var + eps)) + B: four roundings on each side, more than one node's.
   if (op == "BatchNormalization") return 4;
   const TypeInfo* x = in(0);
@@ -239,12 +255,12 @@ const char* BoundKindName(BoundKind k) {
   return "?";
 }
 
-double Bound::Element(double s, double ref_max) const {
+double Bound::Element(double s, double ref, double ref_max) const {
   switch (kind) {
     case BoundKind::kExact:
       return 0;
     case BoundKind::kMagnitude:
-      return c * static_cast<double>(k) * kUnitRoundoff * s;
+      return (c * static_cast<double>(k) * s + r * std::fabs(ref)) * kUnitRoundoff;
     case BoundKind::kNormwise:
       return c * static_cast<double>(k) * kUnitRoundoff * ref_max;
   }
@@ -335,7 +351,11 @@ Bound BoundFor(const std::vector<const ir::Node*>& nodes,
   if (magnitude) {
     b.kind = BoundKind::kMagnitude;
     b.c = kDirectC;
-    text << "|d| <= " << b.c << "*K*u*" << (winograd ? "S_patch" : "S") << ", K=" << b.k;
+    for (const ir::Node* n : nodes)
+      if (n->domain.empty() && FunctionOps().count(n->op_type)) b.r = kFunctionR;
+    text << "|d| <= " << b.c << "*K*u*" << (winograd ? "S_patch" : "S");
+    if (b.r > 0) text << " + " << b.r << "*u*|ref|";
+    text << ", K=" << b.k;
   } else {
     b.kind = BoundKind::kNormwise;
     b.c = kNormwiseC;

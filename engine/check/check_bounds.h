@@ -31,9 +31,12 @@ struct Bound {
   // (QuantizeLinear, QLinear*): fast and reference round reals that differ by float rounding, and
   // one near a half-integer may round either way. 0 elsewhere (integer arithmetic is exact).
   int64_t integer_tolerance = 0;
-  // The largest difference allowed for one element: `s` its magnitude (kMagnitude), `ref_max`
-  // the largest |ref| over the value (kNormwise).
-  double Element(double s, double ref_max) const;
+  // kMagnitude steps with a transcendental function (Sigmoid, Tanh, Erf, ...): each kernel may
+  // be a few ulp off the function's exact value, so `r`*u*|ref| more is allowed; 0 elsewhere.
+  double r = 0;
+  // The largest difference allowed for one element: `s` its magnitude (kMagnitude), `ref` its
+  // reference value, `ref_max` the largest |ref| over the value (kNormwise).
+  double Element(double s, double ref, double ref_max) const;
 };
 
 // How an input of a node enters the magnitude evaluation.

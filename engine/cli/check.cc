@@ -1,6 +1,7 @@
 // `onyx check MODEL`: the report of onyx/check.h as a table, and as JSON with --json.
 #include "engine/cli/check.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -13,7 +14,7 @@
 namespace onyx::cli {
 
 const char* const kCheckHelp =
-    "usage: onyx check MODEL [options]\n"
+    "usage: onyx check MODEL [IN.pb ...] [options]\n"
     "\n"
     "Runs the model once on its optimised plan (fusion, channels-last layout, fast kernels), then\n"
     "each step's model nodes on the reference kernels with the step's inputs as the optimised run\n"
@@ -21,6 +22,7 @@ const char* const kCheckHelp =
     "it is held to and OK or FLAG (docs/check.md). Exits 1 when a step is above its bound.\n"
     "\n"
     "options:\n"
+    "  IN.pb ...              bind, in order, the inputs without initializers (as onyx run)\n"
     "  --input NAME=FILE.pb   bind a named input (repeatable); others are generated at random\n"
     "  --shape NAME=1x3x224x224  shape for generated inputs (symbolic dims default to 1)\n"
     "  --json FILE            also write the report as JSON\n"
@@ -42,8 +44,7 @@ int CheckMain(int argc, char** argv) {
   auto a = ParseArgs(argc, argv, 2, {"flagged"},
                      {"input", "shape", "json", "optimization", "conv-algorithm", "threads"});
   if (!a.ok()) return Fail(a.status());
-  if (a->positional.size() != 1)
-    return Fail(InvalidArgument("expected exactly one MODEL (see onyx check --help)"));
+  if (a->positional.empty()) return Fail(InvalidArgument("missing MODEL (see onyx check --help)"));
   const std::string model = a->positional[0];
   CheckOptions options;
   if (a->has("threads")) {
@@ -81,6 +82,23 @@ int CheckMain(int argc, char** argv) {
   if (!session.ok()) return Fail(session.status());
   NamedValues feeds;
   std::set<std::string> given;
+  // Positional .pb files bind, in order, to the inputs without initializers (as in onyx run).
+  const auto required = session->required_inputs();
+  std::vector<IoInfo> free_inputs;
+  for (const auto& in : session->inputs())
+    if (std::find(required.begin(), required.end(), in.name) != required.end())
+      free_inputs.push_back(in);
+  for (size_t k = 1; k < a->positional.size(); ++k) {
+    if (k - 1 >= free_inputs.size())
+      return Fail(InvalidArgument("got ", a->positional.size() - 1,
+                                  " input files but the model has ", free_inputs.size(),
+                                  " inputs without initializers"));
+    const IoInfo& in = free_inputs[k - 1];
+    auto v = engine::ReadValueFile(a->positional[k], in.type);
+    if (!v.ok()) return Fail(v.status().WithContext("input '" + in.name + "': "));
+    feeds.push_back({in.name, std::move(v).value()});
+    given.insert(in.name);
+  }
   for (const std::string& spec : a->all("input")) {
     const size_t eq = spec.find('=');
     if (eq == std::string::npos)

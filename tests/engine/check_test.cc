@@ -263,7 +263,7 @@ TEST(check, BoundFormsAndSumLengths) {
   EXPECT_EQ(check::BoundFor({&reshape, &relu}, types, false).kind, check::BoundKind::kExact);
   // One element's allowance: c*K*u*S.
   const check::Bound g = check::BoundFor({&gemm}, types, false);
-  EXPECT_DOUBLE_EQ(g.Element(2.0, 0), 2 * 42 * 0x1p-24 * 2.0);
+  EXPECT_DOUBLE_EQ(g.Element(2.0, 0.5, 0), 2 * 42 * 0x1p-24 * 2.0);
 }
 
 TEST(check, ModelsWithControlFlowAreRefusedByName) {

@@ -137,3 +137,24 @@ def test_winograd_step_is_bounded_by_its_patch_magnitude(tmp_path):
     s_patch = np.einsum("mc,cij->mij", np.abs(w.astype(np.float64)).sum(axis=(2, 3)), patch)
     d = np.abs(fast - ref)[0]
     assert conv["ratio"] == pytest.approx(float(np.max(d / (2 * 433 * U * s_patch))), rel=1e-4)
+
+
+def test_function_steps_allow_a_few_ulp_of_the_result():
+    """Sigmoid near 0: the input's magnitude S = |x| is tiny but the result is about 0.5, so the
+    kernels' own few-ulp errors need the 16*u*|ref| term; the report's ratio matches it."""
+    x = np.linspace(-1e-3, 1e-3, 4096, dtype=np.float32).reshape(64, 64)
+    g = helper.make_graph([helper.make_node("Sigmoid", ["x"], ["y"], name="sig")], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [64, 64])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [64, 64])])
+    data = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    report = onyx.check(data, {"x": x})
+    sig = step_of(report, "Sigmoid 'sig'")
+    assert sig["bound"] == "|d| <= 2*K*u*S + 16*u*|ref|, K=2"
+    assert report["flagged"] == 0, report["table"]
+    fast = onyx.InferenceSession(data).run(None, {"x": x})[0].astype(np.float64)
+    opts = onyx.SessionOptions()
+    opts.reference_kernels = True
+    ref = onyx.InferenceSession(data, opts).run(None, {"x": x})[0].astype(np.float64)
+    allowed = (2 * 2 * np.abs(x.astype(np.float64)) + 16 * np.abs(ref)) * U
+    assert sig["ratio"] == pytest.approx(float(np.max(np.abs(fast - ref) / allowed)), rel=1e-6,
+                                         abs=1e-12)

@@ -173,9 +173,50 @@ int64_t AttrInt(const ir::Node& n, const std::string& name, int64_t def) {
   return a ? a->i : def;
 }
 
+int64_t SumLength(const ir::Node& n, const std::map<std::string, TypeInfo>& types);
+
+// The roundings one pass through a subgraph may add up: its nodes' sum lengths together (types
+// from its initializers and declared value infos where `types` has none).
+int64_t BodyLength(const ir::Graph& g, std::map<std::string, TypeInfo> types) {
+  for (const auto& [name, t] : g.initializers)
+    types.emplace(name, TypeInfo::TensorWithShape(t.dtype(), t.shape()));
+  for (const auto& [name, t] : g.value_info) types.emplace(name, t);
+  int64_t k = 0;
+  for (const auto& n : g.nodes) k += SumLength(n, types);
+  return std::max<int64_t>(1, k);
+}
+
+// A control-flow node: its subgraphs' lengths (the larger If branch), times the iterations where
+// the types tell them (Scan: the first scanned input's axis; Loop: its first scan output's).
+int64_t ControlFlowLength(const ir::Node& n, const std::map<std::string, TypeInfo>& types) {
+  int64_t body = 1;
+  for (const auto& a : n.attributes) {
+    if (a.g) body = std::max(body, BodyLength(*a.g, types));
+    for (const auto& sg : a.graphs) body = std::max(body, BodyLength(*sg, types));
+  }
+  int64_t iterations = 1;
+  const auto dim0 = [&](const std::string& name) -> int64_t {
+    auto it = types.find(name);
+    return it != types.end() && it->second.has_shape && !it->second.dims.empty()
+               ? std::max<int64_t>(1, it->second.dims[0].value)
+               : 1;
+  };
+  if (n.op_type == "Scan") {
+    const int64_t scans = AttrInt(n, "num_scan_inputs", 0);
+    const size_t first = n.inputs.size() - static_cast<size_t>(std::max<int64_t>(0, scans));
+    if (scans > 0 && first < n.inputs.size()) iterations = dim0(n.inputs[first]);
+  } else if (n.op_type == "Loop") {
+    const size_t carried = n.inputs.size() >= 2 ? n.inputs.size() - 2 : 0;
+    if (n.outputs.size() > carried) iterations = dim0(n.outputs[carried]);
+  }
+  return body * iterations;
+}
+
 // The longest sum one output element of `n` is made of.
 int64_t SumLength(const ir::Node& n, const std::map<std::string, TypeInfo>& types) {
   const std::string& op = n.op_type;
+  for (const auto& a : n.attributes)
+    if (a.g || !a.graphs.empty()) return ControlFlowLength(n, types);
   auto in = [&](size_t i) -> const TypeInfo* {
     return i < n.inputs.size() && !n.inputs[i].empty() ? TypeOf(types, n.inputs[i]) : nullptr;
   };

@@ -19,6 +19,7 @@
 #include "engine/check/check_bounds.h"
 #include "engine/executor.h"
 #include "engine/model_loader.h"
+#include "kernels/reference/control_flow_util.h"
 #include "onyx/check.h"
 #include "planner/planner.h"
 
@@ -202,6 +203,81 @@ bool CompareIntegers(const Tensor& fast, const Tensor& ref, int64_t tolerance, D
   }
 }
 
+// The tensors a value holds: itself, a sequence's items, none for an empty optional; false for
+// maps.
+bool Items(const Value& v, std::vector<Tensor>* out) {
+  out->clear();
+  if (v.is_tensor()) {
+    out->push_back(v.tensor());
+  } else if (v.is_sequence()) {
+    *out = v.sequence();
+  } else if (!v.is_optional_none()) {
+    return false;
+  }
+  return true;
+}
+
+// A node's inputs and the outer names its subgraphs read.
+std::vector<std::string> AllInputs(const ir::Node& n) {
+  std::vector<std::string> all = n.inputs;
+  all.insert(all.end(), n.implicit_inputs.begin(), n.implicit_inputs.end());
+  return all;
+}
+
+// Plans the subgraphs (If branches, Loop and Scan bodies, nested ones) of `g`, whose plan is
+// `plan`, with `base`'s options, as Session does: heap-only plans that read the enclosing
+// constants as their own. An If branch or Loop body that cannot be planned for these shapes keeps
+// its error for the run that reaches it.
+Status PlanSubgraphs(const ir::Graph& g, const planner::ExecutionPlan& plan,
+                     const planner::PlanOptions& base, engine::SubgraphPlans* into,
+                     const std::map<std::string, TypeInfo>* enclosing_types = nullptr,
+                     const std::map<std::string, Value>* enclosing_values = nullptr) {
+  std::map<std::string, TypeInfo> outer =
+      enclosing_types ? *enclosing_types : std::map<std::string, TypeInfo>{};
+  std::map<std::string, Value> outer_values =
+      enclosing_values ? *enclosing_values : std::map<std::string, Value>{};
+  for (const auto& slot : plan.slots) outer[slot.name] = slot.type;
+  for (const auto& [id, v] : plan.constants)
+    if (!v.is_tensor() || v.tensor().numel() == 0 || v.tensor().raw_data() != nullptr)
+      outer_values.insert_or_assign(plan.slots[id].name, v);
+  for (const auto& n : g.nodes)
+    for (const auto& a : n.attributes) {
+      std::vector<const ir::Graph*> subs;
+      if (a.g) subs.push_back(a.g.get());
+      for (const auto& sg : a.graphs) subs.push_back(sg.get());
+      if (subs.empty()) continue;
+      std::map<std::string, TypeInfo> node_outer;
+      std::map<std::string, Value> node_values;
+      for (const auto& name : n.implicit_inputs) {
+        if (auto it = outer.find(name); it != outer.end()) node_outer.emplace(name, it->second);
+        if (auto v = outer_values.find(name); v != outer_values.end())
+          node_values.emplace(name, v->second);
+      }
+      for (const ir::Graph* sg : subs) {
+        std::map<std::string, TypeInfo> in_types;
+        for (const auto& in : sg->inputs) in_types[in.name] = in.type;
+        planner::PlanOptions o = base;
+        o.use_arena = false;
+        o.precomputed = nullptr;
+        o.outer_constants = &node_values;
+        auto p = planner::BuildPlan(*sg, in_types, node_outer, o);
+        if (!p.ok()) {
+          Status s = p.status().WithContext(n.Describe() + ": attribute '" + a.name + "': ");
+          if ((n.op_type == "If" || n.op_type == "Loop") && n.domain.empty() &&
+              kernels::reference::DeferrableInferenceError(s)) {
+            into->insert_or_assign(sg, std::move(s));
+            continue;
+          }
+          return s;
+        }
+        const planner::ExecutionPlan& sub = **p;
+        into->insert_or_assign(sg, std::move(p));
+        ONYX_RETURN_IF_ERROR(PlanSubgraphs(*sg, sub, base, into, &node_outer, &node_values));
+      }
+    }
+  return Status::Ok();
+}
+
 class Checker {
  public:
   Checker(const ir::Model& model, const CheckOptions& options)
@@ -214,7 +290,6 @@ class Checker {
 
   StatusOr<CheckReport> Run(const NamedValues& feeds) {
     const auto start = std::chrono::steady_clock::now();
-    ONYX_RETURN_IF_ERROR(RejectSubgraphs());
     ONYX_RETURN_IF_ERROR(RunOptimised(feeds));
     for (size_t i = 0; i < graph_.nodes.size(); ++i) {
       model_nodes_[&graph_.nodes[i]] = static_cast<int>(i);
@@ -236,16 +311,6 @@ class Checker {
   }
 
  private:
-  Status RejectSubgraphs() const {
-    for (const auto& n : graph_.nodes)
-      for (const auto& a : n.attributes)
-        if (a.g || !a.graphs.empty())
-          return Unsupported(model_.display_name,
-                             ": onyx check does not compare control flow yet (", n.Describe(),
-                             " has a subgraph)");
-    return Status::Ok();
-  }
-
   Status RunOptimised(const NamedValues& feeds) {
     std::map<std::string, TypeInfo> types;
     std::set<std::string> declared;
@@ -274,11 +339,16 @@ class Checker {
       auto it = values_.find(in.name);
       inputs.push_back(it == values_.end() ? Value() : it->second);
     }
+    ONYX_RETURN_IF_ERROR(
+        PlanSubgraphs(graph_, *plan_, o, &subplans_).WithContext(model_.display_name + ": "));
     RunOptions ro;
-    ro.observer = [this](const std::string& name, const Value& v) { values_[name] = Keep(v); };
+    // The main graph's values only: subgraph runs report theirs too, once per iteration.
+    ro.observer = [this](const std::string& name, const Value& v) {
+      if (plan_->slot_of.count(name)) values_[name] = Keep(v);
+    };
     std::vector<Value> outs;
     Status s;
-    const engine::Executor ex(&no_subplans_, threads_);
+    const engine::Executor ex(&subplans_, threads_);
     arena_->execute([&] { s = ex.Run(*plan_, &arenas_, inputs, nullptr, &outs, ro); });
     return s.WithContext(model_.display_name + ": optimised run: ");
   }
@@ -308,7 +378,7 @@ class Checker {
     const ir::Node& n = graph_.nodes[p->second];
     std::map<std::string, Value> in;
     std::set<std::string> consts;
-    for (const auto& i : n.inputs) {
+    for (const auto& i : AllInputs(n)) {
       if (i.empty() || in.count(i)) continue;
       bool c = false;
       ONYX_ASSIGN_OR_RETURN(in[i], ModelValue(i, &c));
@@ -354,9 +424,11 @@ class Checker {
     o.threads = threads_;
     auto plan = planner::BuildPlan(g, types, {}, o);
     if (!plan.ok()) return plan.status();
+    engine::SubgraphPlans subplans;
+    ONYX_RETURN_IF_ERROR(PlanSubgraphs(g, **plan, o, &subplans));
     std::vector<Value> outs;
     Status s;
-    const engine::Executor ex(&no_subplans_, threads_);
+    const engine::Executor ex(&subplans, threads_);
     arena_->execute([&] { s = ex.Run(**plan, &arenas_, feed, nullptr, &outs, RunOptions{}); });
     ONYX_RETURN_IF_ERROR(s);
     std::map<std::string, Value> by_name;
@@ -426,7 +498,7 @@ class Checker {
     std::map<std::string, Value> inputs;
     std::set<std::string> constants;
     for (const ir::Node* n : nodes)
-      for (const auto& i : n->inputs) {
+      for (const auto& i : AllInputs(*n)) {
         if (i.empty() || produced.count(i) || inputs.count(i)) continue;
         bool is_const = false;
         StatusOr<Value> v = planner_made ? LookUpStepInput(i, &is_const) : ModelValue(i, &is_const);
@@ -471,37 +543,48 @@ class Checker {
       c.values.push_back(model_name);
       const Value& fv = values_.at(fast_name);
       const Value& rv = ref->at(model_name);
-      if (!fv.is_tensor() || !rv.is_tensor()) {
-        c.note = "value '" + model_name + "' is not a tensor: not compared";
+      std::vector<Tensor> fast_items, ref_items, mag_items;
+      if (!Items(fv, &fast_items) || !Items(rv, &ref_items)) {
+        c.note = "value '" + model_name + "' is a map: not compared";
         return c;
       }
-      Tensor fast = fv.tensor();
-      if (fast_name != model_name) {
-        auto t = FromChannelsLast(fast);
-        if (!t.ok()) {
-          c.note = t.status().message();
-          return c;
-        }
-        fast = std::move(t).value();
-      }
-      const Tensor& r = rv.tensor();
-      if (fast.dtype() != r.dtype() || fast.shape() != r.shape()) {
+      if (auto it = magnitude.find(model_name); it != magnitude.end())
+        if (!Items(it->second, &mag_items) || mag_items.size() != ref_items.size())
+          mag_items.clear();
+      if (fv.kind() != rv.kind() || fast_items.size() != ref_items.size()) {
         c.flagged = true;
         c.note = "value '" + model_name + "': " + TypeOfValue(fv).ToString() +
                  " but the reference made " + TypeOfValue(rv).ToString();
         return c;
       }
-      const Tensor* mag = nullptr;
-      if (auto it = magnitude.find(model_name); it != magnitude.end() && it->second.is_tensor())
-        mag = &it->second.tensor();
-      if (r.dtype() == DType::kFloat) {
-        diff.Floats(fast.data<float>(), r.data<float>(), mag ? mag->data<float>() : nullptr,
-                    r.numel(), bound);
-      } else if (r.dtype() == DType::kDouble) {
-        diff.Floats(fast.data<double>(), r.data<double>(), mag ? mag->data<double>() : nullptr,
-                    r.numel(), bound);
-      } else if (!CompareIntegers(fast, r, bound.integer_tolerance, &diff)) {
-        diff.Bytes(fast, r);
+      for (size_t k = 0; k < ref_items.size(); ++k) {
+        Tensor fast = fast_items[k];
+        if (fast_name != model_name) {
+          auto t = FromChannelsLast(fast);
+          if (!t.ok()) {
+            c.note = t.status().message();
+            return c;
+          }
+          fast = std::move(t).value();
+        }
+        const Tensor& r = ref_items[k];
+        if (fast.dtype() != r.dtype() || fast.shape() != r.shape()) {
+          c.flagged = true;
+          c.note = "value '" + model_name + "': " + TypeOfValue(fast).ToString() +
+                   " but the reference made " + TypeOfValue(r).ToString();
+          return c;
+        }
+        const Tensor* mag = mag_items.empty() ? nullptr : &mag_items[k];
+        if (mag && (mag->dtype() != r.dtype() || mag->numel() != r.numel())) mag = nullptr;
+        if (r.dtype() == DType::kFloat) {
+          diff.Floats(fast.data<float>(), r.data<float>(), mag ? mag->data<float>() : nullptr,
+                      r.numel(), bound);
+        } else if (r.dtype() == DType::kDouble) {
+          diff.Floats(fast.data<double>(), r.data<double>(), mag ? mag->data<double>() : nullptr,
+                      r.numel(), bound);
+        } else if (!CompareIntegers(fast, r, bound.integer_tolerance, &diff)) {
+          diff.Bytes(fast, r);
+        }
       }
     }
     c.compared = true;
@@ -578,7 +661,7 @@ class Checker {
   CheckOptions options_;
   int threads_ = 1;
   std::unique_ptr<tbb::task_arena> arena_;
-  engine::SubgraphPlans no_subplans_;
+  engine::SubgraphPlans subplans_;  // the optimised plan's subgraphs
   memory::ArenaPool arenas_;
   std::unique_ptr<planner::ExecutionPlan> plan_;
   std::map<std::string, Value> values_;     // every value of the optimised run, feeds included

@@ -266,36 +266,59 @@ TEST(check, BoundFormsAndSumLengths) {
   EXPECT_DOUBLE_EQ(g.Element(2.0, 0.5, 0), 2 * 42 * 0x1p-24 * 2.0);
 }
 
-TEST(check, ModelsWithControlFlowAreRefusedByName) {
+// If(c) with then: Mul 'in_branch' (z*z), else: Add (z+z), both reading the outer z.
+std::string IfModel() {
   ModelBuilder b(17);
   b.Input("c", onnx::TensorProto::BOOL, {});
-  b.Output("y", onnx::TensorProto::FLOAT, {1});
+  b.Input("z", onnx::TensorProto::FLOAT, {4, 16});
+  b.Output("y", onnx::TensorProto::FLOAT, {4, 16});
   onnx::NodeProto& n = b.Node("If", {"c"}, {"y"}, "branch");
-  for (const char* name : {"then_branch", "else_branch"}) {
+  for (const auto& [attr, op] :
+       {std::pair<std::string, std::string>{"then_branch", "Mul"}, {"else_branch", "Add"}}) {
     onnx::AttributeProto* a = n.add_attribute();
-    a->set_name(name);
+    a->set_name(attr);
     a->set_type(onnx::AttributeProto::GRAPH);
     onnx::GraphProto* g = a->mutable_g();
-    g->set_name(name);
+    g->set_name(attr);
     onnx::NodeProto* k = g->add_node();
-    k->set_op_type("Constant");
-    k->add_output(std::string(name) + "_out");
-    onnx::AttributeProto* v = k->add_attribute();
-    v->set_name("value");
-    v->set_type(onnx::AttributeProto::TENSOR);
-    v->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
-    v->mutable_t()->add_dims(1);
-    v->mutable_t()->add_float_data(1.f);
+    k->set_op_type(op);
+    k->set_name(op == "Mul" ? "in_branch" : "other_branch");
+    k->add_input("z");
+    k->add_input("z");
+    k->add_output(attr + "_out");
     onnx::ValueInfoProto* out = g->add_output();
-    out->set_name(std::string(name) + "_out");
+    out->set_name(attr + "_out");
     out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
   }
+  return b.Bytes();
+}
+
+// Control flow is compared whole: the If node's fast run (fast kernels in its branch) against its
+// reference run. A wrong kernel inside the branch taken flags the If.
+TEST(check, ControlFlowNodesAreComparedWhole) {
   Tensor c = Tensor::Allocate(DType::kBool, {});
-  auto r = CheckModelBytes(b.Bytes(), {{"c", c}}, {});
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), ErrorCode::kUnsupported);
-  EXPECT_NE(r.status().message().find("If node 'branch'"), std::string::npos)
-      << r.status().message();
+  *c.data<bool>() = true;
+  auto ok = CheckModelBytes(IfModel(), {{"c", c}, {"z", Input({4, 16}, 3)}}, {});
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  const StepCheck* step = StepWith(*ok, "If 'branch'");
+  ASSERT_NE(step, nullptr) << ok->ToText();
+  EXPECT_TRUE(step->compared) << step->note;
+  EXPECT_FALSE(step->flagged);
+  EXPECT_EQ(step->bound_kind, "normwise");
+  EXPECT_EQ(step->elements, 64);
+
+  Plant("Mul_f32_planted_in_branch", "in_branch", 0x1p-12f);
+  auto bad = CheckModelBytes(IfModel(), {{"c", c}, {"z", Input({4, 16}, 3)}}, {});
+  ASSERT_TRUE(bad.ok()) << bad.status().message();
+  EXPECT_EQ(bad->flagged, 1) << bad->ToText();
+  step = StepWith(*bad, "If 'branch'");
+  ASSERT_NE(step, nullptr);
+  EXPECT_TRUE(step->flagged);
+  // The else branch does not run the planted kernel.
+  *c.data<bool>() = false;
+  auto other = CheckModelBytes(IfModel(), {{"c", c}, {"z", Input({4, 16}, 3)}}, {});
+  ASSERT_TRUE(other.ok()) << other.status().message();
+  EXPECT_EQ(other->flagged, 0) << other->ToText();
 }
 
 TEST(check, UnknownAndMissingFeedsAreErrorsNamingTheInput) {

@@ -486,7 +486,8 @@ class Checker {
       if (o < 0) continue;
       const std::string& name = plan_->slots[o].name;
       std::string base = name;
-      if (!planner_made && EndsWith(base, kChannelsLast)) base.resize(base.size() - 5);
+      if (!planner_made && EndsWith(base, kChannelsLast))
+        base.resize(base.size() - std::strlen(kChannelsLast));
       if (produced.count(base) && values_.count(name)) targets.push_back({base, name});
     }
     if (targets.empty()) {

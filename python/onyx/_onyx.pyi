@@ -1,5 +1,5 @@
 """Type stub of the native module onyx._onyx (python/onyx_module.cc). Use the `onyx` package."""
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 class Error(Exception):
     """Base class of every error the onyx engine raises; str(e) is the engine's message."""

@@ -461,7 +461,7 @@ class Checker {
     c.op = st.node->op_type;
     c.impl = st.impl_name;
     const std::string variant = st.kernel ? st.kernel->variant() : "";
-    if (!variant.empty()) c.impl += "/" + variant;
+    if (!variant.empty() && !EndsWith(c.impl, "/" + variant)) c.impl += "/" + variant;
     if (st.op && !st.op->deterministic) {
       c.note = "random operator: its outputs differ from run to run";
       return c;

@@ -49,6 +49,7 @@ struct Session::Impl {
   std::unique_ptr<tbb::task_arena> arena;
   int threads = 1;
   bool adapt_threads = true;  // SessionOptions::adapt_threads and ONYX_ADAPT_THREADS
+  bool sparse_kernels = true;  // SessionOptions::sparse_kernels and ONYX_SPARSE_KERNELS
   // Runs by thread count, indexed 1..threads (no lock on the run path).
   std::unique_ptr<std::atomic<int64_t>[]> runs_by_threads;
   // Shared by every shape specialisation (DESIGN contract 3): packed weights, constants the
@@ -85,6 +86,7 @@ struct Session::Impl {
     o.reference_kernels = options.reference_kernels;
     o.winograd = options.winograd;
     o.bf16 = options.bf16;
+    o.sparse_kernels = sparse_kernels;
     o.release_packed_constants = release_weights;
     o.threads = threads;
     o.limits = limits;
@@ -332,6 +334,8 @@ StatusOr<Session> Session::CreateFromModel(ir::Model model, SessionOptions optio
   for (int t = 0; t <= impl->threads; ++t) impl->runs_by_threads[t].store(0);
   const char* adapt = std::getenv("ONYX_ADAPT_THREADS");
   impl->adapt_threads = options.adapt_threads && !(adapt && std::string(adapt) == "0");
+  const char* sparse = std::getenv("ONYX_SPARSE_KERNELS");
+  impl->sparse_kernels = options.sparse_kernels && !(sparse && std::string(sparse) == "0");
   for (const auto& in : impl->model.graph->inputs) impl->inputs.push_back({in.name, in.type});
   for (const auto& out : impl->model.graph->outputs) impl->outputs.push_back({out.name, out.type});
   // Creation-time plan with the declared input types: reports unsupported types and bad

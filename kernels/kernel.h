@@ -130,6 +130,9 @@ struct KernelCreateInfo {
   // Convolutions and matrix products may take bfloat16 operands (float32 accumulation and
   // output) where the CPU computes bfloat16 natively (SessionOptions::bf16).
   bool bf16 = false;
+  // 1x1 convolutions and products may run on block-sparse kernels when their constant weights
+  // are sparse enough (SessionOptions::sparse_kernels).
+  bool sparse = true;
   // Where packed constant weights are shared across the session's shape specialisations
   // (kernels/weight_cache.h); null: each kernel packs a private copy.
   WeightCache* weights = nullptr;

@@ -394,6 +394,7 @@ class PlanBuilder {
           info.threads = opts_.threads;
           info.winograd = opts_.winograd;
           info.bf16 = opts_.bf16;
+          info.sparse = opts_.sparse_kernels;
           info.weights = opts_.weights;
           for (int id : st.inputs) {
             auto c = id >= 0 ? plan_->constants.find(id) : plan_->constants.end();

@@ -27,6 +27,7 @@ struct PlanOptions {
   int threads = 1;                         // intra-op threads the kernels will run with
   bool winograd = true;                    // 3x3 convolutions may use Winograd's algorithm
   bool bf16 = false;                       // bfloat16 operands in convolutions and products
+  bool sparse_kernels = true;              // block-sparse kernels for pruned constant weights
   // After kernel creation, constants that every reader holds in a packed copy of its own
   // (Kernel::packed_input) keep their shape but drop their values. Only for a plan that is never
   // rebuilt, so the graph's weights can be released as well (Session does this).

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "hwy/aligned_allocator.h"
+
 namespace onyx::kernels::common {
 
 // ---- unary (elementwise_hwy.cc) ----
@@ -188,6 +190,45 @@ void WinogradPackWeightsF32(const float* w, int64_t out_channels, int64_t channe
 // propagate as in a direct convolution: only to the outputs whose window holds them.
 void WinogradConvF32(const WinogradConvArgs& args, int64_t tile_begin, int64_t tile_end,
                      int64_t panel_begin, int64_t panel_end, float* scratch);
+
+// ---- block-sparse products (sparse_gemm_hwy.cc) ----
+// Y[rows][M] = X[rows][K] W^T with a constant W [M][K] stored as blocks of kSparseBlock
+// consecutive output channels at one input channel, only the blocks that are not all zero: what
+// a 1x1 convolution or a MatMul with a constant B computes when the weights were pruned in
+// groups along the output channels (`onyx prune --block 16`). Each stored block costs one
+// vector of W and one broadcast of X per row, so the work falls with the fraction of zero blocks.
+constexpr int64_t kSparseBlock = 16;
+struct BlockSparseWeights {
+  int64_t k = 0, m = 0;              // input and output channels
+  std::vector<int32_t> block_start;  // [blocks + 1]: block b's entries are [start[b], start[b+1])
+  std::vector<int32_t> channel;      // per entry: its input channel, increasing within a block
+  hwy::AlignedFreeUniquePtr<float[]> values;  // per entry kSparseBlock floats, zeros past M
+  int64_t blocks() const { return (m + kSparseBlock - 1) / kSparseBlock; }
+  int64_t entries() const { return block_start.empty() ? 0 : block_start.back(); }
+};
+// Packs W(co, ci) = w[co * m_stride + ci * k_stride] (co < m, ci < k); a block is left out when
+// its values are all zero (either sign). Null `values` when the allocation fails.
+BlockSparseWeights PackBlockSparse(const float* w, int64_t m, int64_t k, int64_t m_stride,
+                                   int64_t k_stride);
+struct BlockSparseGemmArgs {
+  const BlockSparseWeights* w = nullptr;
+  const float* x = nullptr;  // rows of K floats, lda apart
+  int64_t lda = 0;
+  const float* bias = nullptr;  // [blocks * kSparseBlock], zeros where there is no bias
+  const float* z = nullptr;     // residual rows of M floats (as y), or null; may equal y
+  float* y = nullptr;           // rows of M floats, M apart
+  // W as given to PackBlockSparse, for rows of X holding Inf or NaN: those are summed over every
+  // channel, so that a NaN or Inf meets the zero weights as in a dense product.
+  const float* dense_w = nullptr;
+  int64_t dense_m_stride = 0, dense_k_stride = 0;
+  VectorActivation activation = VectorActivation::kNone;
+  float clip_lo = 0, clip_hi = 0;
+};
+// y = act(x W^T + bias + z) for rows [row_begin, row_end) and output blocks [block_begin,
+// block_end): float sums in increasing input-channel order; writes only those rows and blocks,
+// so disjoint ranges may run concurrently.
+void BlockSparseGemmF32(const BlockSparseGemmArgs& args, int64_t row_begin, int64_t row_end,
+                        int64_t block_begin, int64_t block_end);
 
 // ---- rows times a panel-packed matrix (panel_gemv_hwy.cc) ----
 // B is [K, N] stored in panels of `panel` columns: B(k, n) = b[(n / panel) * panel_stride +

@@ -1,0 +1,184 @@
+// Block-sparse 1x1 convolution on channels-last activations: com.onyx NhwcConv with a 1x1 filter,
+// one group, no padding and a constant W whose blocks of 16 output channels at one input channel
+// are mostly all zero (a model pruned with `onyx prune --block 16`). The kernel measures that
+// fraction when it is created and takes the node only above kMinZeroBlocks; below, the dense
+// kernels behind it are faster (docs/sparse_kernels.md).
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hwy/aligned_allocator.h"
+#include "kernels/common/fast_kernel.h"
+#include "kernels/common/simd_kernels.h"
+#include "kernels/common/sparse_kernels.h"
+#include "kernels/op_helpers.h"
+#include "kernels/reference/conv_pool.h"
+#include "kernels/reference/fused.h"
+#include "kernels/weight_cache.h"
+
+namespace onyx::kernels::common {
+namespace {
+
+using AlignedFloats = hwy::AlignedFreeUniquePtr<float[]>;
+
+class SparseConvKernel : public Kernel {
+ public:
+  static StatusOr<std::unique_ptr<Kernel>> Create(const NodeView& node,
+                                                  const std::vector<TypeInfo>& types,
+                                                  const KernelCreateInfo& info) {
+    if (!info.sparse) return node.NotSupported("sparse kernels disabled (sparse_kernels)");
+    const Tensor* w = info.constants.size() > 1 ? info.constants[1] : nullptr;
+    if (!w) return node.NotSupported("W is not constant");
+    auto k = std::unique_ptr<SparseConvKernel>(new SparseConvKernel());
+    ONYX_RETURN_IF_ERROR(k->Init(node, types, info, *w));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  std::string variant() const override { return "block16"; }
+  bool packed_input(size_t i) const override { return i == 2 && bias_packed_; }
+
+  Status Run(KernelContext& ctx) const override {
+    const NodeView& node = ctx.node();
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() != DType::kFloat || x.shape() != x_shape_ || ctx.input(1).shape() != w_shape_)
+      return node.Fail("input shapes changed after planning");
+    BlockSparseGemmArgs a = args_;
+    a.w = weights_.get();
+    a.dense_w = ctx.input(1).data<float>();
+    AlignedFloats run_bias;
+    a.bias = bias_.get();
+    if (!bias_packed_) {
+      if (ctx.input(2).numel() != out_channels_)
+        return node.Fail("input 2 (B) must have M elements");
+      run_bias = PaddedBias(ctx.input(2).data<float>(), out_channels_);
+      if (!run_bias) return node.Fail("out of memory for the padded bias");
+      a.bias = run_bias.get();
+    }
+    if (ctx.num_inputs() > 3 && ctx.has_input(3)) {
+      if (ctx.input(3).shape() != y_shape_)
+        return node.Fail("input 3 (Z) shape changed after planning");
+      a.z = ctx.input(3).data<float>();
+    }
+    Tensor y = ctx.Output(0, DType::kFloat, y_shape_);
+    a.y = y.data<float>();
+    const int threads = ctx.intra_op_threads();
+    // A strided 1x1 convolution reads every stride-th pixel: gathered contiguous first.
+    AlignedFloats gathered;
+    if (stride_h_ != 1 || stride_w_ != 1) {
+      gathered = hwy::AllocateAligned<float>(static_cast<size_t>(rows_ * channels_));
+      if (!gathered) return node.Fail("out of memory for the strided input");
+      const float* xd = x.data<float>();
+      const int64_t out_h = y_shape_[1], out_w = y_shape_[2], in_h = x_shape_[1],
+                    in_w = x_shape_[2];
+      ParallelFor(rows_, channels_, threads, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+          const int64_t n = r / (out_h * out_w), oy = r / out_w % out_h, ox = r % out_w;
+          const float* src = xd + ((n * in_h + oy * stride_h_) * in_w + ox * stride_w_) * channels_;
+          std::copy(src, src + channels_, gathered.get() + r * channels_);
+        }
+      });
+      a.x = gathered.get();
+    } else {
+      a.x = x.data<float>();
+    }
+    a.lda = channels_;
+    RunBlockSparse(a, rows_, threads);
+    if (has_unary_) {
+      float* yd = y.data<float>();
+      const int64_t n = y.numel();
+      ParallelFor(n, 1, ThreadsFor(n, threads), [&](int64_t i0, int64_t i1) {
+        UnaryF32(unary_, unary_params_, yd + i0, yd + i0, i1 - i0);
+      });
+    }
+    return Status::Ok();
+  }
+
+ private:
+  Status Init(const NodeView& node, const std::vector<TypeInfo>& types,
+              const KernelCreateInfo& info, const Tensor& w) {
+    x_shape_ = types[0].static_shape();
+    w_shape_ = types[1].static_shape();
+    ONYX_ASSIGN_OR_RETURN(WindowGeometry g,
+                          ResolveWindow(node, {x_shape_[1], x_shape_[2]}, {1, 1}, false));
+    channels_ = x_shape_[3];
+    out_channels_ = w_shape_[0];
+    stride_h_ = g.strides[0];
+    stride_w_ = g.strides[1];
+    y_shape_ = {x_shape_[0], g.out[0], g.out[1], out_channels_};
+    rows_ = x_shape_[0] * g.out[0] * g.out[1];
+
+    ONYX_ASSIGN_OR_RETURN(FusedActivation act, ParseFusedActivation(node));
+    if (act.kind == ActivationKind::kRelu) {
+      args_.activation = VectorActivation::kRelu;
+    } else if (act.kind == ActivationKind::kClip) {
+      args_.activation = VectorActivation::kClip;
+      args_.clip_lo = act.alpha;
+      args_.clip_hi = act.beta;
+    } else {
+      has_unary_ = ToUnary(act, &unary_, &unary_params_);
+    }
+    args_.dense_m_stride = channels_;
+    args_.dense_k_stride = 1;
+
+    ONYX_ASSIGN_OR_RETURN(weights_, SparseWeightsIfWorthIt(node, w, out_channels_, channels_,
+                                                           channels_, 1, info.weights));
+    const Tensor* bc = info.constants.size() > 2 ? info.constants[2] : nullptr;
+    if (!Present(types, 2)) {
+      bias_ = PaddedBias(nullptr, out_channels_);
+      bias_packed_ = true;
+    } else if (bc) {
+      if (bc->numel() != out_channels_) return node.Invalid("input 2 (B) must have M elements");
+      bias_ = PaddedBias(bc->data<float>(), out_channels_);
+      bias_packed_ = true;
+    }
+    if (bias_packed_ && !bias_) return node.Fail("out of memory for the padded bias");
+    return Status::Ok();
+  }
+
+  Shape x_shape_, w_shape_, y_shape_;
+  int64_t channels_ = 0, out_channels_ = 0, rows_ = 0, stride_h_ = 1, stride_w_ = 1;
+  BlockSparseGemmArgs args_;  // activation and dense W's strides; the pointers are set per run
+  std::shared_ptr<const BlockSparseWeights> weights_;
+  AlignedFloats bias_;  // padded constant (or absent) B
+  bool bias_packed_ = false;
+  bool has_unary_ = false;  // an activation applied over the finished output
+  UnaryOp unary_ = UnaryOp::kRelu;
+  UnaryParams unary_params_;
+};
+
+Status SparseConvSupports(const NodeView& node, const std::vector<TypeInfo>& types) {
+  if (types.size() < 2 || !IsFloatStatic(types[0]) || !IsFloatStatic(types[1]))
+    return node.NotSupported("needs float32 X and W with static shapes");
+  const Shape x = types[0].static_shape(), w = types[1].static_shape();
+  if (x.size() != 4 || w.size() != 4) return node.NotSupported("needs 2-D spatial input");
+  if (w[2] != 1 || w[3] != 1) return node.NotSupported("not a 1x1 filter");
+  if (node.attr_int("group", 1) != 1 || w[1] != x[3])
+    return node.NotSupported("needs one group and W [M, C, 1, 1]");
+  for (int64_t d : x)
+    if (d == 0) return node.NotSupported("empty input");
+  ONYX_ASSIGN_OR_RETURN(WindowGeometry g, ResolveWindow(node, {x[1], x[2]}, {1, 1}, false));
+  for (int i = 0; i < 2; ++i)
+    if (g.pad_begin[i] != 0 || g.pad_end[i] != 0) return node.NotSupported("needs no padding");
+  if (g.out[0] <= 0 || g.out[1] <= 0) return node.NotSupported("empty output");
+  if (Present(types, 2) && !(IsFloatStatic(types[2]) && types[2].static_shape() == Shape{w[0]}))
+    return node.NotSupported("bias must be float32 [M]");
+  if (Present(types, 3) && !(IsFloatStatic(types[3]) &&
+                             types[3].static_shape() == Shape{x[0], g.out[0], g.out[1], w[0]}))
+    return node.NotSupported("residual must be float32 with the output's shape");
+  return ParseFusedActivation(node).status();
+}
+
+}  // namespace
+
+void RegisterSparseConvFast(OpRegistry& r) {
+  KernelImpl impl;
+  impl.name = "NhwcConv_f32_sparse";
+  impl.supports = SparseConvSupports;
+  // Work is split per run by the run's thread count: one kernel serves every count.
+  impl.create_with_info = SparseConvKernel::Create;
+  r.PrependImpl(kOnyxDomain, "NhwcConv", std::move(impl));
+}
+
+}  // namespace onyx::kernels::common

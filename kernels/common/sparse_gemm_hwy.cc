@@ -1,0 +1,263 @@
+// Highway loops of the block-sparse product (contract in simd_kernels.h). A register tile holds
+// kRows rows of X times one block of 16 output channels; for each stored block entry (an input
+// channel whose 16 weights are not all zero) it loads the 16 weights once and broadcasts each
+// row's X value against them: the same inner loop as a dense channels-last GEMM, over the
+// entries that are left.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/common/simd_kernels.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/common/sparse_gemm_hwy.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "kernels/common/simd_math-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace onyx::kernels::common::HWY_NAMESPACE {
+namespace {
+
+// At most one block per vector: 16 lanes on AVX-512, two vectors of 8 on AVX2, ...
+using DB = hn::CappedTag<float, kSparseBlock>;
+
+template <class D>
+HWY_INLINE hn::VFromD<D> LoadPart(D d, const float* p, size_t n) {
+  return n == hn::Lanes(d) ? hn::LoadU(d, p) : LoadTail(d, p, n, 0.0f);
+}
+template <class D>
+HWY_INLINE void StorePart(D d, hn::VFromD<D> v, float* p, size_t n) {
+  if (n == hn::Lanes(d)) {
+    hn::StoreU(v, d, p);
+  } else {
+    StoreTail(d, v, p, n);
+  }
+}
+
+// Whether x[0, n) holds only finite values.
+bool AllFinite(const float* x, int64_t n) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  auto ok = hn::IsFinite(hn::Zero(d));
+  int64_t i = 0;
+  for (; i + N <= n; i += N) ok = hn::And(ok, hn::IsFinite(hn::LoadU(d, x + i)));
+  if (!hn::AllTrue(d, ok)) return false;
+  for (; i < n; ++i)
+    if (!std::isfinite(x[i])) return false;
+  return true;
+}
+
+// Row `r` of block `b` for a row of X holding Inf or NaN: every channel summed (zero weights
+// included) from the dense W, in float, then the epilogue.
+void DenseRow(const BlockSparseGemmArgs& a, int64_t r, int64_t b) {
+  const BlockSparseWeights& w = *a.w;
+  const float* x = a.x + r * a.lda;
+  const int64_t c1 = std::min(w.m, (b + 1) * kSparseBlock);
+  for (int64_t co = b * kSparseBlock; co < c1; ++co) {
+    float acc = 0.0f;
+    for (int64_t ci = 0; ci < w.k; ++ci)
+      acc += x[ci] * a.dense_w[co * a.dense_m_stride + ci * a.dense_k_stride];
+    float v = acc + a.bias[co];
+    if (a.z) v += a.z[r * w.m + co];
+    if (a.activation == VectorActivation::kRelu) {
+      v = v < 0.0f ? 0.0f : v;
+    } else if (a.activation == VectorActivation::kClip) {
+      v = v < a.clip_lo ? a.clip_lo : v;
+      v = v > a.clip_hi ? a.clip_hi : v;
+    }
+    a.y[r * w.m + co] = v;
+  }
+}
+
+#if !HWY_HAVE_SCALABLE
+constexpr size_t kVecs = kSparseBlock / hn::MaxLanes(DB());  // vectors per block
+// Rows per tile: 12 accumulator vectors. On AVX-512 (32 registers) 24 rows measured no faster
+// with interleaved rows and slower without (the row addresses then take more registers).
+constexpr size_t kMaxRows = kVecs >= 12 ? 1 : 12 / kVecs;
+
+// Rows [r0, r0 + kRows) of block b: acc = X W_b^T over the block's entries, then the epilogue.
+// kPacked: X's rows come interleaved, xp[ci * kRows + r] (PackRows), so that an entry's
+// broadcasts read one or two cache lines at constant offsets; else xp is row r0 of X.
+template <size_t kRows, bool kPacked = false>
+HWY_INLINE void Tile(const BlockSparseGemmArgs& a, const float* HWY_RESTRICT xp, int64_t r0,
+                     int64_t b) {
+  const DB d;
+  using V = hn::VFromD<DB>;
+  constexpr size_t N = hn::MaxLanes(DB());
+  const BlockSparseWeights& w = *a.w;
+  V acc[kRows][kVecs];
+#pragma GCC unroll 32
+  for (size_t r = 0; r < kRows; ++r)
+    for (size_t j = 0; j < kVecs; ++j) acc[r][j] = hn::Zero(d);
+  const int64_t e0 = w.block_start[b], e1 = w.block_start[b + 1];
+  const int32_t* HWY_RESTRICT ch = w.channel.data();
+  const float* HWY_RESTRICT vals = w.values.get();
+  const int64_t row_stride = kPacked ? 1 : a.lda;
+  const int64_t ch_stride = kPacked ? static_cast<int64_t>(kRows) : 1;
+  for (int64_t e = e0; e < e1; ++e) {
+    const float* xc = xp + static_cast<int64_t>(ch[e]) * ch_stride;
+    V wv[kVecs];
+    for (size_t j = 0; j < kVecs; ++j) wv[j] = hn::Load(d, vals + e * kSparseBlock + j * N);
+#pragma GCC unroll 32
+    for (size_t r = 0; r < kRows; ++r) {
+      const V s = hn::Set(d, xc[static_cast<int64_t>(r) * row_stride]);
+      for (size_t j = 0; j < kVecs; ++j) acc[r][j] = hn::MulAdd(s, wv[j], acc[r][j]);
+    }
+  }
+  const V lo = hn::Set(d, a.clip_lo), hi = hn::Set(d, a.clip_hi);
+  for (size_t j = 0; j < kVecs; ++j) {
+    const int64_t co = b * kSparseBlock + static_cast<int64_t>(j * N);
+    if (co >= w.m) break;
+    const size_t n = static_cast<size_t>(std::min<int64_t>(N, w.m - co));
+    const V bias = hn::LoadU(d, a.bias + co);
+#pragma GCC unroll 32
+    for (size_t r = 0; r < kRows; ++r) {
+      const int64_t row = r0 + static_cast<int64_t>(r);
+      V v = hn::Add(acc[r][j], bias);
+      if (a.z) v = hn::Add(v, LoadPart(d, a.z + row * w.m + co, n));
+      StorePart(d, ApplyVectorActivation(d, a.activation, v, lo, hi), a.y + row * w.m + co, n);
+    }
+  }
+}
+
+template <size_t kRows>
+HWY_INLINE void TileRemainder(const BlockSparseGemmArgs& a, int64_t r0, int64_t rows, int64_t b) {
+  if constexpr (kRows > 0) {
+    if (rows == static_cast<int64_t>(kRows)) return Tile<kRows>(a, a.x + r0 * a.lda, r0, b);
+    TileRemainder<kRows - 1>(a, r0, rows, b);
+  }
+}
+
+// Whether the rows are interleaved first: the copy costs about one cycle per element of the tile
+// and pays where each input channel has many stored blocks to serve (measured on AVX-512: 10-20%
+// faster from 16 entries per channel on, up to 40% slower at 4).
+bool PackPays(const BlockSparseWeights& w, int64_t blocks) {
+  return w.entries() * blocks >= 8 * w.k * w.blocks();
+}
+
+// xp[ci * kMaxRows + r] = row r0 + r of X at channel ci.
+void PackRows(const BlockSparseGemmArgs& a, int64_t r0, float* HWY_RESTRICT xp) {
+  constexpr int64_t R = static_cast<int64_t>(kMaxRows);
+  const int64_t k = a.w->k;
+  for (int64_t r = 0; r < R; ++r) {
+    const float* HWY_RESTRICT src = a.x + (r0 + r) * a.lda;
+    for (int64_t c = 0; c < k; ++c) xp[c * R + r] = src[c];
+  }
+}
+#else
+constexpr size_t kMaxRows = 1;
+// Scalable vectors cannot live in arrays: one row at a time, the block in vectors of Lanes.
+template <size_t kRows, bool kPacked = false>
+void Tile(const BlockSparseGemmArgs& a, const float*, int64_t r0, int64_t b) {
+  const DB d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const BlockSparseWeights& w = *a.w;
+  for (int64_t c = 0; c < kSparseBlock; c += N) {
+    const int64_t co = b * kSparseBlock + c;
+    if (co >= w.m) break;
+    const size_t n = static_cast<size_t>(std::min<int64_t>(N, w.m - co));
+    auto acc = hn::Zero(d);
+    for (int64_t e = w.block_start[b]; e < w.block_start[b + 1]; ++e)
+      acc = hn::MulAdd(hn::Set(d, a.x[r0 * a.lda + w.channel[e]]),
+                       hn::Load(d, w.values.get() + e * kSparseBlock + c), acc);
+    auto v = hn::Add(acc, hn::Load(d, a.bias + co));
+    if (a.z) v = hn::Add(v, LoadPart(d, a.z + r0 * w.m + co, n));
+    StorePart(
+        d, ApplyVectorActivation(d, a.activation, v, hn::Set(d, a.clip_lo), hn::Set(d, a.clip_hi)),
+        a.y + r0 * w.m + co, n);
+  }
+}
+template <size_t kRows>
+void TileRemainder(const BlockSparseGemmArgs& a, int64_t r0, int64_t rows, int64_t b) {
+  for (int64_t r = 0; r < rows; ++r) Tile<1>(a, nullptr, r0 + r, b);
+}
+bool PackPays(const BlockSparseWeights&, int64_t) {
+  return false;
+}
+void PackRows(const BlockSparseGemmArgs&, int64_t, float*) {}
+#endif
+
+void BlockSparseGemmF32Impl(const BlockSparseGemmArgs& a, int64_t row_begin, int64_t row_end,
+                            int64_t block_begin, int64_t block_end) {
+  constexpr int64_t R = static_cast<int64_t>(kMaxRows);
+  const bool pack = PackPays(*a.w, block_end - block_begin);
+  thread_local std::vector<float> packed;  // this thread's interleaved tile
+  if (pack && packed.size() < static_cast<size_t>(a.w->k * R)) packed.resize(a.w->k * R);
+  for (int64_t r0 = row_begin; r0 < row_end; r0 += R) {
+    const int64_t rows = std::min(R, row_end - r0);
+    // Rows holding Inf or NaN are summed densely; the others of the tile one at a time then.
+    bool finite = true;
+    for (int64_t r = r0; r < r0 + rows && finite; ++r) finite = AllFinite(a.x + r * a.lda, a.w->k);
+    const bool packed_tile = pack && finite && rows == R;
+    if (packed_tile) PackRows(a, r0, packed.data());
+    for (int64_t b = block_begin; b < block_end; ++b) {
+      if (packed_tile) {
+        Tile<kMaxRows, true>(a, packed.data(), r0, b);
+      } else if (finite && rows == R) {
+        Tile<kMaxRows>(a, a.x + r0 * a.lda, r0, b);
+      } else if (finite) {
+        TileRemainder<kMaxRows - 1>(a, r0, rows, b);
+      } else {
+        for (int64_t r = r0; r < r0 + rows; ++r) {
+          if (AllFinite(a.x + r * a.lda, a.w->k)) {
+            TileRemainder<kMaxRows>(a, r, 1, b);
+          } else {
+            DenseRow(a, r, b);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace onyx::kernels::common::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace onyx::kernels::common {
+
+HWY_EXPORT(BlockSparseGemmF32Impl);
+
+void BlockSparseGemmF32(const BlockSparseGemmArgs& args, int64_t row_begin, int64_t row_end,
+                        int64_t block_begin, int64_t block_end) {
+  if (row_begin < row_end && block_begin < block_end)
+    HWY_DYNAMIC_DISPATCH(BlockSparseGemmF32Impl)(args, row_begin, row_end, block_begin, block_end);
+}
+
+BlockSparseWeights PackBlockSparse(const float* w, int64_t m, int64_t k, int64_t m_stride,
+                                   int64_t k_stride) {
+  BlockSparseWeights p;
+  p.m = m;
+  p.k = k;
+  const int64_t blocks = p.blocks();
+  p.block_start.assign(1, 0);
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t c1 = std::min(m, (b + 1) * kSparseBlock);
+    for (int64_t ci = 0; ci < k; ++ci)
+      for (int64_t co = b * kSparseBlock; co < c1; ++co)
+        if (w[co * m_stride + ci * k_stride] != 0.0f) {
+          p.channel.push_back(static_cast<int32_t>(ci));
+          break;
+        }
+    p.block_start.push_back(static_cast<int32_t>(p.channel.size()));
+  }
+  const size_t floats = std::max<size_t>(1, p.channel.size() * kSparseBlock);
+  p.values = hwy::AllocateAligned<float>(floats);
+  if (!p.values) return p;
+  std::fill(p.values.get(), p.values.get() + floats, 0.0f);
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t c1 = std::min(m, (b + 1) * kSparseBlock);
+    for (int64_t e = p.block_start[b]; e < p.block_start[b + 1]; ++e)
+      for (int64_t co = b * kSparseBlock; co < c1; ++co)
+        p.values[e * kSparseBlock + co - b * kSparseBlock] =
+            w[co * m_stride + p.channel[e] * k_stride];
+  }
+  return p;
+}
+
+}  // namespace onyx::kernels::common
+#endif  // HWY_ONCE

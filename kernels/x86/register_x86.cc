@@ -16,7 +16,8 @@ namespace onyx::kernels {
 
 namespace common {
 void RegisterWinogradConvFast(OpRegistry& r);  // kernels/common/winograd_conv_kernel.cc
-void RegisterSparseConvFast(OpRegistry& r);     // kernels/common/sparse_conv_kernel.cc
+void RegisterSparseConvFast(OpRegistry& r);    // kernels/common/sparse_conv_kernel.cc
+void RegisterSparseMatMulFast(OpRegistry& r);  // kernels/common/sparse_matmul_kernel.cc
 }  // namespace common
 
 void RegisterX86Kernels(OpRegistry& r) {
@@ -45,8 +46,10 @@ void RegisterX86Kernels(OpRegistry& r) {
   r.PrependImpl("com.onyx", "NhwcLRN", x86::LrnOnednnImpl("NhwcLRN_f32_onednn"));
   // In front of oneDNN's convolution for the 3x3 shapes where it measured faster.
   common::RegisterWinogradConvFast(r);
-  // In front of oneDNN's 1x1 convolution when the constant weights are sparse enough.
+  // In front of oneDNN's 1x1 convolution and products when the constant weights are sparse
+  // enough.
   common::RegisterSparseConvFast(r);
+  common::RegisterSparseMatMulFast(r);
 }
 
 }  // namespace onyx::kernels

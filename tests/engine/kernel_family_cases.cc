@@ -247,11 +247,40 @@ Case Int8Case() {
            vbmi ? "QLinearLookup_8bit_vbmi" : "qlinearlookup_8bit_ref"}};
 }
 
+// Block-sparse kernels: a 1x1 convolution (+ bias, Relu) and a MatMul (+ bias) whose constant
+// weights have 60% of their blocks of 16 output channels at one input channel all zero.
+Case SparseCase() {
+  ModelBuilder b;
+  b.Input("x", kF, {1, 32, 14, 14});
+  b.Input("a", kF, {20, 48});
+  b.Output("y", kF, {1, 64, 14, 14});
+  b.Output("p", kF, {20, 40});
+  // Block (blk, ci) is zero for 6 of every 10 (blk, ci) pairs.
+  auto sparse = [](std::vector<float> v, int64_t m, int64_t k, bool k_major) {
+    for (int64_t co = 0; co < m; ++co)
+      for (int64_t ci = 0; ci < k; ++ci)
+        if ((co / 16 * 7 + ci * 3) % 10 < 6) v[k_major ? ci * m + co : co * k + ci] = 0.f;
+    return v;
+  };
+  b.FloatInit("w", {64, 32, 1, 1}, sparse(Values(64 * 32, 31), 64, 32, false));
+  Weights(b, "wb", {64}, 32);
+  b.FloatInit("bm", {48, 40}, sparse(Values(48 * 40, 33), 40, 48, true));
+  Weights(b, "mb", {40}, 34);
+  b.Node("Conv", {"x", "w", "wb"}, {"c"}, "conv1x1");
+  b.Node("Relu", {"c"}, {"y"}, "relu");
+  b.Node("MatMul", {"a", "bm"}, {"m"}, "matmul");
+  b.Node("Add", {"m", "mb"}, {"p"}, "bias");
+  return {"sparse",
+          b.Bytes(),
+          {{"x", {1, 32, 14, 14}}, {"a", {20, 48}}},
+          {"NhwcConv_f32_sparse/block16", "FusedMatMul_f32_sparse/block16"}};
+}
+
 }  // namespace
 
 std::vector<std::string> KernelFamilyNames() {
-  return {"cnn",       "winograd_onednn", "winograd_f2", "matmul",
-          "attention", "highway",         "quantize",    "int8"};
+  return {"cnn",     "winograd_onednn", "winograd_f2", "matmul", "attention",
+          "highway", "quantize",        "int8",        "sparse"};
 }
 
 Case KernelFamilyCase(const std::string& name) {
@@ -262,6 +291,7 @@ Case KernelFamilyCase(const std::string& name) {
   if (name == "attention") return AttentionCase();
   if (name == "quantize") return QuantizeCase();
   if (name == "int8") return Int8Case();
+  if (name == "sparse") return SparseCase();
   return HighwayCase();
 }
 

@@ -1,7 +1,8 @@
 // Small models that each exercise one family of fast kernels (oneDNN convolutions, pooling and
 // LRN, Winograd, matrix products with post-ops, attention, Highway elementwise and data
-// movement, QDQ quantization, ConvInteger and lookup tables), with deterministic inputs: shared by
-// the tests that run them concurrently and at several thread counts.
+// movement, QDQ quantization, ConvInteger and lookup tables, block-sparse products), with
+// deterministic inputs: shared by the tests that run them concurrently and at several thread
+// counts.
 #pragma once
 
 #include <cstdint>
@@ -25,8 +26,8 @@ struct Case {
 
 // Every case's name, for parameterised tests.
 std::vector<std::string> KernelFamilyNames();
-// The case of that name: cnn, winograd_onednn, winograd_f2, matmul, attention, highway, quantize
-// or int8.
+// The case of that name: cnn, winograd_onednn, winograd_f2, matmul, attention, highway, quantize,
+// int8 or sparse.
 Case KernelFamilyCase(const std::string& name);
 // Inputs of the case from `seed` (values in [-1, 1), different for each seed).
 NamedValues Feeds(const Case& c, uint64_t seed);

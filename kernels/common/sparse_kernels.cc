@@ -1,6 +1,7 @@
 #include "kernels/common/sparse_kernels.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <string>
 
@@ -24,15 +25,23 @@ double ZeroBlockFraction(const float* w, int64_t m, int64_t k, int64_t m_stride,
   return static_cast<double>(zero) / static_cast<double>(blocks * k);
 }
 
+double MinZeroBlocks() {
+  static const double threshold = [] {
+    const char* env = std::getenv("ONYX_SPARSE_MIN_ZERO_BLOCKS");
+    return env && *env ? std::atof(env) : kMinZeroBlocks;
+  }();
+  return threshold;
+}
+
 StatusOr<std::shared_ptr<const BlockSparseWeights>> SparseWeightsIfWorthIt(
     const NodeView& node, const Tensor& w, int64_t m, int64_t k, int64_t m_stride, int64_t k_stride,
     WeightCache* cache) {
   const float* wd = w.data<float>();
   const double zero = ZeroBlockFraction(wd, m, k, m_stride, k_stride);
-  if (zero < kMinZeroBlocks)
+  if (zero < MinZeroBlocks())
     return node.NotSupported("W has ", static_cast<int>(zero * 100),
                              "% zero blocks of 16 output channels, below the ",
-                             static_cast<int>(kMinZeroBlocks * 100), "% where it pays");
+                             static_cast<int>(MinZeroBlocks() * 100), "% where it pays");
   const std::function<std::shared_ptr<const BlockSparseWeights>()> pack = [&] {
     auto p = std::make_shared<BlockSparseWeights>(PackBlockSparse(wd, m, k, m_stride, k_stride));
     return p->values ? std::shared_ptr<const BlockSparseWeights>(p) : nullptr;
@@ -60,19 +69,24 @@ hwy::AlignedFreeUniquePtr<float[]> PaddedBias(const float* b, int64_t m) {
 void RunBlockSparse(const BlockSparseGemmArgs& args, int64_t rows, int threads) {
   const BlockSparseWeights& w = *args.w;
   const int64_t blocks = w.blocks();
-  // Chunks of 48 rows (whole register tiles on every target) keep a chunk of X in L2 while the
-  // weights stream past it.
-  constexpr int64_t kChunk = 48;
-  const int64_t chunks = (rows + kChunk - 1) / kChunk;
+  // Chunks of four to seven groups of 12 rows (whole register tiles on every target): a chunk's
+  // rows stay in L2 while the blocks go past them (BlockSparseGemmF32), and each chunk reads all
+  // of W, so there is no chunk of a few rows at the end, and only the last tile is partial.
+  constexpr int64_t kGroup = 12, kGroupsPerChunk = 4;
+  const int64_t row_groups = (rows + kGroup - 1) / kGroup;
+  const int64_t chunks = std::max<int64_t>(1, row_groups / kGroupsPerChunk);
+  const auto chunk_row = [&](int64_t c) {
+    return std::min(rows, row_groups * c / chunks * kGroup);
+  };
   int64_t groups = 1;
   if (threads > 1 && chunks < 4 * threads)
     groups = std::min(blocks, (4 * threads + chunks - 1) / chunks);
   const int64_t per_block = std::max<int64_t>(1, w.entries() / std::max<int64_t>(1, blocks));
-  const int64_t work = kChunk * per_block * kSparseBlock * blocks / groups;
+  const int64_t work = kGroup * kGroupsPerChunk * per_block * kSparseBlock * blocks / groups;
   ParallelFor(chunks * groups, work, threads, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t c = i / groups, g = i % groups;
-      BlockSparseGemmF32(args, c * kChunk, std::min(rows, (c + 1) * kChunk), blocks * g / groups,
+      BlockSparseGemmF32(args, chunk_row(c), chunk_row(c + 1), blocks * g / groups,
                          blocks * (g + 1) / groups);
     }
   });

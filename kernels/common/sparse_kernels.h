@@ -15,9 +15,12 @@
 
 namespace onyx::kernels::common {
 
-// The fraction of all-zero blocks (kSparseBlock output channels at one input channel) above which
+// The fraction of all-zero blocks (kSparseBlock output channels at one input channel) from which
 // the block-sparse product beats the dense kernels; measured in docs/sparse_kernels.md.
 constexpr double kMinZeroBlocks = 0.3;
+// kMinZeroBlocks, or ONYX_SPARSE_MIN_ZERO_BLOCKS (a fraction) where set: for measuring the
+// threshold again (bench/sparse_layers.py) on another CPU.
+double MinZeroBlocks();
 
 // The fraction of W's blocks that are all zero; W(co, ci) = w[co * m_stride + ci * k_stride].
 double ZeroBlockFraction(const float* w, int64_t m, int64_t k, int64_t m_stride, int64_t k_stride);

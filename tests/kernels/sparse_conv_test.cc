@@ -77,6 +77,8 @@ TEST(SparseConv, MatchesReference) {
       {{1, 9, 9, 24}, 144, 0.9, 2},    // stride 2: 5x5 outputs from every other pixel
       {{1, 8, 10, 16}, 33, 1.0, 1},    // every block zero: bias, residual and activation only
       {{1, 13, 12, 96}, 256, 0.4, 1},  // near the threshold; 156 rows, 16 blocks for two threads
+      {{1, 5, 5, 32}, 512, 0.3, 1},    // 22 blocks per channel: rows interleaved first on AVX-512
+      {{1, 2, 7, 1024}, 512, 0.4, 1},  // 1.2 MiB of blocks: blocks outside the tiles (1 thread)
   };
   for (const Layer& l : layers) {
     const Tensor x = RandomFloats(l.x, rng);

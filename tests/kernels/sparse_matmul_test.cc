@@ -56,7 +56,7 @@ TEST(SparseMatMul, MatchesReference) {
     double zero;
   };
   const std::vector<Product> products = {
-      {{3, 40}, 24, 0.5},       // 3 rows, a block of 8 columns
+      {{3, 40}, 24, 0.6},       // 3 rows, a block of 8 columns
       {{2, 13, 64}, 100, 0.7},  // batched A: 26 rows (12-row tile tails), N = 6 * 16 + 4
       {{1, 200}, 16, 0.9},      // one row, one block
       {{30, 33}, 48, 1.0},      // all zero: bias and residual only

@@ -107,7 +107,7 @@ def main() -> None:
             m = r["median_ms"]
             print(f"{pruned_name} T={t}: " + ", ".join(f"{e} {m[e]:.2f} ms" for e in ENGINES)
                   + f" | max |onyx sparse - ORT| {r['max_abs_diff_vs_ort']:.2e}"
-                  f" (outputs up to {r['max_abs_ort']:.1f})", flush=True)
+                  f" (outputs up to {r['max_abs_ort']:.3g})", flush=True)
     load_after = os.getloadavg()
 
     print()

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Where the block-sparse 1x1 convolution beats the dense one: the measurement behind
-kMinZeroBlocks (kernels/common/sparse_kernels.h, docs/sparse_kernels.md).
+kMinZeroBlocks (kernels/common/sparse_kernels.h, docs/sparsity.md).
 
     .venv/bin/python bench/sparse_layers.py [--onyx build/onyx] [--threads 1] [--runs 20]
         [--zero 0.1,0.2,0.3,0.4,0.5,0.7] [--rounds 2]

@@ -2,7 +2,7 @@
 // one group, no padding and a constant W whose blocks of 16 output channels at one input channel
 // are mostly all zero (a model pruned with `onyx prune --block 16`). The kernel measures that
 // fraction when it is created and takes the node only above kMinZeroBlocks; below, the dense
-// kernels behind it are faster (docs/sparse_kernels.md).
+// kernels behind it are faster (docs/sparsity.md).
 #include <algorithm>
 #include <functional>
 #include <memory>

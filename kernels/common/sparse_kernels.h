@@ -16,7 +16,7 @@
 namespace onyx::kernels::common {
 
 // The fraction of all-zero blocks (kSparseBlock output channels at one input channel) from which
-// the block-sparse product beats the dense kernels; measured in docs/sparse_kernels.md.
+// the block-sparse product beats the dense kernels; measured in docs/sparsity.md.
 constexpr double kMinZeroBlocks = 0.45;
 // kMinZeroBlocks, or ONYX_SPARSE_MIN_ZERO_BLOCKS (a fraction) where set: for measuring the
 // threshold again (bench/sparse_layers.py) on another CPU.

@@ -1,9 +1,10 @@
-// Block-sparse products with a constant B: MatMul and com.onyx FusedMatMul (bias, residual,
-// activation) computing A [..., K] x B [K, N] when B's blocks of 16 consecutive columns at one row
-// are mostly all zero (a fully connected layer pruned with `onyx prune --block 16`). The same
-// decision and loop as the 1x1 convolution (sparse_kernels.h): B(k, n) is W(n, k) there.
+// Block-sparse products with a constant B: MatMul, Gemm (bias C) and com.onyx FusedMatMul (bias,
+// residual, activation) computing A [..., K] x B [K, N] when B's blocks of 16 consecutive columns
+// at one row are mostly all zero (a fully connected layer pruned with `onyx prune --block 16`). The
+// same decision and loop as the 1x1 convolution (sparse_kernels.h): B(k, n) is W(n, k) there.
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hwy/aligned_allocator.h"
@@ -122,21 +123,27 @@ class SparseMatMulKernel : public Kernel {
   UnaryParams unary_params_;
 };
 
-// MatMul, or FusedMatMul without transA and with alpha 1: A [..., K] (rank >= 2) times a 2-D B.
+// MatMul, or FusedMatMul or Gemm without transA and with alpha (and Gemm's beta) 1: A [..., K]
+// (rank >= 2; 2 for Gemm) times a 2-D B.
 Status SparseMatMulSupports(const NodeView& node, const std::vector<TypeInfo>& types) {
+  const bool gemm = node.op_type() == "Gemm";
   if (types.size() < 2 || !IsFloatStatic(types[0]) || !IsFloatStatic(types[1]))
     return node.NotSupported("needs float32 A and B with static shapes");
   const Shape a = types[0].static_shape(), b = types[1].static_shape();
   if (a.size() < 2 || b.size() != 2) return node.NotSupported("needs A of rank >= 2 and a 2-D B");
   if (node.attr_int("transA", 0) != 0) return node.NotSupported("transA");
   if (node.attr_float("alpha", 1.0f) != 1.0f) return node.NotSupported("alpha other than 1");
+  if (gemm && (a.size() != 2 || node.attr_float("beta", 1.0f) != 1.0f))
+    return node.NotSupported("Gemm needs a 2-D A and beta 1");
   const bool trans_b = node.attr_int("transB", 0) != 0;
   const int64_t k = trans_b ? b[1] : b[0], n = trans_b ? b[0] : b[1];
   if (a.back() != k) return node.NotSupported("A's last dim differs from B's K");
   for (int64_t d : a)
     if (d == 0) return node.NotSupported("empty input");
   if (n == 0) return node.NotSupported("empty output");
-  if (Present(types, 2) && !(IsFloatStatic(types[2]) && types[2].static_shape() == Shape{n}))
+  if (Present(types, 2) &&
+      !(IsFloatStatic(types[2]) &&
+        (types[2].static_shape() == Shape{n} || (gemm && types[2].static_shape() == Shape{1, n}))))
     return node.NotSupported("bias must be float32 [N]");
   Shape y = a;
   y.back() = n;
@@ -148,13 +155,14 @@ Status SparseMatMulSupports(const NodeView& node, const std::vector<TypeInfo>& t
 }  // namespace
 
 void RegisterSparseMatMulFast(OpRegistry& r) {
-  for (const char* domain : {"", kOnyxDomain}) {
+  for (const auto& [domain, op] : {std::pair<std::string, std::string>{"", "MatMul"},
+                                   {"", "Gemm"},
+                                   {kOnyxDomain, "FusedMatMul"}}) {
     KernelImpl impl;
-    const bool fused = std::string(domain) == kOnyxDomain;
-    impl.name = fused ? "FusedMatMul_f32_sparse" : "MatMul_f32_sparse";
+    impl.name = op + "_f32_sparse";
     impl.supports = SparseMatMulSupports;
     impl.create_with_info = SparseMatMulKernel::Create;
-    r.PrependImpl(domain, fused ? "FusedMatMul" : "MatMul", std::move(impl));
+    r.PrependImpl(domain, op, std::move(impl));
   }
 }
 

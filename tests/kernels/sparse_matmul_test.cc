@@ -1,5 +1,6 @@
 // The block-sparse products with a constant B (MatMul_f32_sparse, FusedMatMul_f32_sparse in
-// kernels/common/sparse_matmul_kernel.cc) against the reference MatMul and FusedMatMul, which
+// kernels/common/sparse_matmul_kernel.cc, and Gemm_f32_sparse) against the reference MatMul, Gemm
+// and FusedMatMul, which
 // sum in double: B [K, N] or transposed, N with tails of the 16-wide blocks, batched A, bias,
 // residual and activations, one and two threads, every Highway target; what they leave to others.
 #include <gtest/gtest.h>
@@ -77,6 +78,12 @@ TEST(SparseMatMul, MatchesReference) {
       fused.domain = "com.onyx";
       ExpectSparseMatches(fused, {a, SparseB(k, p.n, trans, p.zero, rng), bias, z},
                           "FusedMatMul_f32_sparse", what + " transB " + std::to_string(trans));
+      if (p.a.size() == 2) {  // Gemm: 2-D A, bias C [1, N]
+        const NodeSpec gemm{"Gemm", 13, {IntAttr("transB", trans ? 1 : 0)}};
+        ExpectSparseMatches(gemm,
+                            {a, SparseB(k, p.n, trans, p.zero, rng), RandomFloats({1, p.n}, rng)},
+                            "Gemm_f32_sparse", what + " gemm transB " + std::to_string(trans));
+      }
       NodeSpec tanh{
           "FusedMatMul", 1, {IntAttr("transB", trans ? 1 : 0), StringAttr("activation", "Tanh")}};
       tanh.domain = "com.onyx";
@@ -105,6 +112,10 @@ TEST(SparseMatMul, LeavesDenseAndOtherProductsToOtherKernels) {
       {NodeSpec{"MatMul", 13}, {a, RandomFloats({2, 32, 64}, rng)}, {1}, "2-D B"},
       {trans_a, {RandomFloats({32, 4}, rng), SparseB(32, 64, false, 0.8, rng)}, {1}, "transA"},
       {alpha, {a, SparseB(32, 64, false, 0.8, rng)}, {1}, "alpha"},
+      {NodeSpec{"Gemm", 13, {FloatAttr("beta", 0.5f)}},
+       {a, SparseB(32, 64, false, 0.8, rng), RandomFloats({64}, rng)},
+       {1},
+       "beta"},
   };
   for (const Reject& r : rejects) {
     RunOptions o;

@@ -60,7 +60,7 @@ struct SessionOptions {
   // per operand: outputs differ from float32 by ~1e-2 relative (docs/quantization.md).
   bool bf16 = false;
   // Let 1x1 convolutions and products with constant weights whose blocks of 16 output channels
-  // are mostly zero (pruned models) run on block-sparse kernels (docs/sparse_kernels.md).
+  // are mostly zero (pruned models) run on block-sparse kernels (docs/sparsity.md).
   // false, or ONYX_SPARSE_KERNELS=0: dense kernels only.
   bool sparse_kernels = true;
   // Let a run use fewer than intra_op_threads threads when recent runs of its plan finished

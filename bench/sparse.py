@@ -3,7 +3,8 @@
 
     PYTHONPATH=build/python .venv/bin/python bench/sparse.py \
         --pairs resnet50:resnet50_1x1_50_b16.onnx,mobilenet_v2:mobilenet_v2_1x1_70.onnx \
-        [--dir /work/sparse-models] [--threads 1,2] [--runs 20] [--block 5] [--json FILE]
+        [--dir /work/sparse-models] [--threads 1,2] [--runs 20] [--block 5] [--no-adapt]
+        [--json FILE]
 
 For each pair (dense benchmark model from bench/models/out, pruned model from --dir) and thread
 count, four sessions run in this process, alternating in blocks of `--block` back-to-back runs
@@ -30,18 +31,23 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "models"))
-import real_models  # noqa: E402  (ort_session, onyx_session)
+import real_models  # noqa: E402  (ort_session: the peer as compare.py runs it)
 
 ENGINES = ("onyx dense", "onyx sparse", "onyx sparse off", "ORT pruned")
 
 
-def _session(engine: str, dense: str, pruned: str, threads: int):
+def _session(engine: str, dense: str, pruned: str, threads: int, adapt: bool):
     """The engine's session; the sparse switch is read when a session is created."""
     if engine == "ORT pruned":
         return real_models.ort_session(pruned, threads)
+    import onyx
+
+    so = onyx.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.adapt_threads = adapt
     os.environ["ONYX_SPARSE_KERNELS"] = "0" if engine == "onyx sparse off" else "1"
     try:
-        return real_models.onyx_session(dense if engine == "onyx dense" else pruned, threads)
+        return onyx.InferenceSession(dense if engine == "onyx dense" else pruned, so)
     finally:
         del os.environ["ONYX_SPARSE_KERNELS"]
 
@@ -55,8 +61,9 @@ def _feeds(sess) -> dict:
     return feeds
 
 
-def time_pair(dense: str, pruned: str, threads: int, runs: int, warmup: int, block: int) -> dict:
-    sessions = {e: _session(e, dense, pruned, threads) for e in ENGINES}
+def time_pair(dense: str, pruned: str, threads: int, runs: int, warmup: int, block: int,
+              adapt: bool) -> dict:
+    sessions = {e: _session(e, dense, pruned, threads, adapt) for e in ENGINES}
     feeds = _feeds(sessions["ORT pruned"])
     outs = {e: s.run(None, feeds) for e, s in sessions.items()}
     for _ in range(warmup):
@@ -92,6 +99,9 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--block", type=int, default=5)
     ap.add_argument("--json", default="")
+    ap.add_argument("--no-adapt", action="store_true",
+                    help="onyx runs at exactly --threads (adapt_threads off); by default it may\n"
+                    "run on fewer when that is faster on a loaded host (docs/threading.md)")
     args = ap.parse_args()
 
     load_before = os.getloadavg()
@@ -101,7 +111,7 @@ def main() -> None:
         dense = os.path.join(args.dense_dir, dense_name + ".onnx")
         pruned = os.path.join(args.dir, pruned_name)
         for t in [int(x) for x in args.threads.split(",")]:
-            r = time_pair(dense, pruned, t, args.runs, args.warmup, args.block)
+            r = time_pair(dense, pruned, t, args.runs, args.warmup, args.block, not args.no_adapt)
             r.update(model=pruned_name, threads=t)
             rows.append(r)
             m = r["median_ms"]

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "engine/deterministic_mode.h"
 #include "engine/executor.h"
 #include "engine/model_loader.h"
 #include "engine/shape_cache.h"
@@ -87,6 +88,7 @@ struct Session::Impl {
     o.winograd = options.winograd;
     o.bf16 = options.bf16;
     o.sparse_kernels = sparse_kernels;
+    o.deterministic = options.deterministic;
     o.release_packed_constants = release_weights;
     o.threads = threads;
     o.limits = limits;
@@ -327,6 +329,10 @@ StatusOr<Session> Session::CreateFromModel(ir::Model model, SessionOptions optio
   Status s = planner::CheckOperatorsSupported(*impl->model.graph);
   if (!s.ok()) return s.WithContext(prefix);
   planner::DensifySparseInitializers(*impl->model.graph);
+  if (options.deterministic) {
+    s = engine::CheckDeterministicMode(*impl->model.graph, options);
+    if (!s.ok()) return s.WithContext(prefix);
+  }
   const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   impl->threads = options.intra_op_threads > 0 ? options.intra_op_threads : hw;
   impl->arena = std::make_unique<tbb::task_arena>(impl->threads);
@@ -356,8 +362,10 @@ StatusOr<Session> Session::CreateFromModel(ir::Model model, SessionOptions optio
     impl->CollectPrecomputed(*(*p)->plan);
     impl->generic = *p;
     for (const auto& [name, t] : declared) impl->generic_inputs.insert(name);
-    impl->generic_ok =
-        impl->limits.specialize_after_runs > 1 && Impl::GenericWorthRunning(*(*p)->plan);
+    // Deterministic mode: every shape runs on its own plan from its first run, never first on the
+    // shape-generic plan, whose kernels may differ (docs/determinism.md).
+    impl->generic_ok = !options.deterministic && impl->limits.specialize_after_runs > 1 &&
+                       Impl::GenericWorthRunning(*(*p)->plan);
   }
   std::map<std::string, TypeInfo> outer;
   for (const auto& slot : (*p)->plan->slots) outer[slot.name] = slot.type;
@@ -661,6 +669,10 @@ void SetBeforePlanBuild(const Session& session, std::function<void(const std::st
 
 bool Session::deterministic() const {
   return AllDeterministic(*impl_->model.graph);
+}
+
+bool Session::deterministic_mode() const {
+  return impl_->options.deterministic;
 }
 
 std::map<std::string, int> Session::operator_counts() const {

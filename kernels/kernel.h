@@ -133,6 +133,10 @@ struct KernelCreateInfo {
   // 1x1 convolutions and products may run on block-sparse kernels when their constant weights
   // are sparse enough (SessionOptions::sparse_kernels).
   bool sparse = true;
+  // Deterministic mode (SessionOptions::deterministic): the kernel must compute each output the
+  // same way at every thread count and whatever ran before (no algorithm chosen from the thread
+  // count, none chosen from the shapes seen so far).
+  bool deterministic = false;
   // Where packed constant weights are shared across the session's shape specialisations
   // (kernels/weight_cache.h); null: each kernel packs a private copy.
   WeightCache* weights = nullptr;

@@ -67,6 +67,13 @@ void OpRegistry::MarkInPlace(const std::vector<std::string>& op_types) {
   }
 }
 
+void OpRegistry::MarkImpls(const std::function<bool(const std::string&, bool)>& invariant) {
+  for (auto& [key, defs] : ops_)
+    for (auto& def : defs)
+      for (size_t i = 0; i < def->impls.size(); ++i)
+        def->impls[i].thread_invariant = invariant(def->impls[i].name, i + 1 == def->impls.size());
+}
+
 int OpRegistry::PrependImpl(const std::string& domain, const std::string& op_type, KernelImpl impl,
                             int64_t since, int64_t until) {
   auto it = ops_.find({domain == "ai.onnx" ? "" : domain, op_type});

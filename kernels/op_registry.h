@@ -24,6 +24,11 @@ struct KernelImpl {
   // create_with_info reads KernelCreateInfo::sparse_constants: sparse initializers this op reads
   // keep their COO form until the plan is built (planner::DensifySparseInitializers).
   bool reads_sparse_constants = false;
+  // Audited to compute every output element the same way at every thread count (no partial
+  // results combined in an order the thread count decides): set by MarkThreadInvariantKernels
+  // from the audit table (kernels/thread_invariance.cc, docs/determinism.md). Deterministic mode
+  // runs only such impls; a new one is refused there until it is audited.
+  bool thread_invariant = false;
 };
 
 struct OpDef {
@@ -62,6 +67,9 @@ class OpRegistry {
   // of (domain, op_type) whose range overlaps [since, until]. Its `supports` must reject what it
   // cannot run exactly (dtype, attributes), so the reference kernel stays the fallback.
   // Returns how many definitions received it (0 when the op is not registered).
+  // Sets KernelImpl::thread_invariant on every impl that `invariant(impl name, is last)` accepts
+  // (the last impl of a definition is its reference kernel).
+  void MarkImpls(const std::function<bool(const std::string&, bool)>& invariant);
   int PrependImpl(const std::string& domain, const std::string& op_type, KernelImpl impl,
                   int64_t since = 1, int64_t until = kLatestOpset);
 
@@ -81,6 +89,12 @@ void AddRanges(OpRegistry& r, const char* op, std::initializer_list<int64_t> sin
 void RegisterAllOps(OpRegistry& r);
 void RegisterCommonKernels(OpRegistry& r);  // kernels/common/register_common.cc
 void RegisterX86Kernels(OpRegistry& r);     // kernels/x86/register_x86.cc (x86-64 only)
+// Marks the impls the determinism audit found thread-count invariant
+// (kernels/thread_invariance.cc); called last by RegisterAllOps. Returns the audit table's names
+// that no impl has (stale entries).
+std::vector<std::string> MarkThreadInvariantKernels(OpRegistry& r);
+// The audit table itself: impl names and why each is invariant (docs/determinism.md lists them).
+const std::vector<std::pair<std::string, std::string>>& ThreadInvariantKernels();
 namespace common {
 // Convolutions with few output positions, in front of every other convolution kernel
 // (kernels/common/small_conv_kernel.cc).

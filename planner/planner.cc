@@ -381,6 +381,10 @@ class PlanBuilder {
           opts_.reference_kernels && !st.op->impls.empty() ? st.op->impls.size() - 1 : 0;
       for (size_t ii = first; ii < st.op->impls.size(); ++ii) {
         const kernels::KernelImpl& impl = st.op->impls[ii];
+        if (opts_.deterministic && !impl.thread_invariant) {
+          rejections += " " + impl.name + ": not audited as thread-count invariant;";
+          continue;  // docs/determinism.md
+        }
         if (impl.supports) {
           Status s = impl.supports(view, types);
           if (!s.ok()) {
@@ -395,6 +399,7 @@ class PlanBuilder {
           info.winograd = opts_.winograd;
           info.bf16 = opts_.bf16;
           info.sparse = opts_.sparse_kernels;
+          info.deterministic = opts_.deterministic;
           info.weights = opts_.weights;
           for (int id : st.inputs) {
             auto c = id >= 0 ? plan_->constants.find(id) : plan_->constants.end();

@@ -28,6 +28,9 @@ struct PlanOptions {
   bool winograd = true;                    // 3x3 convolutions may use Winograd's algorithm
   bool bf16 = false;                       // bfloat16 operands in convolutions and products
   bool sparse_kernels = true;              // block-sparse kernels for pruned constant weights
+  // Deterministic mode: only impls with KernelImpl::thread_invariant, created with
+  // KernelCreateInfo::deterministic (SessionOptions::deterministic).
+  bool deterministic = false;
   // After kernel creation, constants that every reader holds in a packed copy of its own
   // (Kernel::packed_input) keep their shape but drop their values. Only for a plan that is never
   // rebuilt, so the graph's weights can be released as well (Session does this).

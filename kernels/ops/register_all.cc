@@ -79,6 +79,8 @@ void RegisterAllOps(OpRegistry& r) {
 #endif
   // In front of every convolution kernel (oneDNN's included): few output positions.
   common::RegisterSmallConvFast(r);
+  // Last: the determinism audit marks the impls registered above (docs/determinism.md).
+  MarkThreadInvariantKernels(r);
 }
 
 }  // namespace onyx::kernels

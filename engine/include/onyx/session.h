@@ -69,6 +69,13 @@ struct SessionOptions {
   // intra_op_threads, /2, ..., 1. false, or ONYX_ADAPT_THREADS=0: always intra_op_threads.
   // The benchmark models' outputs are bit-identical at every count (docs/threading.md).
   bool adapt_threads = true;
+  // Deterministic mode (docs/determinism.md): outputs bitwise identical across runs and across
+  // thread counts (1, 2, 3, 4, ...) on one machine. Only kernels audited as thread-count invariant
+  // run (others give way to the next kernel, ultimately the reference); kernels whose algorithm
+  // depends on the thread count or on the shapes run before (oneDNN's Winograd, a first run on a
+  // different product) use a fixed one. Session creation fails for a random operator without a
+  // `seed` attribute and for bf16.
+  bool deterministic = false;
   // Ceilings on tensor and arena bytes, node count, nesting and initializers, checked before
   // anything is allocated; zeros take the ONYX_MAX_* environment variables or the defaults
   // (onyx/limits.h).
@@ -186,8 +193,12 @@ class Session {
   int intra_op_threads() const;
   // Runs so far by the thread count they ran at (adapt_threads), all plans together.
   std::map<int, int64_t> runs_by_threads() const;
-  // False when a node (subgraphs included) uses a random operator: outputs then vary by run.
+  // False when a node (subgraphs included) uses a random operator, seeded or not: outputs then
+  // vary by run, or (seeded) differ from other runtimes' generators. Not the same thing as
+  // SessionOptions::deterministic, the thread-count contract, which deterministic_mode() reports.
   bool deterministic() const;
+  // Whether the session runs in deterministic mode (SessionOptions::deterministic).
+  bool deterministic_mode() const;
   // Bytes of weights held only in kernels' packed layouts: a model whose inputs all have static
   // shapes is planned once, and its original weight values are released after packing.
   size_t released_weight_bytes() const;

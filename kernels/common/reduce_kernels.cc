@@ -20,9 +20,17 @@ struct ReduceSpec {
   int64_t axes_input_since;
 };
 
-// One row of n elements reduced on `threads` threads: a part each, combined in order.
+// Rows fewer than this (a whole tensor reduced to one value) are each reduced in parts.
+constexpr int64_t kLongRowsBelow = 4;
+// Elements per part of such a row, and the most parts: enough for 16 threads on long rows.
+constexpr int64_t kLongRowPart = int64_t{1} << 14;
+constexpr int64_t kLongRowMaxParts = 16;
+
+// One row of n elements reduced on up to `threads` threads, in parts combined in order. The parts
+// follow n alone, so that every thread count sums the same parts in the same order
+// (docs/determinism.md): a split by the thread count rounded differently at each count.
 float ReduceLongRow(ReduceKind kind, const float* src, int64_t n, int threads) {
-  const int64_t parts = std::min<int64_t>(threads, n);
+  const int64_t parts = std::clamp<int64_t>(n / kLongRowPart, 1, kLongRowMaxParts);
   std::vector<double> part(static_cast<size_t>(parts));
   ParallelFor(parts, n / parts, threads, [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) {
@@ -104,7 +112,7 @@ class ReduceKernel : public FastKernel {
     float* dst = y.data<float>();
     const int threads = ThreadsFor(x.numel(), ctx.intra_op_threads());
     const ReduceKind kind = spec_.kind;
-    if (inner == 1 && outer < threads) {
+    if (inner == 1 && outer < kLongRowsBelow) {
       // Fewer rows than threads (a whole tensor reduced to one value): each row in parts.
       for (int64_t o = 0; o < outer; ++o) dst[o] = ReduceLongRow(kind, src + o * n, n, threads);
       return Status::Ok();
@@ -159,7 +167,7 @@ class GlobalPoolKernel : public FastKernel {
     const float* src = x.data<float>();
     float* dst = y.data<float>();
     const int threads = ThreadsFor(x.numel(), ctx.intra_op_threads());
-    if (rows < threads) {
+    if (rows < kLongRowsBelow) {
       for (int64_t r = 0; r < rows; ++r) dst[r] = ReduceLongRow(kind_, src + r * n, n, threads);
       return Status::Ok();
     }

@@ -178,7 +178,10 @@ class ConvOnednn : public Kernel {
         return dnnl::convolution_forward::primitive_desc(desc, attr, eng);
       };
       dnnl::convolution_forward::primitive_desc pd;
-      if (info.winograd && !bf16_ && !has_residual_ && WinogradPays(xl, yl, wl, g, group)) {
+      // Not in deterministic mode: oneDNN picks its Winograd schedule and blocking from the
+      // thread count (jit_avx512_core_f32_wino_conv_4x3's W_SGD needs 1.5 tile blocks a thread).
+      if (info.winograd && !info.deterministic && !bf16_ && !has_residual_ &&
+          WinogradPays(xl, yl, wl, g, group)) {
         try {  // oneDNN's Winograd kernels need AVX-512 and the nChw16c layout
           blocked_src_md_ = memory::desc(ToDims(xl), f32, Tag::nChw16c);
           blocked_dst_md_ = memory::desc(ToDims(yl), f32, Tag::nChw16c);

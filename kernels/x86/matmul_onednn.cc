@@ -400,7 +400,9 @@ class MatMulOnednn : public Kernel {
     // 0.5 ms each, and the panels ran as fast there. The count is the call's, not a block's: a
     // sweep's length 72 (blocks 64 + 8) would otherwise compile at its first call because 64
     // and 8 ran once before (first-call cost at lengths 72..120 up to 2 ms at 2 threads).
-    const bool first = seen_rows_.FirstSight(rows);
+    // Deterministic mode: the row count alone picks panels or primitive, not the runs before
+    // (the two round differently).
+    const bool first = !deterministic_ && seen_rows_.FirstSight(rows);
     for (int64_t done = 0; done < rows;) {
       const int64_t chunk = std::min(rows - done, kRowBlock);
       ONYX_RETURN_IF_ERROR(
@@ -522,6 +524,7 @@ class MatMulOnednn : public Kernel {
   Status Init(const NodeView& node, const std::vector<TypeInfo>& types,
               const KernelCreateInfo& info) {
     threads_ = info.threads;
+    deterministic_ = info.deterministic;
     if (!g_.dynamic_rows) a_shape_ = types[0].static_shape();
     b_shape_ = types[1].static_shape();
     const Tensor* const_b = info.constants.size() > 1 ? info.constants[1] : nullptr;
@@ -618,6 +621,7 @@ class MatMulOnednn : public Kernel {
 
   MatMulGeometry g_;
   int threads_ = 1;
+  bool deterministic_ = false;  // KernelCreateInfo::deterministic
   Shape a_shape_, b_shape_;
   memory::desc src_md_, user_b_md_, wei_md_, dst_md_, c_md_, scratch_md_;
   bool bf16_ = false;  // bfloat16 A and B (SessionOptions::bf16): A converted per run
@@ -763,8 +767,11 @@ class MatMulOnednnPerShape : public Kernel {
       const bool first = seen_.FirstSight(key);
       // Once a kernel has compiled twice as many shapes as it keeps, its shapes come and go
       // faster than primitives pay back (BERT fed every length 1..160: each call compiled
-      // anew): the plain product then serves every shape not already held.
-      if (plain_ && (first || made_.load(std::memory_order_relaxed) >= 2 * kMaxShapes) &&
+      // anew): the plain product then serves every shape not already held. Not in
+      // deterministic mode: the shape alone picks the product there (the two round
+      // differently), a primitive made at its first run.
+      if (plain_ && !info_.deterministic &&
+          (first || made_.load(std::memory_order_relaxed) >= 2 * kMaxShapes) &&
           PlainBatchedProduct(ctx, &plain))
         return plain;
       made_.fetch_add(1, std::memory_order_relaxed);

@@ -90,7 +90,7 @@ class PySession {
             const std::string& precision, const py::object& initializers,
             const std::map<std::string, int64_t>& dims_by_name,
             const std::map<std::string, int64_t>& dims_by_denotation,
-            const py::object& external_files) {
+            const py::object& external_files, bool deterministic) {
     SessionOptions o;
     // Model edits: the converter keeps borrowed arrays alive until the session is made.
     FeedConverter converter;
@@ -118,6 +118,7 @@ class PySession {
         external_buffers.push_back(std::move(info));
       }
     o.adapt_threads = adapt_threads;
+    o.deterministic = deterministic;
     if (precision != "fp32" && precision != "bf16")
       ThrowIfError(InvalidArgument("precision must be 'fp32' or 'bf16', got '", precision, "'"));
     o.bf16 = precision == "bf16";
@@ -445,7 +446,7 @@ PYBIND11_MODULE(_onyx, m) {
       .def(py::init<const py::object&, int, const std::string&, bool, const std::string&, int64_t,
                     int64_t, int64_t, bool, const std::string&, const py::object&,
                     const std::map<std::string, int64_t>&, const std::map<std::string, int64_t>&,
-                    const py::object&>(),
+                    const py::object&, bool>(),
            py::arg("model"), py::arg("intra_op_threads") = 0, py::arg("optimization") = "all",
            py::arg("reference_kernels") = false, py::arg("conv_algorithm") = "auto",
            py::arg("max_shape_plans") = 0, py::arg("max_shape_plan_bytes") = 0,
@@ -453,12 +454,13 @@ PYBIND11_MODULE(_onyx, m) {
            py::arg("precision") = "fp32", py::arg("initializers") = py::none(),
            py::arg("dims_by_name") = std::map<std::string, int64_t>(),
            py::arg("dims_by_denotation") = std::map<std::string, int64_t>(),
-           py::arg("external_files") = py::none(),
+           py::arg("external_files") = py::none(), py::arg("deterministic") = false,
            "Loads `model` (a path, or serialized ModelProto bytes) and plans it. "
            "`max_shape_plans` and `max_shape_plan_bytes` bound the cache of per-input-shape "
            "plans (0: the environment variable or the default). `initializers` ([(name, array)]) "
            "replace the model's, `dims_by_name` / `dims_by_denotation` fix symbolic input dims, "
-           "`external_files` ({name: bytes}) stand in for external-data files.")
+           "`external_files` ({name: bytes}) stand in for external-data files. `deterministic`: "
+           "bitwise-identical outputs at every thread count and run (docs/determinism.md).")
       .def("inputs", &PySession::Inputs,
            "Every graph input as a dict: name, type, shape, onyx_type (initializer-backed ones "
            "included).")
@@ -499,6 +501,9 @@ PYBIND11_MODULE(_onyx, m) {
       .def_property_readonly(
           "deterministic", [](const PySession& s) { return s.session().deterministic(); },
           "False when the model uses a random operator (outputs vary from run to run).")
+      .def_property_readonly(
+          "deterministic_mode", [](const PySession& s) { return s.session().deterministic_mode(); },
+          "Whether the session runs in deterministic mode (docs/determinism.md).")
       .def_property_readonly(
           "model_name",
           [](const PySession& s) { return onyx::python::DecodeLenient(s.session().model_name()); },

@@ -63,19 +63,22 @@ constexpr const char* kRunHelp =
     "  --conv-algorithm A     auto (Winograd for 3x3 convolutions where faster) | direct\n"
     "                         (default auto)\n"
     "  --threads N            intra-op threads (default: one per core)\n"
+    "  --deterministic        bitwise-identical outputs at every thread count and run\n"
+    "                         (docs/determinism.md)\n"
     "  --timeout-ms N         stop each run after N ms with a \"run cancelled\" error (default 0:\n"
     "                         no limit)\n";
 
 constexpr const char* kPlanHelp =
     "usage: onyx plan MODEL [--shape NAME=1x3x224x224 ...] [--optimization L] [--kernels K]\n"
-    "                 [--conv-algorithm A] [--json] [--generic]\n"
+    "                 [--conv-algorithm A] [--deterministic] [--json] [--generic]\n"
     "\n"
     "Prints the schedule (nodes after all passes), each value's storage, arena offset and size, "
     "and\n"
     "arena_bytes / no_reuse_bytes / max_live_bytes, and the weight bytes (initializers, packed,\n"
     "derived; one copy for every shape). Symbolic input dims default to 1. --generic prints the\n"
     "plan made for the declared (symbolic) shapes instead, which new shapes run on until they\n"
-    "get plans of their own (docs/dynamic_shapes.md), and whether they do.\n";
+    "get plans of their own (docs/dynamic_shapes.md), and whether they do. --deterministic\n"
+    "shows the kernels deterministic mode picks (docs/determinism.md).\n";
 
 constexpr const char* kInfoHelp =
     "usage: onyx info MODEL\n"
@@ -102,6 +105,8 @@ constexpr const char* kBenchHelp =
     "fp32\n"
     "  --conv-algorithm A  auto | direct (default auto: Winograd for 3x3 convolutions where\n"
     "                      faster)\n"
+    "  --deterministic     deterministic mode: bitwise-identical outputs at every thread\n"
+    "                      count and run (docs/determinism.md)\n"
     "  --profile FILE      time every step of the timed runs: write them to FILE as Chrome\n"
     "                      trace-event JSON (open in Perfetto or chrome://tracing) and print\n"
     "                      time, share and calls per operator type\n"
@@ -211,6 +216,7 @@ StatusOr<SessionOptions> ParseSessionOptions(const Args& a) {
       return InvalidArgument("--precision must be fp32 or bf16; got '", p, "'");
     o.bf16 = p == "bf16";
   }
+  o.deterministic = a.has("deterministic");
   return o;
 }
 
@@ -278,7 +284,7 @@ void PrintTop(const Value& v, int k) {
 
 int RunMain(int argc, char** argv) {
   auto a = ParseArgs(
-      argc, argv, 2, {},
+      argc, argv, 2, {"deterministic"},
       {"input", "output-dir", "dump-dir", "optimization", "threads", "kernels", "conv-algorithm",
        "generate", "shape", "top", "repeat", "timeout-ms", "precision"});
   if (!a.ok()) return Fail("run", a.status());
@@ -393,7 +399,7 @@ int RunMain(int argc, char** argv) {
 }
 
 int PlanMain(int argc, char** argv) {
-  auto a = ParseArgs(argc, argv, 2, {"json", "generic"},
+  auto a = ParseArgs(argc, argv, 2, {"json", "generic", "deterministic"},
                      {"shape", "optimization", "threads", "kernels", "conv-algorithm"});
   if (!a.ok()) return Fail("plan", a.status());
   if (a->positional.size() != 1)
@@ -640,7 +646,7 @@ int BenchShapes(const Args& a) {
 }
 
 int BenchMain(int argc, char** argv) {
-  auto a = ParseArgs(argc, argv, 2, {"json", "zip"},
+  auto a = ParseArgs(argc, argv, 2, {"json", "zip", "deterministic"},
                      {"threads", "warmup", "runs", "optimization", "shape", "kernels", "profile",
                       "conv-algorithm", "pause-ms", "shapes", "precision"});
   if (!a.ok()) return Fail("bench", a.status());

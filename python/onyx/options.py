@@ -94,12 +94,18 @@ class SessionOptions:
             threads when the latest runs of its plan finished sooner that way (a host whose other
             processes hold cores; docs/threading.md). False, or the environment variable
             ``ONYX_ADAPT_THREADS=0``: every run uses intra_op_num_threads.
+        deterministic: onyx only; True runs in deterministic mode (docs/determinism.md): outputs
+            bitwise identical across runs and across intra_op_num_threads values. Kernels not
+            audited as thread-count invariant give way to others; a random operator without a
+            ``seed`` attribute, and ``precision="bf16"``, make creating the session fail.
+            onnxruntime's ``use_deterministic_compute = True`` turns it on too.
         precision: onyx only; ``"fp32"`` (default) or ``"bf16"``: convolutions take bfloat16
             operands (float32 accumulation and outputs) where the CPU computes bfloat16 natively
             (AVX512-BF16 or AMX; elsewhere creating the session fails). About twice as fast on
             ResNet-50 with AMX, outputs ~1e-2 relative from float32 (docs/quantization.md).
 
     onnxruntime attributes onyx acts on:
+        use_deterministic_compute: True turns on deterministic mode (as ``deterministic``).
         enable_profiling, profile_file_prefix: write a Chrome-trace JSON file of every kernel
             step (:meth:`InferenceSession.end_profiling`).
         optimized_model_filepath: write the model to this ONNX file when the session is made
@@ -114,7 +120,7 @@ class SessionOptions:
     Accepted and ignored (onnxruntime tuning knobs that have no onyx counterpart):
         inter_op_num_threads, execution_mode, execution_order, log_severity_level,
         log_verbosity_level, enable_cpu_mem_arena, enable_mem_pattern, enable_mem_reuse,
-        use_deterministic_compute, use_per_session_threads, logid; and session config entries
+        use_per_session_threads, logid; and session config entries
         other than the two above (add_session_config_entry() records them,
         get_session_config_entry() returns them). register_custom_ops_library() raises
         :class:`onyx.Unsupported`.
@@ -129,6 +135,7 @@ class SessionOptions:
         "max_shape_plan_bytes",
         "specialize_after_runs",
         "adapt_threads",
+        "deterministic",
         "precision",
         "inter_op_num_threads",
         "execution_mode",
@@ -160,6 +167,7 @@ class SessionOptions:
         self.max_shape_plan_bytes: int = 0
         self.specialize_after_runs: int = 0
         self.adapt_threads: bool = True
+        self.deterministic: bool = False
         self.precision: str = "fp32"
         self.inter_op_num_threads: int = 0
         self.execution_mode: ExecutionMode = ExecutionMode.ORT_SEQUENTIAL
@@ -269,6 +277,7 @@ class SessionOptions:
             f"max_shape_plan_bytes={self.max_shape_plan_bytes!r}, "
             f"specialize_after_runs={self.specialize_after_runs!r}, "
             f"adapt_threads={self.adapt_threads!r}, "
+            f"deterministic={self.deterministic!r}, "
             f"precision={self.precision!r})"
         )
 

@@ -293,6 +293,8 @@ class InferenceSession:
             dims_by_name=dict(getattr(options, "_dims_by_name", {})),
             dims_by_denotation=dict(getattr(options, "_dims_by_denotation", {})),
             external_files=dict(getattr(options, "_external_files", {})) or None,
+            deterministic=bool(getattr(options, "deterministic", False))
+            or bool(getattr(options, "use_deterministic_compute", False)),
         )
         required = set(self._sess.required_inputs())
         inputs = self._sess.inputs()
@@ -375,8 +377,15 @@ class InferenceSession:
 
     @property
     def deterministic(self) -> bool:
-        """False when the model uses a random operator (Bernoulli, RandomNormal, ...)."""
+        """False when the model uses a random operator (Bernoulli, RandomNormal, ...). Not
+        deterministic mode (:attr:`deterministic_mode`)."""
         return self._sess.deterministic
+
+    @property
+    def deterministic_mode(self) -> bool:
+        """onyx only: whether the session runs in deterministic mode
+        (``SessionOptions.deterministic`` or ``use_deterministic_compute``; docs/determinism.md)."""
+        return self._sess.deterministic_mode
 
     def get_shape_plan_stats(self) -> dict[str, int]:
         """onyx only (onnxruntime has no counterpart): the cache of per-input-shape plans.

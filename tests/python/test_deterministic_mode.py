@@ -94,3 +94,20 @@ def test_random_operator_without_seed_is_refused_naming_the_node():
     s = session(random_model(seed=3), 1, deterministic=True)
     assert s.run(None, {})[0].tobytes() == s.run(None, {})[0].tobytes()
     session(random_model(), 1)  # accepted outside the mode
+
+
+def test_cli_deterministic_flag(onyx_cli, tmp_path):
+    """--deterministic on run, plan and bench: the refusal names the node; a seeded model runs."""
+    import subprocess  # noqa: PLC0415
+
+    unseeded = tmp_path / "unseeded.onnx"
+    unseeded.write_bytes(random_model())
+    seeded = tmp_path / "seeded.onnx"
+    seeded.write_bytes(random_model(seed=2))
+    for cmd in ("run", "plan", "bench"):
+        p = subprocess.run([onyx_cli, cmd, str(unseeded), "--deterministic"], capture_output=True,
+                           text=True, timeout=120)
+        assert p.returncode > 0 and "RandomUniform node 'noise'" in p.stderr, (cmd, p.stderr)
+        p = subprocess.run([onyx_cli, cmd, str(seeded), "--deterministic"], capture_output=True,
+                           text=True, timeout=120)
+        assert p.returncode == 0, (cmd, p.stderr)

@@ -241,9 +241,10 @@ TEST(DeterministicModeRefuses, DropoutOnlyWhenItMayTrain) {
     options.deterministic = true;
     auto s = Session::CreateFromBytes(b.Bytes(), options);
     EXPECT_EQ(s.ok(), !training_input) << s.status().message();
-    if (!s.ok())
+    if (!s.ok()) {
       EXPECT_NE(s.status().message().find("Dropout node 'drop'"), std::string::npos)
           << s.status().message();
+    }
   }
 }
 

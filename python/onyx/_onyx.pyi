@@ -53,6 +53,7 @@ class Session:
         dims_by_name: Mapping[str, int] = ...,
         dims_by_denotation: Mapping[str, int] = ...,
         external_files: Optional[Mapping[str, Any]] = None,
+        deterministic: bool = False,
     ) -> None: ...
     def inputs(self) -> List[Dict[str, Any]]:
         """Every graph input: {'name', 'type', 'shape', 'onyx_type'} (initializer-backed included)."""
@@ -82,6 +83,8 @@ class Session:
     def intra_op_threads(self) -> int: ...
     @property
     def deterministic(self) -> bool: ...
+    @property
+    def deterministic_mode(self) -> bool: ...
     @property
     def model_name(self) -> str: ...
     @property

@@ -63,13 +63,13 @@ class OpRegistry {
   std::vector<const OpDef*> All() const;
   // Marks every registered definition of these ai.onnx ops as able to run in place on input 0.
   void MarkInPlace(const std::vector<std::string>& op_types);
+  // Sets KernelImpl::thread_invariant on every impl that `invariant(impl name, is last)` accepts
+  // (the last impl of a definition is its reference kernel).
+  void MarkImpls(const std::function<bool(const std::string&, bool)>& invariant);
   // Puts a faster implementation in front of the existing ones for every registered opset range
   // of (domain, op_type) whose range overlaps [since, until]. Its `supports` must reject what it
   // cannot run exactly (dtype, attributes), so the reference kernel stays the fallback.
   // Returns how many definitions received it (0 when the op is not registered).
-  // Sets KernelImpl::thread_invariant on every impl that `invariant(impl name, is last)` accepts
-  // (the last impl of a definition is its reference kernel).
-  void MarkImpls(const std::function<bool(const std::string&, bool)>& invariant);
   int PrependImpl(const std::string& domain, const std::string& op_type, KernelImpl impl,
                   int64_t since = 1, int64_t until = kLatestOpset);
 

@@ -26,8 +26,9 @@ const std::vector<std::pair<std::string, std::string>>& ThreadInvariantKernels()
       "threads split the gate columns of each step's products (PanelWeightsProduct)";
   static const char* kOnednnF32 =
       "oneDNN 2.6 forward primitive (brgconv, brgconv_1x1, brdgmm_dw, jit conv, brg matmul f32 "
-      "on avx512_core): threads split outputs; the reduction dimension is never split for f32 "
-      "(only the AMX matmul blocking splits K); Winograd is not used in deterministic mode";
+      "on avx512_core): threads split outputs, not the reduction dimension for f32 (as read: the "
+      "matmul's K split is in its AMX blocking, bf16 and int8; checked bitwise at 1-4 threads); "
+      "Winograd is not used in deterministic mode";
   static const char* kOnednnInt8 =
       "oneDNN int8 primitive: int32 accumulation is exact in any order, scales are applied per "
       "output after it";

@@ -99,6 +99,10 @@ const std::vector<std::pair<std::string, std::string>>& ThreadInvariantKernels()
         "onyx's Winograd F(2x2,3x3): blocks of tiles follow the thread count, but each tile's "
         "products run one multiply-add chain over the channels in order, whatever its block");
     add({"LSTM_f32_hwy", "GRU_f32_hwy", "RNN_f32_hwy"}, kRecurrent);
+    add({"NhwcConv_f32_sparse", "MatMul_f32_sparse", "Gemm_f32_sparse", "FusedMatMul_f32_sparse"},
+        "block-sparse product (RunBlockSparse): rows split into chunks fixed by the row count, "
+        "blocks of 16 output channels split into groups by the thread count; each output summed "
+        "over its block's input channels in increasing order by one thread");
     add({"MatMulNBits_f32_hwy"}, "threads split output columns; each dot product in order");
     add({"Attention_f32_hwy", "MultiHeadAttention_f32_hwy", "GroupQueryAttention_f32_hwy"},
         "threads split (batch, head) pairs");

@@ -192,29 +192,33 @@ void WinogradConvF32(const WinogradConvArgs& args, int64_t tile_begin, int64_t t
                      int64_t panel_begin, int64_t panel_end, float* scratch);
 
 // ---- block-sparse products (sparse_gemm_hwy.cc) ----
-// Y[rows][M] = X[rows][K] W^T with a constant W [M][K] stored as blocks of kSparseBlock
-// consecutive output channels at one input channel, only the blocks that are not all zero: what
-// a 1x1 convolution or a MatMul with a constant B computes when the weights were pruned in
-// groups along the output channels (`onyx prune --block 16`). Each stored block costs one
-// vector of W and one broadcast of X per row, so the work falls with the fraction of zero blocks.
-constexpr int64_t kSparseBlock = 16;
+// Y[rows][M] = X[rows][K] W^T with a constant W [M][K] stored as blocks of `block` (16, 32 or
+// 64) consecutive output channels at one input channel, only the blocks that are not all zero:
+// what a 1x1 convolution or a MatMul with a constant B computes when the weights were pruned in
+// groups along the output channels (`onyx prune --block 16|32`). Each stored block costs
+// block / lanes vectors of W and one broadcast of X per row, shared by those vectors, so the
+// work falls with the fraction of zero blocks and wider blocks need fewer broadcasts.
+constexpr int64_t kSparseBlock = 16;     // the narrowest block
+constexpr int64_t kMaxSparseBlock = 64;  // the widest
 struct BlockSparseWeights {
   int64_t k = 0, m = 0;              // input and output channels
+  int64_t block = kSparseBlock;      // output channels per block: 16, 32 or 64
   std::vector<int32_t> block_start;  // [blocks + 1]: block b's entries are [start[b], start[b+1])
   std::vector<int32_t> channel;      // per entry: its input channel, increasing within a block
-  hwy::AlignedFreeUniquePtr<float[]> values;  // per entry kSparseBlock floats, zeros past M
-  int64_t blocks() const { return (m + kSparseBlock - 1) / kSparseBlock; }
+  hwy::AlignedFreeUniquePtr<float[]> values;  // per entry `block` floats, zeros past M
+  int64_t blocks() const { return (m + block - 1) / block; }
   int64_t entries() const { return block_start.empty() ? 0 : block_start.back(); }
 };
-// Packs W(co, ci) = w[co * m_stride + ci * k_stride] (co < m, ci < k); a block is left out when
-// its values are all zero (either sign). Null `values` when the allocation fails.
+// Packs W(co, ci) = w[co * m_stride + ci * k_stride] (co < m, ci < k) in blocks of `block` (16,
+// 32 or 64); a block is left out when its values are all zero (either sign). Null `values` when
+// the allocation fails.
 BlockSparseWeights PackBlockSparse(const float* w, int64_t m, int64_t k, int64_t m_stride,
-                                   int64_t k_stride);
+                                   int64_t k_stride, int64_t block = kSparseBlock);
 struct BlockSparseGemmArgs {
   const BlockSparseWeights* w = nullptr;
   const float* x = nullptr;  // rows of K floats, lda apart
   int64_t lda = 0;
-  const float* bias = nullptr;  // [blocks * kSparseBlock], zeros where there is no bias
+  const float* bias = nullptr;  // [blocks * w->block], zeros where there is no bias
   const float* z = nullptr;     // residual rows of M floats (as y), or null; may equal y
   float* y = nullptr;           // rows of M floats, M apart
   // W as given to PackBlockSparse, for rows of X holding Inf or NaN: those are summed over every

@@ -15,18 +15,31 @@
 
 namespace onyx::kernels::common {
 
-// The fraction of all-zero blocks (kSparseBlock output channels at one input channel) from which
-// the block-sparse product beats the dense kernels; measured in docs/sparsity.md.
+// The fraction of all-zero blocks (16 or 32 output channels at one input channel) from which the
+// block-sparse product beats the dense kernels; measured in docs/sparsity.md.
 constexpr double kMinZeroBlocks = 0.45;
-// kMinZeroBlocks, or ONYX_SPARSE_MIN_ZERO_BLOCKS (a fraction) where set: for measuring the
-// threshold again (bench/sparse_layers.py) on another CPU.
-double MinZeroBlocks();
+constexpr double kMinZeroBlocks32 = 0.40;
+// The threshold for `block`-wide blocks, or ONYX_SPARSE_MIN_ZERO_BLOCKS (a fraction) where set:
+// for measuring the thresholds again (bench/sparse_layers.py) on another CPU.
+double MinZeroBlocks(int64_t block = kSparseBlock);
+// How much faster a stored 32-block is than two stored 16-blocks (one broadcast shared by two
+// vectors): 32-blocks are taken where they leave fewer than this many times the stored weights
+// of 16-blocks (docs/sparsity.md).
+constexpr double kBlock32Speedup = 1.25;
 
-// The fraction of W's blocks that are all zero; W(co, ci) = w[co * m_stride + ci * k_stride].
-double ZeroBlockFraction(const float* w, int64_t m, int64_t k, int64_t m_stride, int64_t k_stride);
+// The fraction of W's blocks of `block` output channels that are all zero; W(co, ci) =
+// w[co * m_stride + ci * k_stride].
+double ZeroBlockFraction(const float* w, int64_t m, int64_t k, int64_t m_stride, int64_t k_stride,
+                         int64_t block = kSparseBlock);
 
-// W packed by PackBlockSparse (shared through `cache` when given) when ZeroBlockFraction reaches
-// kMinZeroBlocks; NotSupported naming the fraction when it does not.
+// The block width for W: 32 where M > 16 and its 32-blocks reach their threshold and cost less
+// than its 16-blocks (weights pruned in 32s), else 16 where those reach theirs, else 0. `zero` is
+// set to the fraction of zero blocks of the width returned (of 16-blocks for 0).
+int64_t SparseBlockFor(const float* w, int64_t m, int64_t k, int64_t m_stride, int64_t k_stride,
+                       double* zero);
+
+// W packed by PackBlockSparse in SparseBlockFor's width (shared through `cache` when given);
+// NotSupported naming the fraction when no width reaches its threshold.
 StatusOr<std::shared_ptr<const BlockSparseWeights>> SparseWeightsIfWorthIt(
     const NodeView& node, const Tensor& w, int64_t m, int64_t k, int64_t m_stride, int64_t k_stride,
     WeightCache* cache);

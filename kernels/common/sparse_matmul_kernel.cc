@@ -32,7 +32,7 @@ class SparseMatMulKernel : public Kernel {
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
-  std::string variant() const override { return "block16"; }
+  std::string variant() const override { return "block" + std::to_string(weights_->block); }
   bool packed_input(size_t i) const override { return i == 2 && bias_packed_; }
 
   Status Run(KernelContext& ctx) const override {

@@ -132,6 +132,7 @@ RunResult RunImpl(const NodeSpec& spec, const std::vector<Tensor>& inputs, const
     result.status = kernel.status();
     return result;
   }
+  result.variant = (*kernel)->variant();
   DirectContext ctx(node, std::move(values), spec.num_outputs, options);
   result.status = (*kernel)->Run(ctx);
   result.outputs = ctx.outputs();

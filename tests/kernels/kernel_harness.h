@@ -50,6 +50,7 @@ struct RunOptions {
 struct RunResult {
   Status status;
   std::string impl;             // the impl that ran
+  std::string variant;          // its kernel's variant() ("" when it has none)
   std::vector<Tensor> outputs;  // one per node output (undefined when not written)
 };
 

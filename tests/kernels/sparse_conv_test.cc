@@ -1,12 +1,15 @@
 // The block-sparse 1x1 convolution (com.onyx NhwcConv, kernels/common/sparse_conv_kernel.cc and
 // sparse_gemm_hwy.cc) against the reference NhwcConv kernel, which sums every product in double:
-// zero-block fractions from the threshold to all zero, channel counts with tails of the 16-wide
-// blocks and of the 12-row tiles, strides, bias and residual (constant or not), Relu, Clip and an
-// activation applied after, one and two threads, every Highway target; Inf and NaN inputs meeting
-// zero weights; the convolutions and weights it must leave to the dense kernels.
+// zero-block fractions from the threshold to all zero, weights pruned in blocks of 16 and 32 (and
+// 32-blocks with single zero 16-halves), channel counts with tails of the 16- and 32-wide blocks
+// and of the row tiles, the block width the kernel picks, the same bits at one and two threads,
+// strides, bias and residual (constant or not), Relu, Clip and an activation applied after, one and
+// two threads, every Highway target; Inf and NaN inputs meeting zero weights; the convolutions and
+// weights it must leave to the dense kernels.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -26,25 +29,31 @@ NodeSpec ConvSpec(std::vector<ir::Attribute> attrs) {
   return spec;
 }
 
-// W [m, c, 1, 1] with a `zero` fraction of its blocks (16 output channels at one input channel)
-// all zero, the others random (a few single zeros among them, as pruning leaves).
-Tensor BlockSparseWeights(int64_t m, int64_t c, double zero, std::mt19937& rng) {
+// W [m, c, 1, 1] with a `zero` fraction of its blocks (`block` output channels at one input
+// channel) all zero, and of the others a `half_zero` fraction with their first 16 channels zero;
+// the rest random (a few single zeros among them, as pruning leaves).
+Tensor BlockSparseWeights(int64_t m, int64_t c, double zero, std::mt19937& rng, int64_t block = 16,
+                          double half_zero = 0.0) {
   Tensor w = RandomFloats({m, c, 1, 1}, rng, -1.f, 1.f);
   float* wd = w.data<float>();
   std::uniform_real_distribution<double> u(0.0, 1.0);
-  for (int64_t b = 0; b * 16 < m; ++b)
-    for (int64_t ci = 0; ci < c; ++ci)
-      if (u(rng) < zero)
-        for (int64_t co = b * 16; co < std::min(m, b * 16 + 16); ++co) wd[co * c + ci] = 0.f;
+  for (int64_t b = 0; b * block < m; ++b)
+    for (int64_t ci = 0; ci < c; ++ci) {
+      int64_t zeros = u(rng) < zero ? block : 0;
+      if (zeros == 0 && u(rng) < half_zero) zeros = 16;
+      for (int64_t co = b * block; co < std::min(m, b * block + zeros); ++co) wd[co * c + ci] = 0.f;
+    }
   wd[m * c - 1] = 0.f;
   return w;
 }
 
 // Runs the sparse impl on every target at 1 and 2 threads, with W constant and B constant or not,
-// and expects output 0 to match `expected`.
+// and expects output 0 to match `expected`, in blocks of `block`, with the same bits at both
+// thread counts.
 void ExpectSparseMatches(const NodeSpec& spec, const std::vector<Tensor>& inputs,
-                         const Tensor& expected, const std::string& what) {
+                         const Tensor& expected, const std::string& what, int64_t block = 16) {
   ForEachSimdTarget([&](const std::string& target) {
+    Tensor one_thread;
     for (int threads : {1, 2}) {
       for (bool constant_bias : {false, true}) {
         SCOPED_TRACE(what + " " + target + " threads " + std::to_string(threads) +
@@ -55,8 +64,17 @@ void ExpectSparseMatches(const NodeSpec& spec, const std::vector<Tensor>& inputs
         const RunResult fast = RunImpl(spec, inputs, kImpl, o);
         ASSERT_TRUE(fast.status.ok()) << fast.status.message();
         EXPECT_EQ(fast.impl, kImpl);
+        EXPECT_EQ(fast.variant, "block" + std::to_string(block));
         // Float sums of up to 300 products of size ~4: within 1e-4 of the double sums.
         EXPECT_EQ(CompareFloats(fast.outputs[0], expected, 1e-4, 1e-5), "");
+        if (threads == 1) {
+          one_thread = fast.outputs[0];
+        } else {
+          EXPECT_EQ(std::memcmp(one_thread.data<float>(), fast.outputs[0].data<float>(),
+                                one_thread.numel() * sizeof(float)),
+                    0)
+              << "bits differ between 1 and 2 threads";
+        }
       }
     }
   });
@@ -69,20 +87,33 @@ TEST(SparseConv, MatchesReference) {
     int64_t m;    // output channels
     double zero;  // fraction of zero blocks
     int64_t stride;
+    int64_t block = 16;      // the width W is pruned in
+    double half_zero = 0.0;  // of the other blocks: first 16 channels zero
+    int64_t expected = 16;   // the width the kernel should pick
   };
   const std::vector<Layer> layers = {
-      {{1, 5, 7, 37}, 40, 0.6, 1},     // 35 rows (a 12-row tile tail), a block of 8 channels
-      {{2, 6, 6, 64}, 64, 0.7, 1},     // two images, whole blocks and tiles
-      {{1, 4, 4, 300}, 7, 0.6, 1},     // one partial block; many input channels
-      {{1, 9, 9, 24}, 144, 0.9, 2},    // stride 2: 5x5 outputs from every other pixel
-      {{1, 8, 10, 16}, 33, 1.0, 1},    // every block zero: bias, residual and activation only
+      {{1, 5, 7, 37}, 40, 0.6, 1},   // 35 rows (a 12-row tile tail), a block of 8 channels
+      {{2, 6, 6, 64}, 64, 0.7, 1},   // two images, whole blocks and tiles
+      {{1, 4, 4, 300}, 7, 0.6, 1},   // one partial block; many input channels
+      {{1, 9, 9, 24}, 144, 0.9, 2},  // stride 2: 5x5 outputs from every other pixel
+      // Every block zero: bias, residual and activation only (in 32-blocks, as wide as they pay).
+      {{1, 8, 10, 16}, 33, 1.0, 1, 16, 0.0, 32},
       {{1, 13, 12, 96}, 256, 0.5, 1},  // 156 rows, 16 blocks for two threads
       {{1, 5, 5, 32}, 768, 0.5, 1},    // 24 blocks per channel: rows interleaved first on AVX-512
       {{1, 2, 7, 1024}, 640, 0.5, 1},  // 1.25 MiB of blocks: blocks outside the tiles (1 thread)
+      {{2, 6, 6, 64}, 64, 0.7, 1, 16, 0.0, 16},  // 16s at 70%: half the 32-blocks zero, stays 16
+      // Pruned in 32s:
+      {{1, 5, 7, 37}, 40, 0.6, 1, 32, 0.0, 32},     // one 32-block and a tail of 8 channels
+      {{1, 4, 5, 50}, 56, 0.6, 1, 32, 0.0, 32},     // a tail of 24: one vector and a half
+      {{1, 9, 9, 24}, 96, 0.6, 2, 32, 0.0, 32},     // stride 2, whole blocks
+      {{1, 8, 10, 16}, 70, 1.0, 1, 32, 0.0, 32},    // every block zero, a tail of 6
+      {{1, 13, 12, 96}, 256, 0.5, 1, 32, 0.2, 32},  // mixed: zero 16-halves in 32-blocks
+      {{1, 5, 5, 32}, 768, 0.5, 1, 32, 0.0, 32},    // rows interleaved first on AVX-512
+      {{1, 2, 7, 1024}, 640, 0.5, 1, 32, 0.0, 32},  // blocks outside the tiles
   };
   for (const Layer& l : layers) {
     const Tensor x = RandomFloats(l.x, rng);
-    const Tensor w = BlockSparseWeights(l.m, l.x[3], l.zero, rng);
+    const Tensor w = BlockSparseWeights(l.m, l.x[3], l.zero, rng, l.block, l.half_zero);
     const Tensor b = RandomFloats({l.m}, rng);
     std::vector<ir::Attribute> geometry;
     if (l.stride != 1) geometry.push_back(IntsAttr("strides", {l.stride, l.stride}));
@@ -113,7 +144,8 @@ TEST(SparseConv, MatchesReference) {
                           ShapeToString(l.x) + " M " + std::to_string(l.m) + " zero " +
                               std::to_string(l.zero) + " act " + std::to_string(c.act.size()) +
                               " bias " + std::to_string(c.bias) + " residual " +
-                              std::to_string(c.residual));
+                              std::to_string(c.residual) + " block " + std::to_string(l.block),
+                          l.expected);
     }
   }
 }

@@ -14,22 +14,23 @@
 namespace onyx::testing {
 namespace {
 
-// B [k, n] (or [n, k] when transposed) with a `zero` fraction of its blocks of 16 columns at one
-// row all zero.
-Tensor SparseB(int64_t k, int64_t n, bool trans, double zero, std::mt19937& rng) {
+// B [k, n] (or [n, k] when transposed) with a `zero` fraction of its blocks of `block` columns at
+// one row all zero.
+Tensor SparseB(int64_t k, int64_t n, bool trans, double zero, std::mt19937& rng,
+               int64_t block = 16) {
   Tensor b = RandomFloats(trans ? Shape{n, k} : Shape{k, n}, rng, -1.f, 1.f);
   float* bd = b.data<float>();
   std::uniform_real_distribution<double> u(0.0, 1.0);
-  for (int64_t blk = 0; blk * 16 < n; ++blk)
+  for (int64_t blk = 0; blk * block < n; ++blk)
     for (int64_t r = 0; r < k; ++r)
       if (u(rng) < zero)
-        for (int64_t c = blk * 16; c < std::min(n, blk * 16 + 16); ++c)
+        for (int64_t c = blk * block; c < std::min(n, blk * block + block); ++c)
           bd[trans ? c * k + r : r * n + c] = 0.f;
   return b;
 }
 
 void ExpectSparseMatches(const NodeSpec& spec, const std::vector<Tensor>& inputs,
-                         const std::string& impl, const std::string& what) {
+                         const std::string& impl, const std::string& what, int64_t block = 16) {
   const RunResult ref = RunImpl(spec, inputs, "");
   ASSERT_TRUE(ref.status.ok()) << ref.status.message();
   ForEachSimdTarget([&](const std::string& target) {
@@ -43,6 +44,7 @@ void ExpectSparseMatches(const NodeSpec& spec, const std::vector<Tensor>& inputs
         const RunResult fast = RunImpl(spec, inputs, impl, o);
         ASSERT_TRUE(fast.status.ok()) << fast.status.message();
         EXPECT_EQ(fast.impl, impl);
+        EXPECT_EQ(fast.variant, "block" + std::to_string(block));
         EXPECT_EQ(CompareFloats(fast.outputs[0], ref.outputs[0], 1e-4, 1e-5), "");
       }
     }
@@ -55,12 +57,15 @@ TEST(SparseMatMul, MatchesReference) {
     Shape a;  // [..., K]
     int64_t n;
     double zero;
+    int64_t block = 16;  // pruned in blocks of 16 or 32 columns
   };
   const std::vector<Product> products = {
-      {{3, 40}, 24, 0.6},       // 3 rows, a block of 8 columns
-      {{2, 13, 64}, 100, 0.7},  // batched A: 26 rows (12-row tile tails), N = 6 * 16 + 4
-      {{1, 200}, 16, 0.9},      // one row, one block
-      {{30, 33}, 48, 1.0},      // all zero: bias and residual only
+      {{3, 40}, 24, 0.6},           // 3 rows, a block of 8 columns
+      {{2, 13, 64}, 100, 0.7},      // batched A: 26 rows (12-row tile tails), N = 6 * 16 + 4
+      {{1, 200}, 16, 0.9},          // one row, one block
+      {{30, 33}, 48, 1.0, 32},      // all zero: bias and residual only, in 32-blocks
+      {{2, 13, 64}, 100, 0.6, 32},  // 32-blocks: 26 rows, N = 3 * 32 + 4
+      {{40, 48}, 56, 0.6, 32},      // 32-blocks: a tail of 24 columns
   };
   for (const Product& p : products) {
     const Tensor a = RandomFloats(p.a, rng);
@@ -70,25 +75,27 @@ TEST(SparseMatMul, MatchesReference) {
     const Tensor bias = RandomFloats({p.n}, rng);
     const Tensor z = RandomFloats(ys, rng);
     const std::string what = ShapeToString(p.a) + " N " + std::to_string(p.n);
-    ExpectSparseMatches(NodeSpec{"MatMul", 13}, {a, SparseB(k, p.n, false, p.zero, rng)},
-                        "MatMul_f32_sparse", what);
+    ExpectSparseMatches(NodeSpec{"MatMul", 13}, {a, SparseB(k, p.n, false, p.zero, rng, p.block)},
+                        "MatMul_f32_sparse", what, p.block);
     for (bool trans : {false, true}) {
       NodeSpec fused{
           "FusedMatMul", 1, {IntAttr("transB", trans ? 1 : 0), StringAttr("activation", "Relu")}};
       fused.domain = "com.onyx";
-      ExpectSparseMatches(fused, {a, SparseB(k, p.n, trans, p.zero, rng), bias, z},
-                          "FusedMatMul_f32_sparse", what + " transB " + std::to_string(trans));
+      ExpectSparseMatches(fused, {a, SparseB(k, p.n, trans, p.zero, rng, p.block), bias, z},
+                          "FusedMatMul_f32_sparse", what + " transB " + std::to_string(trans),
+                          p.block);
       if (p.a.size() == 2) {  // Gemm: 2-D A, bias C [1, N]
         const NodeSpec gemm{"Gemm", 13, {IntAttr("transB", trans ? 1 : 0)}};
-        ExpectSparseMatches(gemm,
-                            {a, SparseB(k, p.n, trans, p.zero, rng), RandomFloats({1, p.n}, rng)},
-                            "Gemm_f32_sparse", what + " gemm transB " + std::to_string(trans));
+        ExpectSparseMatches(
+            gemm, {a, SparseB(k, p.n, trans, p.zero, rng, p.block), RandomFloats({1, p.n}, rng)},
+            "Gemm_f32_sparse", what + " gemm transB " + std::to_string(trans), p.block);
       }
       NodeSpec tanh{
           "FusedMatMul", 1, {IntAttr("transB", trans ? 1 : 0), StringAttr("activation", "Tanh")}};
       tanh.domain = "com.onyx";
-      ExpectSparseMatches(tanh, {a, SparseB(k, p.n, trans, p.zero, rng), bias},
-                          "FusedMatMul_f32_sparse", what + " tanh transB " + std::to_string(trans));
+      ExpectSparseMatches(tanh, {a, SparseB(k, p.n, trans, p.zero, rng, p.block), bias},
+                          "FusedMatMul_f32_sparse", what + " tanh transB " + std::to_string(trans),
+                          p.block);
     }
   }
 }

@@ -2,7 +2,7 @@
 """Pruned models on onyx's sparse kernels, against the dense model and ONNX Runtime.
 
     PYTHONPATH=build/python .venv/bin/python bench/sparse.py \
-        --pairs resnet50:resnet50_1x1_50_b16.onnx,mobilenet_v2:mobilenet_v2_1x1_70.onnx \
+        --pairs resnet50:resnet50_1x1_50_b32.onnx,mobilenet_v2:mobilenet_v2_1x1_70_b32.onnx \
         [--dir /work/sparse-models] [--threads 1,2] [--runs 20] [--block 5] [--no-adapt]
         [--json FILE]
 
@@ -89,9 +89,10 @@ def time_pair(dense: str, pruned: str, threads: int, runs: int, warmup: int, blo
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--pairs", default="resnet50:resnet50_1x1_50_b16.onnx,"
-                    "resnet50:resnet50_1x1_50.onnx,mobilenet_v2:mobilenet_v2_1x1_70_b16.onnx,"
-                    "mobilenet_v2:mobilenet_v2_1x1_70.onnx")
+    ap.add_argument("--pairs", default="resnet50:resnet50_1x1_50_b32.onnx,"
+                    "resnet50:resnet50_1x1_50_b16.onnx,resnet50:resnet50_1x1_50.onnx,"
+                    "mobilenet_v2:mobilenet_v2_1x1_70_b32.onnx,"
+                    "mobilenet_v2:mobilenet_v2_1x1_70_b16.onnx,mobilenet_v2:mobilenet_v2_1x1_70.onnx")
     ap.add_argument("--dir", default="/work/sparse-models")
     ap.add_argument("--dense-dir", default=os.path.join(HERE, "models", "out"))
     ap.add_argument("--threads", default="1,2")

@@ -101,7 +101,8 @@ const std::vector<std::pair<std::string, std::string>>& ThreadInvariantKernels()
     add({"LSTM_f32_hwy", "GRU_f32_hwy", "RNN_f32_hwy"}, kRecurrent);
     add({"NhwcConv_f32_sparse", "MatMul_f32_sparse", "Gemm_f32_sparse", "FusedMatMul_f32_sparse"},
         "block-sparse product (RunBlockSparse): rows split into chunks fixed by the row count, "
-        "blocks of 16 output channels split into groups by the thread count; each output summed "
+        "blocks of 16 or 32 output channels split into groups by the thread count; each output "
+        "summed "
         "over its block's input channels in increasing order by one thread");
     add({"MatMulNBits_f32_hwy"}, "threads split output columns; each dot product in order");
     add({"Attention_f32_hwy", "MultiHeadAttention_f32_hwy", "GroupQueryAttention_f32_hwy"},

@@ -1,8 +1,8 @@
 // Block-sparse 1x1 convolution on channels-last activations: com.onyx NhwcConv with a 1x1 filter,
-// one group, no padding and a constant W whose blocks of 16 output channels at one input channel
-// are mostly all zero (a model pruned with `onyx prune --block 16`). The kernel measures that
-// fraction when it is created and takes the node only above kMinZeroBlocks; below, the dense
-// kernels behind it are faster (docs/sparsity.md).
+// one group, no padding and a constant W whose blocks of 32 or 16 output channels at one input
+// channel are mostly all zero (a model pruned with `onyx prune --block 32|16`). The kernel
+// measures that fraction when it is created and takes the node only above the width's threshold
+// (SparseBlockFor); below, the dense kernels behind it are faster (docs/sparsity.md).
 #include <algorithm>
 #include <functional>
 #include <memory>

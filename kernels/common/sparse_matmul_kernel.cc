@@ -1,7 +1,8 @@
 // Block-sparse products with a constant B: MatMul, Gemm (bias C) and com.onyx FusedMatMul (bias,
-// residual, activation) computing A [..., K] x B [K, N] when B's blocks of 16 consecutive columns
-// at one row are mostly all zero (a fully connected layer pruned with `onyx prune --block 16`). The
-// same decision and loop as the 1x1 convolution (sparse_kernels.h): B(k, n) is W(n, k) there.
+// residual, activation) computing A [..., K] x B [K, N] when B's blocks of 32 or 16 consecutive
+// columns at one row are mostly all zero (a fully connected layer pruned with `onyx prune --block
+// 32|16`). The same decision and loop as the 1x1 convolution (sparse_kernels.h): B(k, n) is W(n,
+// k) there.
 #include <memory>
 #include <string>
 #include <utility>

@@ -1,5 +1,6 @@
 """Block-sparse kernels end to end: a small channels-last CNN and a fully connected layer pruned
-in blocks of 16 output channels (as `onyx prune --block 16` does) take the sparse kernels where
+in blocks of 16 or 32 output channels (as `onyx prune --block 16|32` does) take the sparse kernels
+in that width where
 the zero blocks reach the threshold and the dense ones elsewhere, as the plan shows; ONYX_SPARSE_KERNELS=0
 turns them off; outputs match ONNX Runtime (the oracle) either way."""
 import json
@@ -18,20 +19,21 @@ pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
                                 reason="the sparse kernels are registered on x86")
 
 
-def _block_pruned(rng, cout: int, cin: int, zero: float) -> np.ndarray:
-    """W [cout, cin] with a `zero` fraction of its (16 output channels, one input) blocks zero."""
+def _block_pruned(rng, cout: int, cin: int, zero: float, block: int = 16) -> np.ndarray:
+    """W [cout, cin] with a `zero` fraction of its (`block` output channels, one input) blocks
+    zero."""
     w = rng.standard_normal((cout, cin)).astype(np.float32) * np.float32(np.sqrt(2.0 / cin))
-    blocks = (cout + 15) // 16
+    blocks = (cout + block - 1) // block
     order = rng.permutation(blocks * cin)[: int(round(zero * blocks * cin))]
     for i in order:
         b, ci = divmod(int(i), cin)
-        w[b * 16:(b + 1) * 16, ci] = 0
+        w[b * block:(b + 1) * block, ci] = 0
     return w
 
 
 def pruned_model() -> onnx.ModelProto:
-    """conv_a (1x1, 70% zero blocks, BN-like bias, Relu), conv_b (1x1 stride 2, 50%, + residual
-    from a strided 1x1 projection), conv_dense (1x1, 10% zero blocks: stays dense), then a Gemm
+    """conv_a (1x1, 70% zero blocks, BN-like bias, Relu), conv_b (1x1 stride 2, 50% in blocks of
+    32, + residual from a strided 1x1 projection), conv_dense (1x1, 10% zero blocks: stays dense), then a Gemm
     (60% zero blocks, transB) on the pooled features."""
     rng = np.random.default_rng(5)
     inits, nodes = [], []
@@ -47,7 +49,7 @@ def pruned_model() -> onnx.ModelProto:
 
     conv("x", "a", _block_pruned(rng, 72, 40, 0.7))
     nodes.append(helper.make_node("Relu", ["a"], ["ar"], name="relu_a"))
-    conv("ar", "b", _block_pruned(rng, 96, 72, 0.5), stride=2)
+    conv("ar", "b", _block_pruned(rng, 96, 72, 0.5, block=32), stride=2)
     conv("ar", "proj", _block_pruned(rng, 96, 72, 0.6), stride=2, bias=False)
     nodes.append(helper.make_node("Add", ["b", "proj"], ["s"], name="sum"))
     nodes.append(helper.make_node("Relu", ["s"], ["sr"], name="relu_s"))
@@ -80,7 +82,7 @@ def impls(cli, path, env=None):
 def test_plan_takes_the_sparse_kernels_above_the_threshold(onyx_cli, model_path):
     on = impls(onyx_cli, model_path)
     assert {n: on[n] for n in ("a", "b", "proj", "dense", "fc")} == {
-        "a": "NhwcConv_f32_sparse/block16", "b": "NhwcConv_f32_sparse/block16",
+        "a": "NhwcConv_f32_sparse/block16", "b": "NhwcConv_f32_sparse/block32",
         "proj": "NhwcConv_f32_sparse/block16", "dense": "NhwcConv_f32_onednn",
         "fc": "Gemm_f32_sparse/block16"}, on
     off = impls(onyx_cli, model_path, {"ONYX_SPARSE_KERNELS": "0"})

@@ -3,8 +3,11 @@
 
     PYTHONPATH=build/python .venv/bin/python bench/sparse.py \
         --pairs resnet50:resnet50_1x1_50_b32.onnx,mobilenet_v2:mobilenet_v2_1x1_70_b32.onnx \
-        [--dir /work/sparse-models] [--threads 1,2] [--runs 20] [--block 5] [--no-adapt]
+        [--dir bench/models/out/pruned] [--threads 1,2] [--runs 20] [--block 5] [--no-adapt]
         [--json FILE]
+
+A pruned model missing from --dir is made there first with `onyx prune` when its name says how
+(DENSE_1x1_PCT[_bBLOCK].onnx: `--layers 1x1 --sparsity PCT/100 [--block BLOCK]`, method relative).
 
 For each pair (dense benchmark model from bench/models/out, pruned model from --dir) and thread
 count, four sessions run in this process, alternating in blocks of `--block` back-to-back runs
@@ -22,7 +25,9 @@ difference between onyx sparse's and ORT's outputs, and the load averages before
 import argparse
 import json
 import os
+import re
 import statistics
+import subprocess
 import sys
 import time
 
@@ -87,13 +92,30 @@ def time_pair(dense: str, pruned: str, threads: int, runs: int, warmup: int, blo
     return {"median_ms": med, "max_abs_diff_vs_ort": diff, "max_abs_ort": float(np.max(np.abs(ref)))}
 
 
+def make_pruned(onyx_cli: str, dense: str, pruned: str) -> None:
+    """Prunes `dense` into `pruned` as the name says: DENSE_1x1_PCT[_bBLOCK].onnx."""
+    m = re.fullmatch(r".+_1x1_(\d+)(?:_b(\d+))?\.onnx", os.path.basename(pruned))
+    if not m:
+        sys.exit(f"{pruned} does not exist and its name does not say how to prune "
+                 "(DENSE_1x1_PCT[_bBLOCK].onnx)")
+    cmd = [onyx_cli, "prune", dense, "-o", pruned, "--layers", "1x1", "--method", "relative",
+           "--sparsity", str(int(m.group(1)) / 100)]
+    if m.group(2):
+        cmd += ["--block", m.group(2)]
+    os.makedirs(os.path.dirname(pruned), exist_ok=True)
+    print("making", pruned, ":", " ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--pairs", default="resnet50:resnet50_1x1_50_b32.onnx,"
                     "resnet50:resnet50_1x1_50_b16.onnx,resnet50:resnet50_1x1_50.onnx,"
                     "mobilenet_v2:mobilenet_v2_1x1_70_b32.onnx,"
                     "mobilenet_v2:mobilenet_v2_1x1_70_b16.onnx,mobilenet_v2:mobilenet_v2_1x1_70.onnx")
-    ap.add_argument("--dir", default="/work/sparse-models")
+    ap.add_argument("--dir", default=os.path.join(HERE, "models", "out", "pruned"))
+    ap.add_argument("--onyx", default=os.path.join(HERE, "..", "build", "onyx"),
+                    help="the CLI that prunes missing models")
     ap.add_argument("--dense-dir", default=os.path.join(HERE, "models", "out"))
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--runs", type=int, default=20)
@@ -111,6 +133,8 @@ def main() -> None:
         dense_name, pruned_name = pair.split(":")
         dense = os.path.join(args.dense_dir, dense_name + ".onnx")
         pruned = os.path.join(args.dir, pruned_name)
+        if not os.path.exists(pruned):
+            make_pruned(args.onyx, dense, pruned)
         for t in [int(x) for x in args.threads.split(",")]:
             r = time_pair(dense, pruned, t, args.runs, args.warmup, args.block, not args.no_adapt)
             r.update(model=pruned_name, threads=t)

@@ -49,6 +49,7 @@ struct Session::Impl {
   SubgraphPlans subplans;
   std::unique_ptr<tbb::task_arena> arena;
   int threads = 1;
+  kernels::IsaLevel max_isa = kernels::IsaLevel::kScalar;  // SessionIsaCap(options.max_isa)
   bool adapt_threads = true;  // SessionOptions::adapt_threads and ONYX_ADAPT_THREADS
   bool sparse_kernels = true;  // SessionOptions::sparse_kernels and ONYX_SPARSE_KERNELS
   // Runs by thread count, indexed 1..threads (no lock on the run path).
@@ -89,6 +90,7 @@ struct Session::Impl {
     o.bf16 = options.bf16;
     o.sparse_kernels = sparse_kernels;
     o.deterministic = options.deterministic;
+    o.max_isa = max_isa;
     o.release_packed_constants = release_weights;
     o.threads = threads;
     o.limits = limits;
@@ -326,6 +328,9 @@ StatusOr<Session> Session::CreateFromModel(ir::Model model, SessionOptions optio
   impl->options.edits = {};  // applied by the loader; may borrow the caller's buffers
   impl->limits = ResolveLimits(options.limits);
   const std::string prefix = impl->Prefix();
+  StatusOr<kernels::IsaLevel> isa = kernels::SessionIsaCap(options.max_isa);
+  if (!isa.ok()) return isa.status().WithContext(prefix);
+  impl->max_isa = *isa;
   Status s = planner::CheckOperatorsSupported(*impl->model.graph);
   if (!s.ok()) return s.WithContext(prefix);
   planner::DensifySparseInitializers(*impl->model.graph);
@@ -530,8 +535,8 @@ NamedValues Session::Run(const NamedValues& feeds, const RunOptions& options) co
   return out;
 }
 
-StatusOr<std::string> Session::DescribePlan(const std::map<std::string, Shape>& shapes,
-                                            bool json) const {
+StatusOr<std::string> Session::DescribePlan(const std::map<std::string, Shape>& shapes, bool json,
+                                            bool why) const {
   const Impl& im = *impl_;
   std::map<std::string, TypeInfo> types;
   for (const auto& name : im.model.graph->RequiredInputs()) {
@@ -559,10 +564,10 @@ StatusOr<std::string> Session::DescribePlan(const std::map<std::string, Shape>& 
     initializer_bytes += sp.values.nbytes() + sp.indices.nbytes();
   const ShapePlanStats st = shape_plan_stats();
   if (!json)
-    return cached->plan->Print() + StrCat("weights: ", initializer_bytes,
-                                          " bytes of initializers, ", st.packed_weight_bytes,
-                                          " packed, ", st.shared_constant_bytes,
-                                          " derived; shared by every shape plan\n");
+    return cached->plan->Print(why) + StrCat("weights: ", initializer_bytes,
+                                             " bytes of initializers, ", st.packed_weight_bytes,
+                                             " packed, ", st.shared_constant_bytes,
+                                             " derived; shared by every shape plan\n");
   return cached->plan->ToJson(StrCat("\"weight_bytes\": {\"initializers\": ", initializer_bytes,
                                      ", \"packed\": ", st.packed_weight_bytes,
                                      ", \"derived\": ", st.shared_constant_bytes, "}"));

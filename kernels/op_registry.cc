@@ -78,6 +78,7 @@ int OpRegistry::PrependImpl(const std::string& domain, const std::string& op_typ
                             int64_t since, int64_t until) {
   auto it = ops_.find({domain == "ai.onnx" ? "" : domain, op_type});
   if (it == ops_.end()) return 0;
+  if (impl.isa.unset()) impl.isa = registration_isa_;
   int n = 0;
   for (auto& def : it->second) {
     if (def->until < since || def->since > until) continue;

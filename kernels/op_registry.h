@@ -9,11 +9,23 @@
 #include <tuple>
 #include <vector>
 
+#include "kernels/cpu_features.h"
 #include "kernels/kernel.h"
 
 namespace onyx::kernels {
 
 constexpr int64_t kLatestOpset = 1000;
+
+// The ISA an implementation runs at: the lowest level it needs, and for kernels on a library
+// that picks its code at run time (Highway, oneDNN) the level that library dispatches to in this
+// process (capped by ONYX_ISA). The planner skips impls whose RunsAt is above the session's cap.
+struct KernelIsa {
+  IsaLevel min = IsaLevel::kScalar;
+  IsaLevel (*dispatch)() = nullptr;  // null: runs at `min` exactly
+  const char* library = "";          // "highway", "onednn": shown by `onyx plan --why`
+  IsaLevel RunsAt() const { return dispatch ? IsaMax(min, dispatch()) : min; }
+  bool unset() const { return min == IsaLevel::kScalar && !dispatch; }
+};
 
 // One implementation of an op. `supports` says why it cannot take a node (empty Status = can).
 struct KernelImpl {
@@ -29,6 +41,9 @@ struct KernelImpl {
   // from the audit table (kernels/thread_invariance.cc, docs/determinism.md). Deterministic mode
   // runs only such impls; a new one is refused there until it is audited.
   bool thread_invariant = false;
+  // Default (scalar): a reference or plain C++ kernel. OpRegistry::PrependImpl fills an unset
+  // one from the registry's current IsaScope.
+  KernelIsa isa;
 };
 
 struct OpDef {
@@ -72,10 +87,34 @@ class OpRegistry {
   // Returns how many definitions received it (0 when the op is not registered).
   int PrependImpl(const std::string& domain, const std::string& op_type, KernelImpl impl,
                   int64_t since = 1, int64_t until = kLatestOpset);
+  // The ISA PrependImpl gives impls that declare none (see IsaScope).
+  void set_registration_isa(const KernelIsa& isa) { registration_isa_ = isa; }
+  const KernelIsa& registration_isa() const { return registration_isa_; }
 
  private:
   std::map<std::pair<std::string, std::string>, std::vector<std::unique_ptr<OpDef>>> ops_;
+  KernelIsa registration_isa_;
 };
+
+// While alive, impls prepended without an ISA of their own get `isa`: one line per kernel family
+// in the Register functions (a family's kernels all run on one library).
+class IsaScope {
+ public:
+  IsaScope(OpRegistry& r, const KernelIsa& isa) : r_(r), saved_(r.registration_isa()) {
+    r.set_registration_isa(isa);
+  }
+  ~IsaScope() { r_.set_registration_isa(saved_); }
+  IsaScope(const IsaScope&) = delete;
+  IsaScope& operator=(const IsaScope&) = delete;
+
+ private:
+  OpRegistry& r_;
+  KernelIsa saved_;
+};
+
+// Highway's kernels (kernels/common): at least the first SIMD level, dispatched up to the best
+// Highway target left enabled (kernels/common/highway_dispatch.cc).
+KernelIsa HighwayIsa();
 
 // Registers one ai.onnx definition per semantic range of `op`: `sinces` are the opsets where its
 // behaviour changed, each range ending where the next begins (the last at kLatestOpset). Every

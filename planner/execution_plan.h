@@ -43,6 +43,9 @@ struct PlanStep {
   const ir::Node* node = nullptr;
   const kernels::OpDef* op = nullptr;
   std::string impl_name;
+  kernels::IsaLevel isa = kernels::IsaLevel::kScalar;  // the level the chosen impl runs at
+  // The impls tried before it, each with why it did not take the node (`onyx plan --why`).
+  std::vector<std::pair<std::string, std::string>> rejected;
   std::unique_ptr<kernels::Kernel> kernel;
   std::vector<int> inputs;             // slot ids; -1 for an omitted optional input
   std::vector<int> outputs;            // slot ids; -1 for an omitted optional output
@@ -85,7 +88,8 @@ struct ExecutionPlan {
   void IndexConstants();
 
   // Human-readable schedule with each value's storage, offset and size (`onyx plan`).
-  std::string Print() const;
+  // `why`: under each step, the impls tried before the chosen one and why each was passed over.
+  std::string Print(bool why = false) const;
   // JSON object with nodes, schedule, arena_bytes, no_reuse_bytes, max_live_bytes, values;
   // `extra`, when given, is more members ("key": value, ...) the caller adds at the end.
   std::string ToJson(const std::string& extra = "") const;

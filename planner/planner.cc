@@ -383,12 +383,22 @@ class PlanBuilder {
         const kernels::KernelImpl& impl = st.op->impls[ii];
         if (opts_.deterministic && !impl.thread_invariant) {
           rejections += " " + impl.name + ": not audited as thread-count invariant;";
+          st.rejected.emplace_back(impl.name, "not audited as thread-count invariant");
           continue;  // docs/determinism.md
+        }
+        const kernels::IsaLevel isa = impl.isa.RunsAt();
+        if (!kernels::IsaAtMost(isa, opts_.max_isa)) {
+          st.rejected.emplace_back(
+              impl.name, StrCat("runs at ", kernels::IsaName(isa),
+                                *impl.isa.library ? StrCat(" (", impl.isa.library, ")") : "",
+                                ", above the ISA cap ", kernels::IsaName(opts_.max_isa)));
+          continue;
         }
         if (impl.supports) {
           Status s = impl.supports(view, types);
           if (!s.ok()) {
             rejections += " " + impl.name + ": " + s.message() + ";";
+            st.rejected.emplace_back(impl.name, "supports() refused: " + s.message());
             continue;
           }
         }
@@ -416,6 +426,7 @@ class PlanBuilder {
         if (!k.ok() && k.status().code() == ErrorCode::kUnsupported &&
             ii + 1 < st.op->impls.size()) {
           rejections += " " + impl.name + ": " + k.status().message() + ";";
+          st.rejected.emplace_back(impl.name, "create refused: " + k.status().message());
           continue;  // a fast kernel that cannot take this node after all: try the next one
         }
         if (!k.ok()) {
@@ -426,6 +437,7 @@ class PlanBuilder {
         }
         st.kernel = std::move(k).value();
         st.impl_name = impl.name;
+        st.isa = isa;
         if (const std::string v = st.kernel->variant(); !v.empty()) st.impl_name += "/" + v;
         break;
       }
@@ -539,7 +551,7 @@ std::string JsonEscape(const std::string& s) {
   return o;
 }
 
-std::string ExecutionPlan::Print() const {
+std::string ExecutionPlan::Print(bool why) const {
   std::ostringstream os;
   os << "schedule (" << steps.size() << " steps, " << folded_nodes << " nodes folded, "
      << fused_nodes << " fused):\n";
@@ -547,7 +559,10 @@ std::string ExecutionPlan::Print() const {
     const PlanStep& st = steps[i];
     os << "  " << i << ": " << st.node->Describe() << " [" << st.impl_name << "]";
     for (const ir::Node* f : st.fused) os << " + " << f->Describe();
-    os << "\n";
+    os << " isa=" << kernels::IsaName(st.isa) << "\n";
+    if (why)
+      for (const auto& [impl, reason] : st.rejected)
+        os << "      not " << impl << ": " << reason << "\n";
     for (int o : st.outputs) {
       if (o < 0) continue;
       const ValueSlot& s = slots[o];
@@ -574,7 +589,11 @@ std::string ExecutionPlan::ToJson(const std::string& extra) const {
     os << (i ? "," : "") << "\n    {\"step\": " << i << ", \"node\": \""
        << JsonEscape(st.node->name) << "\", \"op\": \"" << JsonEscape(st.node->op_type)
        << "\", \"index\": " << st.node->index << ", \"impl\": \"" << JsonEscape(st.impl_name)
-       << "\", \"outputs\": [";
+       << "\", \"isa\": \"" << kernels::IsaName(st.isa) << "\", \"rejected\": [";
+    for (size_t r = 0; r < st.rejected.size(); ++r)
+      os << (r ? ", " : "") << "{\"impl\": \"" << JsonEscape(st.rejected[r].first)
+         << "\", \"reason\": \"" << JsonEscape(st.rejected[r].second) << "\"}";
+    os << "], \"outputs\": [";
     bool first = true;
     for (int o : st.outputs) {
       if (o < 0) continue;

@@ -31,6 +31,8 @@ struct PlanOptions {
   // Deterministic mode: only impls with KernelImpl::thread_invariant, created with
   // KernelCreateInfo::deterministic (SessionOptions::deterministic).
   bool deterministic = false;
+  // Impls whose KernelIsa::RunsAt() is above this are skipped (Session: SessionIsaCap).
+  kernels::IsaLevel max_isa = kernels::ProcessIsaCap();
   // After kernel creation, constants that every reader holds in a packed copy of its own
   // (Kernel::packed_input) keep their shape but drop their values. Only for a plan that is never
   // rebuilt, so the graph's weights can be released as well (Session does this).

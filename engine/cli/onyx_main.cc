@@ -14,6 +14,7 @@
 #include "engine/cli/check.h"
 #include "engine/cli/cli_util.h"
 #include "engine/cli/conformance.h"
+#include "engine/cli/cpu_report.h"
 #include "engine/cli/prune.h"
 #include "engine/cli/step_profile.h"
 #include "engine/tensor_proto.h"
@@ -65,15 +66,18 @@ constexpr const char* kRunHelp =
     "  --threads N            intra-op threads (default: one per core)\n"
     "  --deterministic        bitwise-identical outputs at every thread count and run\n"
     "                         (docs/determinism.md)\n"
+    "  --max-isa LEVEL        highest ISA level kernels may use, below ONYX_ISA's (docs/isa.md)\n"
     "  --timeout-ms N         stop each run after N ms with a \"run cancelled\" error (default 0:\n"
     "                         no limit)\n";
 
 constexpr const char* kPlanHelp =
     "usage: onyx plan MODEL [--shape NAME=1x3x224x224 ...] [--optimization L] [--kernels K]\n"
-    "                 [--conv-algorithm A] [--deterministic] [--json] [--generic]\n"
+    "                 [--conv-algorithm A] [--deterministic] [--max-isa LEVEL] [--why] [--json]\n"
+    "                 [--generic]\n"
     "\n"
-    "Prints the schedule (nodes after all passes), each value's storage, arena offset and size, "
-    "and\n"
+    "Prints the schedule (nodes after all passes) with each step's kernel and the ISA level it\n"
+    "runs at (isa=...; --why also lists the kernels passed over and why; --max-isa caps the level\n"
+    "below ONYX_ISA's, docs/isa.md), each value's storage, arena offset and size, and\n"
     "arena_bytes / no_reuse_bytes / max_live_bytes, and the weight bytes (initializers, packed,\n"
     "derived; one copy for every shape). Symbolic input dims default to 1. --generic prints the\n"
     "plan made for the declared (symbolic) shapes instead, which new shapes run on until they\n"
@@ -82,16 +86,19 @@ constexpr const char* kPlanHelp =
 
 constexpr const char* kInfoHelp =
     "usage: onyx info MODEL\n"
+    "       onyx info --cpu\n"
     "\n"
     "Prints the IR version, opset imports, inputs, outputs, operator counts and the operators "
     "onyx\n"
-    "cannot run yet.\n";
+    "cannot run yet. --cpu prints this CPU's features, its ISA levels, the cap (ONYX_ISA) and\n"
+    "the level Highway's and oneDNN's kernels dispatch to (docs/isa.md).\n";
 
 constexpr const char* kBenchHelp =
     "usage: onyx bench MODEL [options]\n"
     "\n"
     "options:\n"
     "  --threads N         intra-op threads (default: one per core)\n"
+    "  --max-isa LEVEL     highest ISA level kernels may use, below ONYX_ISA's (docs/isa.md)\n"
     "  --warmup W          untimed runs first (default 3)\n"
     "  --runs R            timed runs (default 20)\n"
     "  --pause-ms P        sleep P ms before each timed run, as between a server's requests\n"
@@ -217,6 +224,7 @@ StatusOr<SessionOptions> ParseSessionOptions(const Args& a) {
     o.bf16 = p == "bf16";
   }
   o.deterministic = a.has("deterministic");
+  if (a.has("max-isa")) o.max_isa = a.get("max-isa");  // checked by Session::Create
   return o;
 }
 
@@ -286,7 +294,7 @@ int RunMain(int argc, char** argv) {
   auto a = ParseArgs(
       argc, argv, 2, {"deterministic"},
       {"input", "output-dir", "dump-dir", "optimization", "threads", "kernels", "conv-algorithm",
-       "generate", "shape", "top", "repeat", "timeout-ms", "precision"});
+       "generate", "shape", "top", "repeat", "timeout-ms", "precision", "max-isa"});
   if (!a.ok()) return Fail("run", a.status());
   if (a->positional.empty())
     return Fail("run", InvalidArgument("missing MODEL (see onyx run --help)"));
@@ -399,8 +407,8 @@ int RunMain(int argc, char** argv) {
 }
 
 int PlanMain(int argc, char** argv) {
-  auto a = ParseArgs(argc, argv, 2, {"json", "generic", "deterministic"},
-                     {"shape", "optimization", "threads", "kernels", "conv-algorithm"});
+  auto a = ParseArgs(argc, argv, 2, {"json", "generic", "deterministic", "why"},
+                     {"shape", "optimization", "threads", "kernels", "conv-algorithm", "max-isa"});
   if (!a.ok()) return Fail("plan", a.status());
   if (a->positional.size() != 1)
     return Fail("plan", InvalidArgument("expected exactly one MODEL (see onyx plan --help)"));
@@ -417,15 +425,21 @@ int PlanMain(int argc, char** argv) {
     std::cout << session->DescribeGenericPlan(a->has("json"));
     return 0;
   }
-  auto text = session->DescribePlan(*shapes, a->has("json"));
+  auto text = session->DescribePlan(*shapes, a->has("json"), a->has("why"));
   if (!text.ok()) return Fail("plan", text.status());
   std::cout << *text;
   return 0;
 }
 
 int InfoMain(int argc, char** argv) {
-  auto a = ParseArgs(argc, argv, 2, {}, {});
+  auto a = ParseArgs(argc, argv, 2, {"cpu"}, {});
   if (!a.ok()) return Fail("info", a.status());
+  if (a->has("cpu")) {
+    if (!a->positional.empty())
+      return Fail("info", InvalidArgument("--cpu takes no MODEL (see onyx info --help)"));
+    std::cout << CpuReport();
+    return 0;
+  }
   if (a->positional.size() != 1)
     return Fail("info", InvalidArgument("expected exactly one MODEL (see onyx info --help)"));
   const std::string path = a->positional[0];
@@ -648,7 +662,7 @@ int BenchShapes(const Args& a) {
 int BenchMain(int argc, char** argv) {
   auto a = ParseArgs(argc, argv, 2, {"json", "zip", "deterministic"},
                      {"threads", "warmup", "runs", "optimization", "shape", "kernels", "profile",
-                      "conv-algorithm", "pause-ms", "shapes", "precision"});
+                      "max-isa", "conv-algorithm", "pause-ms", "shapes", "precision"});
   if (!a.ok()) return Fail("bench", a.status());
   if (a->positional.size() != 1)
     return Fail("bench", InvalidArgument("expected exactly one MODEL (see onyx bench --help)"));

@@ -1,6 +1,7 @@
 // Registers the portable SIMD (Highway) kernels and the data-movement kernels in front of the
 // reference kernels. Each impl rejects (in `supports`) what it cannot run exactly, and hands
 // run-time cases it does not cover to the reference kernel, so the reference stays the fallback.
+#include "kernels/common/highway_dispatch.h"
 #include "kernels/op_registry.h"
 
 namespace onyx::kernels {
@@ -24,21 +25,26 @@ void RegisterCastCommon(OpRegistry& r);           // cast_kernel.cc
 }  // namespace common
 
 void RegisterCommonKernels(OpRegistry& r) {
+  (void)common::HighwayLevel();  // ONYX_ISA's cap on Highway's targets, before any kernel runs
+  {
+    // Plain C++ (no Highway call): they run at any level.
+    common::RegisterViewCommon(r);
+    common::RegisterGatherCommon(r);
+    common::RegisterCastCommon(r);
+  }
+  IsaScope highway(r, HighwayIsa());
   common::RegisterElementwiseCommon(r);
   common::RegisterSoftmaxCommon(r);
   common::RegisterReduceCommon(r);
   common::RegisterNormalizationCommon(r);
   common::RegisterTransposeCommon(r);
-  common::RegisterCopyCommon(r);
-  common::RegisterViewCommon(r);
-  common::RegisterGatherCommon(r);
+  common::RegisterCopyCommon(r);  // strided copies transpose with Highway
   common::RegisterFusedFast(r);
   common::RegisterDepthwiseConvFast(r);
   common::RegisterLstmFast(r);
   common::RegisterGruFast(r);
   common::RegisterRnnFast(r);
   common::RegisterQuantizeCommon(r);
-  common::RegisterCastCommon(r);
 }
 
 }  // namespace onyx::kernels

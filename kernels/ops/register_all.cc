@@ -48,7 +48,10 @@ void RegisterAllOps(OpRegistry& r) {
   RegisterQuantization(r);
   RegisterQuantizationMs(r);
   RegisterDynamicQuantizeLstm(r);
-  RegisterTransformerMs(r);
+  {
+    IsaScope highway(r, HighwayIsa());  // its fast kernels call the Highway loops
+    RegisterTransformerMs(r);
+  }
   RegisterText(r);
   RegisterRandom(r);
   RegisterAttention(r);
@@ -78,6 +81,7 @@ void RegisterAllOps(OpRegistry& r) {
   RegisterX86Kernels(r);
 #endif
   // In front of every convolution kernel (oneDNN's included): few output positions.
+  IsaScope highway(r, HighwayIsa());
   common::RegisterSmallConvFast(r);
   // Last: the determinism audit marks the impls registered above (docs/determinism.md).
   MarkThreadInvariantKernels(r);

@@ -22,10 +22,70 @@ namespace {
 // on every call a full cache held about 100 MB of code nobody used (issue 14). A smaller one,
 // unless ONEDNN_PRIMITIVE_CACHE_CAPACITY says otherwise.
 constexpr int kPrimitiveCacheCapacity = 64;
+// oneDNN's ISA for an onyx level: the library then generates no code above it. Its cap can be
+// set only before its first primitive or ISA query; scalar has no oneDNN equivalent (its lowest
+// JIT level is SSE4.1), so oneDNN's kernels are not used under it (OnednnIsa().min).
+dnnl::cpu_isa OnednnCap(IsaLevel level) {
+  using I = dnnl::cpu_isa;
+  switch (level) {
+    case IsaLevel::kScalar:
+    case IsaLevel::kSse4:
+      return I::sse41;
+    case IsaLevel::kAvx2:
+      return I::avx2;
+    case IsaLevel::kAvx512:
+      return I::avx512_core;
+    case IsaLevel::kAvx512Vnni:
+      return I::avx512_core_vnni;
+    case IsaLevel::kAvx512Bf16:
+      return I::avx512_core_bf16;
+    default:
+      return I::all;  // amx: oneDNN 2.6 takes AMX only under "all" (initial support)
+  }
+}
+
+IsaLevel LevelOf(dnnl::cpu_isa isa) {
+  using I = dnnl::cpu_isa;
+  switch (isa) {
+    case I::avx512_core_amx:
+      return IsaLevel::kAmx;
+    case I::avx512_core_bf16:
+      return IsaLevel::kAvx512Bf16;
+    case I::avx512_core_vnni:
+      return IsaLevel::kAvx512Vnni;
+    case I::avx512_core:
+      return IsaLevel::kAvx512;
+    case I::avx2:
+    case I::avx2_vnni:
+      return IsaLevel::kAvx2;
+    case I::sse41:
+    case I::avx:
+      return IsaLevel::kSse4;
+    default:
+      return IsaLevel::kScalar;
+  }
+}
+
 }  // namespace
+
+void CapOnednn() {
+  static const bool done = [] {
+    const IsaLevel cap = ProcessIsaCap();
+    // Below the machine only: uncapped, oneDNN keeps its own default (and DNNL_MAX_CPU_ISA).
+    if (cap != MachineIsa()) dnnl::set_max_cpu_isa(OnednnCap(cap));
+    return true;
+  }();
+  (void)done;
+}
+
+IsaLevel OnednnLevel() {
+  CapOnednn();
+  return LevelOf(dnnl::get_effective_cpu_isa());
+}
 
 dnnl::engine& CpuEngine() {
   static dnnl::engine* engine = [] {
+    CapOnednn();
     if (!std::getenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY") &&
         !std::getenv("DNNL_PRIMITIVE_CACHE_CAPACITY"))
       dnnl::set_primitive_cache_capacity(kPrimitiveCacheCapacity);
@@ -44,6 +104,7 @@ void SetOmpThreads(int threads) {
 }
 
 bool CpuHasBf16() {
+  CapOnednn();
   const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
   return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
 }
@@ -213,6 +274,9 @@ KernelImpl OnednnImpl(const std::string& name,
   impl.name = name;
   impl.supports = std::move(supports);
   impl.create_with_info = WithThreadVariants(std::move(create));
+  impl.isa.min = FirstSimdLevel();
+  impl.isa.dispatch = &OnednnLevel;
+  impl.isa.library = "onednn";
   return impl;
 }
 

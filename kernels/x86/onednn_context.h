@@ -15,6 +15,7 @@
 #include "kernels/op_helpers.h"  // IsFloatStatic, Present for the kernels' supports
 #include "kernels/op_registry.h"
 #include "kernels/weight_cache.h"
+#include "kernels/x86/onednn_level.h"
 #include "onyx/status.h"
 #include "onyx/tensor.h"
 

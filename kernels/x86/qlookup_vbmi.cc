@@ -41,8 +41,7 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,bmi2"))) void LookupVbmi(cons
 }
 
 bool CpuHasVbmi() {
-  static const bool has = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("bmi2");
-  return has;
+  return Cpu().avx512vbmi && Cpu().bmi2;
 }
 
 class QLinearLookupVbmiKernel : public Kernel {
@@ -62,6 +61,7 @@ class QLinearLookupVbmiKernel : public Kernel {
 KernelImpl QLinearLookupVbmiImpl(const std::string& name) {
   KernelImpl impl;
   impl.name = name;
+  impl.isa.min = IsaLevel::kAvx512;  // and VBMI, which no level implies: checked below
   impl.supports = [](const NodeView& node, const std::vector<TypeInfo>&) {
     if (!CpuHasVbmi()) return node.NotSupported("needs a CPU with AVX512-VBMI");
     return Status::Ok();

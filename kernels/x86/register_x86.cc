@@ -7,6 +7,7 @@
 #include "kernels/x86/conv_transpose_onednn.h"
 #include "kernels/x86/lrn_onednn.h"
 #include "kernels/x86/matmul_onednn.h"
+#include "kernels/x86/onednn_context.h"
 #include "kernels/x86/pool_onednn.h"
 #include "kernels/x86/qconv_onednn.h"
 #include "kernels/x86/qlookup_vbmi.h"
@@ -21,6 +22,7 @@ void RegisterSparseMatMulFast(OpRegistry& r);  // kernels/common/sparse_matmul_k
 }  // namespace common
 
 void RegisterX86Kernels(OpRegistry& r) {
+  x86::CapOnednn();  // before any kernel asks oneDNN anything
   r.PrependImpl("", "Conv", x86::ConvOnednnImpl("Conv_f32_onednn"));
   r.PrependImpl("com.onyx", "FusedConv", x86::ConvOnednnImpl("FusedConv_f32_onednn"));
   r.PrependImpl("com.onyx", "NhwcConv", x86::ConvOnednnImpl("NhwcConv_f32_onednn"));
@@ -45,6 +47,7 @@ void RegisterX86Kernels(OpRegistry& r) {
   r.PrependImpl("", "LRN", x86::LrnOnednnImpl("LRN_f32_onednn"));
   r.PrependImpl("com.onyx", "NhwcLRN", x86::LrnOnednnImpl("NhwcLRN_f32_onednn"));
   // In front of oneDNN's convolution for the 3x3 shapes where it measured faster.
+  IsaScope highway(r, HighwayIsa());
   common::RegisterWinogradConvFast(r);
   // In front of oneDNN's 1x1 convolution and products when the constant weights are sparse
   // enough.

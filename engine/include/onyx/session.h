@@ -63,6 +63,11 @@ struct SessionOptions {
   // are mostly zero (pruned models) run on block-sparse kernels (docs/sparsity.md).
   // false, or ONYX_SPARSE_KERNELS=0: dense kernels only.
   bool sparse_kernels = true;
+  // The highest ISA level kernels may use: "scalar", "sse4", "avx2", "avx512", "avx512_vnni",
+  // "avx512_bf16", "amx" (x86-64) or "neon", "dotprod", "i8mm", "sve", "sve2" (AArch64), or
+  // "native". Empty: ONYX_ISA's, else the machine's. It can only lower ONYX_ISA's cap; a name
+  // that is unknown or above what the CPU has fails session creation (docs/isa.md).
+  std::string max_isa;
   // Let a run use fewer than intra_op_threads threads when recent runs of its plan finished
   // sooner that way: on a host whose other processes hold cores, a parallel region waits for
   // descheduled workers (docs/threading.md). Runs now and then try a neighbouring count of
@@ -177,7 +182,9 @@ class Session {
   // The plan for the given input shapes (missing inputs: declared shape, symbolic dims = 1):
   // a readable schedule or a JSON object (nodes, schedule, arena_bytes, no_reuse_bytes,
   // max_live_bytes).
-  StatusOr<std::string> DescribePlan(const std::map<std::string, Shape>& shapes, bool json) const;
+  // `why`: the text lists under each step the impls passed over and why (the JSON always does).
+  StatusOr<std::string> DescribePlan(const std::map<std::string, Shape>& shapes, bool json,
+                                     bool why = false) const;
   // The plan made at creation for the declared input types, which new input shapes run on
   // (docs/dynamic_shapes.md), and whether they do.
   std::string DescribeGenericPlan(bool json) const;

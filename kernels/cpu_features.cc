@@ -241,7 +241,12 @@ IsaLevel MachineIsa() {
 }
 
 StatusOr<IsaLevel> ParseIsaLevel(const std::string& name, const std::string& what) {
-  if (name == "native") return MachineIsa();
+  return ParseIsaLevel(name, what, MachineIsa());
+}
+
+StatusOr<IsaLevel> ParseIsaLevel(const std::string& name, const std::string& what,
+                                 IsaLevel machine) {
+  if (name == "native") return machine;
   std::string names;
   for (IsaLevel l : ArchIsaLevels()) names += StrCat(names.empty() ? "" : ", ", IsaName(l));
   for (int i = 0; i <= static_cast<int>(IsaLevel::kSve2); ++i) {
@@ -250,8 +255,8 @@ StatusOr<IsaLevel> ParseIsaLevel(const std::string& name, const std::string& wha
     if (IsaRank(l) >= static_cast<int>(ArchIsaLevels().size()))
       return InvalidArgument(what, "=", name, ": not an ISA level of this architecture (", names,
                              ", or native)");
-    if (!IsaAtMost(l, MachineIsa()))
-      return InvalidArgument(what, "=", name, ": this CPU supports up to ", IsaName(MachineIsa()),
+    if (!IsaAtMost(l, machine))
+      return InvalidArgument(what, "=", name, ": this CPU supports up to ", IsaName(machine),
                              " (onyx info --cpu lists its features); a cap above it is refused "
                              "rather than lowered");
     return l;

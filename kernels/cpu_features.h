@@ -79,6 +79,9 @@ IsaLevel MachineIsa();
 // errors. An unknown name, a level of another architecture, or one above MachineIsa() is an
 // InvalidArgument (onyx never promises a level the CPU cannot run: no silent clamping).
 StatusOr<IsaLevel> ParseIsaLevel(const std::string& name, const std::string& what);
+// Same, against the levels of `machine` instead of this CPU's (tests).
+StatusOr<IsaLevel> ParseIsaLevel(const std::string& name, const std::string& what,
+                                 IsaLevel machine);
 
 // The cap from the ONYX_ISA environment variable (MachineIsa() when unset or empty), read once.
 StatusOr<IsaLevel> EnvIsaCap();

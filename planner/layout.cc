@@ -62,7 +62,7 @@ bool IsLookup(const ir::Node& n) {
 
 class LayoutPass {
  public:
-  explicit LayoutPass(ExecutionPlan& plan) : plan_(plan) {
+  LayoutPass(ExecutionPlan& plan, kernels::IsaLevel max_isa) : plan_(plan), max_isa_(max_isa) {
     const size_t n = plan.slots.size();
     cl_version_.assign(n, -1);
     has_plain_.assign(n, true);
@@ -101,10 +101,11 @@ class LayoutPass {
 
   // True when an impl ahead of the reference kernel (the last) accepts the node with these
   // input types. Several may be registered, each for its own cases (depthwise, oneDNN).
-  static bool FastImplAccepts(const kernels::OpDef* def, const ir::Node& node,
-                              const std::vector<TypeInfo>& types) {
+  bool FastImplAccepts(const kernels::OpDef* def, const ir::Node& node,
+                       const std::vector<TypeInfo>& types) const {
     if (!def) return false;
     for (size_t i = 0; i + 1 < def->impls.size(); ++i) {
+      if (!kernels::IsaAtMost(def->impls[i].isa.RunsAt(), max_isa_)) continue;
       const auto& supports = def->impls[i].supports;
       if (supports && supports(kernels::NodeView(node), types).ok()) return true;
     }
@@ -510,6 +511,7 @@ class LayoutPass {
   std::vector<bool> has_plain_;  // per slot: whether the ONNX-layout value is produced
   std::vector<int> readers_;     // per original slot: steps reading it (+2 for graph outputs)
   int transposes_ = 0;
+  kernels::IsaLevel max_isa_;
 };
 
 bool HasChannelsLastConv() {
@@ -519,14 +521,14 @@ bool HasChannelsLastConv() {
 
 }  // namespace
 
-int PropagateChannelsLast(ExecutionPlan& plan) {
+int PropagateChannelsLast(ExecutionPlan& plan, kernels::IsaLevel max_isa) {
   if (!HasChannelsLastConv()) return 0;
   bool any_conv = false;
   for (const PlanStep& st : plan.steps)
     any_conv = any_conv || st.node->op_type == "Conv" || st.node->op_type == "FusedConv" ||
                st.node->op_type == "QLinearConv";
   if (!any_conv) return 0;
-  return LayoutPass(plan).Run();
+  return LayoutPass(plan, max_isa).Run();
 }
 
 }  // namespace onyx::planner

@@ -242,7 +242,7 @@ class PlanBuilder {
         merged + fusion::RunFusionPass(*plan_, opts_.optimization, opts_.fusion_rule_seed,
                                        opts_.constant_pool);
     if (opts_.optimization == OptLevel::kAll && !opts_.reference_kernels)
-      plan_->layout_transposes = PropagateChannelsLast(*plan_);
+      plan_->layout_transposes = PropagateChannelsLast(*plan_, opts_.max_isa);
 
     for (int o : plan_->output_slots) plan_->slots[o].is_graph_output = true;
     for (PlanStep& st : plan_->steps)

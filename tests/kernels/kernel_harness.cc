@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "hwy/targets.h"
+#include "kernels/cpu_features.h"
 #include "kernels/kernel.h"
 #include "kernels/node_view.h"
 #include "kernels/op_registry.h"
@@ -66,6 +67,14 @@ class DirectContext : public KernelContext {
 };
 
 }  // namespace
+
+void ExpectPlanPicks(const std::string& plan, const std::string& impl, const std::string& what) {
+  const bool found = plan.find("[" + impl + "]") != std::string::npos;
+  if (kernels::ProcessIsaCap() == kernels::IsaLevel::kScalar)
+    EXPECT_FALSE(found) << what << " " << impl << " under ONYX_ISA=scalar\n" << plan;
+  else
+    EXPECT_TRUE(found) << what << " " << impl << "\n" << plan;
+}
 
 std::vector<std::string> ImplNames(const std::string& op, int64_t opset) {
   std::vector<std::string> names;

@@ -60,6 +60,11 @@ struct RunResult {
 RunResult RunImpl(const NodeSpec& spec, const std::vector<Tensor>& inputs, const std::string& impl,
                   const RunOptions& options = {});
 
+// Expects `plan` (a Session::DescribePlan text) to run `impl` ("[impl]"). Under ONYX_ISA=scalar,
+// where the planner takes no SIMD kernel, it expects the opposite: `impl` absent.
+void ExpectPlanPicks(const std::string& plan, const std::string& impl,
+                     const std::string& what = "");
+
 // Names of the impls registered for the node's op and opset, first (tried first) to last.
 std::vector<std::string> ImplNames(const std::string& op, int64_t opset);
 

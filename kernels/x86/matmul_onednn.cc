@@ -297,7 +297,7 @@ class MatMulOnednn : public Kernel {
       RunGemv(ctx, a.data<float>(), g_.a[0], z ? z->data<float>() : nullptr, y.data<float>());
       return Status::Ok();
     }
-    SetOmpThreads(threads_);
+    SetOmpThreads(run_threads_);
     try {
       dnnl::stream& stream = ThreadStream();
       const Tensor& a = ctx.input(0);
@@ -368,7 +368,7 @@ class MatMulOnednn : public Kernel {
   // A of any row count: memory objects are made per call, for this call's rows (the per-thread
   // ones are keyed by descriptor and would be rebuilt anyway).
   Status RunDynamicRows(KernelContext& ctx) const {
-    SetOmpThreads(threads_);
+    SetOmpThreads(run_threads_);
     const NodeView& node = ctx.node();
     const Tensor& a = ctx.input(0);
     const int64_t k = g_.a[1], n = g_.y[1];
@@ -523,7 +523,7 @@ class MatMulOnednn : public Kernel {
 
   Status Init(const NodeView& node, const std::vector<TypeInfo>& types,
               const KernelCreateInfo& info) {
-    threads_ = info.threads;
+    threads_ = run_threads_ = info.threads;
     deterministic_ = info.deterministic;
     if (!g_.dynamic_rows) a_shape_ = types[0].static_shape();
     b_shape_ = types[1].static_shape();
@@ -587,6 +587,12 @@ class MatMulOnednn : public Kernel {
       const dnnl::matmul::desc desc = Desc(pd_src, wei_any, dst_md_);
       dnnl::matmul::primitive_desc pd(desc, attr, eng);
       const bool reference_impl = std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+      // oneDNN's gemm driver (its f32 matmul where brgemm is not available: CPUs without
+      // AVX-512) may split the sums over K between threads, by the thread count: in
+      // deterministic mode it runs on one thread (rows up to kPanelGemvMaxRows on the panels
+      // still use the session's threads; they split columns).
+      const bool gemm_driver = std::string(pd.impl_info_str()).rfind("gemm", 0) == 0;
+      run_threads_ = deterministic_ && gemm_driver ? 1 : threads_;
       wei_md_ = pd.weights_desc();
       scratch_md_ = pd.scratchpad_desc();
       prim_ = dnnl::matmul(pd);
@@ -622,6 +628,7 @@ class MatMulOnednn : public Kernel {
   MatMulGeometry g_;
   int threads_ = 1;
   bool deterministic_ = false;  // KernelCreateInfo::deterministic
+  int run_threads_ = 1;         // threads the primitives run on (1: see Init)
   Shape a_shape_, b_shape_;
   memory::desc src_md_, user_b_md_, wei_md_, dst_md_, c_md_, scratch_md_;
   bool bf16_ = false;  // bfloat16 A and B (SessionOptions::bf16): A converted per run

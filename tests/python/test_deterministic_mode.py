@@ -111,3 +111,52 @@ def test_cli_deterministic_flag(onyx_cli, tmp_path):
         p = subprocess.run([onyx_cli, cmd, str(seeded), "--deterministic"], capture_output=True,
                            text=True, timeout=120)
         assert p.returncode == 0, (cmd, p.stderr)
+
+
+_CAPPED_RUN = r"""
+import hashlib, sys
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+import onyx
+
+rng = np.random.default_rng(5)
+w = numpy_helper.from_array(rng.standard_normal((2048, 1000)).astype(np.float32), "w")
+m = numpy_helper.from_array(rng.standard_normal((768, 768)).astype(np.float32), "m")
+graph = helper.make_graph(
+    [helper.make_node("Gemm", ["x", "w"], ["g"]), helper.make_node("MatMul", ["a", "m"], ["p"])],
+    "g",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2048]),
+     helper.make_tensor_value_info("a", TensorProto.FLOAT, [1, 768])],
+    [helper.make_tensor_value_info("g", TensorProto.FLOAT, [1, 1000]),
+     helper.make_tensor_value_info("p", TensorProto.FLOAT, [1, 768])],
+    [w, m])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+feeds = {"x": rng.standard_normal((1, 2048)).astype(np.float32),
+         "a": rng.standard_normal((1, 768)).astype(np.float32)}
+for threads in (1, 2, 3, 4):
+    so = onyx.SessionOptions()
+    so.deterministic = True
+    so.intra_op_num_threads = threads
+    outs = onyx.InferenceSession(model, so).run(None, feeds)
+    print(hashlib.sha1(b"".join(o.tobytes() for o in outs)).hexdigest())
+"""
+
+
+@pytest.mark.parametrize("isa", ["avx2", "avx512"])
+def test_one_row_products_bitwise_identical_under_each_isa_cap(isa):
+    """Under ONYX_ISA=avx2 oneDNN's f32 matmul is its gemm driver, which split a one-row
+    product's sums over K by the thread count (ResNet-50's classifier and BERT's pooler differed
+    between 1 and 2 threads): deterministic mode runs that driver on one thread."""
+    import os
+    import subprocess
+    import sys
+    levels = subprocess.run([sys.executable, "-c", "import onyx"], capture_output=True)
+    assert levels.returncode == 0
+    env = dict(os.environ, ONYX_ISA=isa)
+    r = subprocess.run([sys.executable, "-c", _CAPPED_RUN], env=env, capture_output=True,
+                       text=True)
+    if r.returncode != 0 and "above what this machine" in r.stderr + r.stdout:
+        pytest.skip(f"this CPU has no {isa}")
+    assert r.returncode == 0, r.stderr
+    hashes = r.stdout.split()
+    assert len(hashes) == 4 and len(set(hashes)) == 1, hashes

@@ -150,12 +150,10 @@ def test_one_row_products_bitwise_identical_under_each_isa_cap(isa):
     import os
     import subprocess
     import sys
-    levels = subprocess.run([sys.executable, "-c", "import onyx"], capture_output=True)
-    assert levels.returncode == 0
     env = dict(os.environ, ONYX_ISA=isa)
     r = subprocess.run([sys.executable, "-c", _CAPPED_RUN], env=env, capture_output=True,
                        text=True)
-    if r.returncode != 0 and "above what this machine" in r.stderr + r.stdout:
+    if r.returncode != 0 and "this CPU supports up to" in r.stderr:
         pytest.skip(f"this CPU has no {isa}")
     assert r.returncode == 0, r.stderr
     hashes = r.stdout.split()

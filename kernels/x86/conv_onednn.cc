@@ -217,6 +217,7 @@ class ConvOnednn : public Kernel {
       wei_md_ = pd.weights_desc();
       scratch_md_ = pd.scratchpad_desc();
       prim_ = dnnl::convolution_forward(pd);
+      if (info.deterministic && RunsOnGemmDriver(pd.impl_info_str())) threads_ = 1;
       if (const Tensor* wc = info.constants.size() > 1 ? info.constants[1] : nullptr) {
         packed_owner_ = PackConstantWeights(info.weights, *wc, user_wei_md_, wei_md_);
         packed_weights_ = *packed_owner_;

@@ -110,6 +110,7 @@ class ConvTransposeOnednn : public Kernel {
       k->wei_md_ = pd.weights_desc();
       k->scratch_md_ = pd.scratchpad_desc();
       k->prim_ = dnnl::deconvolution_forward(pd);
+      if (info.deterministic && RunsOnGemmDriver(pd.impl_info_str())) k->threads_ = 1;
       if (const Tensor* wc = info.constants.size() > 1 ? info.constants[1] : nullptr) {
         k->packed_owner_ = PackConstantWeights(info.weights, *wc, k->user_wei_md_, k->wei_md_);
         k->packed_weights_ = *k->packed_owner_;

@@ -587,12 +587,9 @@ class MatMulOnednn : public Kernel {
       const dnnl::matmul::desc desc = Desc(pd_src, wei_any, dst_md_);
       dnnl::matmul::primitive_desc pd(desc, attr, eng);
       const bool reference_impl = std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
-      // oneDNN's gemm driver (its f32 matmul where brgemm is not available: CPUs without
-      // AVX-512) may split the sums over K between threads, by the thread count: in
-      // deterministic mode it runs on one thread (rows up to kPanelGemvMaxRows on the panels
-      // still use the session's threads; they split columns).
-      const bool gemm_driver = std::string(pd.impl_info_str()).rfind("gemm", 0) == 0;
-      run_threads_ = deterministic_ && gemm_driver ? 1 : threads_;
+      // Deterministic mode: the gemm driver on one thread (rows up to kPanelGemvMaxRows on the
+      // panels still use the session's threads; they split columns).
+      run_threads_ = deterministic_ && RunsOnGemmDriver(pd.impl_info_str()) ? 1 : threads_;
       wei_md_ = pd.weights_desc();
       scratch_md_ = pd.scratchpad_desc();
       prim_ = dnnl::matmul(pd);

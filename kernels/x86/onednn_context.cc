@@ -103,6 +103,11 @@ void SetOmpThreads(int threads) {
   if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
 }
 
+bool RunsOnGemmDriver(const char* impl_info) {
+  const std::string impl(impl_info);
+  return impl.rfind("gemm", 0) == 0 || impl.rfind("x64:gemm", 0) == 0;
+}
+
 bool CpuHasBf16() {
   CapOnednn();
   const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();

@@ -31,6 +31,12 @@ bool CpuHasBf16();
 // nthreads-var, so each kernel sets it before creating and before executing a primitive.
 void SetOmpThreads(int threads);
 
+// Whether a primitive runs on oneDNN's gemm driver (implementation names "gemm:jit",
+// "x64:gemm:jit": f32 products and gemm-based convolutions where no brgemm/jit kernel applies,
+// e.g. CPUs without AVX-512). The driver may split the sums over K between threads by their
+// number, so in deterministic mode such a primitive runs on one thread.
+bool RunsOnGemmDriver(const char* impl_info);
+
 // Attributes that make a primitive take its scratchpad from the caller. oneDNN's own
 // ("library") scratchpad is one buffer per primitive unless the library was built for concurrent
 // execution, and Session::Run may execute one primitive from several threads at once.

@@ -122,17 +122,22 @@ import onyx
 rng = np.random.default_rng(5)
 w = numpy_helper.from_array(rng.standard_normal((2048, 1000)).astype(np.float32), "w")
 m = numpy_helper.from_array(rng.standard_normal((768, 768)).astype(np.float32), "m")
+c = numpy_helper.from_array(rng.standard_normal((112, 6, 1, 1)).astype(np.float32), "c")
 graph = helper.make_graph(
-    [helper.make_node("Gemm", ["x", "w"], ["g"]), helper.make_node("MatMul", ["a", "m"], ["p"])],
+    [helper.make_node("Gemm", ["x", "w"], ["g"]), helper.make_node("MatMul", ["a", "m"], ["p"]),
+     helper.make_node("Conv", ["i", "c"], ["v"], group=4)],
     "g",
     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2048]),
-     helper.make_tensor_value_info("a", TensorProto.FLOAT, [1, 768])],
+     helper.make_tensor_value_info("a", TensorProto.FLOAT, [1, 768]),
+     helper.make_tensor_value_info("i", TensorProto.FLOAT, [1, 24, 56, 56])],
     [helper.make_tensor_value_info("g", TensorProto.FLOAT, [1, 1000]),
-     helper.make_tensor_value_info("p", TensorProto.FLOAT, [1, 768])],
-    [w, m])
+     helper.make_tensor_value_info("p", TensorProto.FLOAT, [1, 768]),
+     helper.make_tensor_value_info("v", TensorProto.FLOAT, [1, 112, 56, 56])],
+    [w, m, c])
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
 feeds = {"x": rng.standard_normal((1, 2048)).astype(np.float32),
-         "a": rng.standard_normal((1, 768)).astype(np.float32)}
+         "a": rng.standard_normal((1, 768)).astype(np.float32),
+         "i": rng.standard_normal((1, 24, 56, 56)).astype(np.float32)}
 for threads in (1, 2, 3, 4):
     so = onyx.SessionOptions()
     so.deterministic = True
@@ -143,10 +148,11 @@ for threads in (1, 2, 3, 4):
 
 
 @pytest.mark.parametrize("isa", ["avx2", "avx512"])
-def test_one_row_products_bitwise_identical_under_each_isa_cap(isa):
-    """Under ONYX_ISA=avx2 oneDNN's f32 matmul is its gemm driver, which split a one-row
-    product's sums over K by the thread count (ResNet-50's classifier and BERT's pooler differed
-    between 1 and 2 threads): deterministic mode runs that driver on one thread."""
+def test_gemm_driver_bitwise_identical_under_each_isa_cap(isa):
+    """Under ONYX_ISA=avx2 oneDNN's f32 matmul and grouped 1x1 convolutions run on its gemm
+    driver, which split sums over K by the thread count (ResNet-50's classifier, BERT's pooler
+    and a ShuffleNet group convolution differed between thread counts): deterministic mode runs
+    that driver on one thread."""
     import os
     import subprocess
     import sys

@@ -63,15 +63,9 @@ int CheckMain(int argc, char** argv) {
       return Fail(InvalidArgument("--conv-algorithm must be auto or direct; got '", c, "'"));
     options.winograd = c == "auto";
   }
-  std::map<std::string, Shape> shapes;
-  for (const std::string& s : a->all("shape")) {
-    const size_t eq = s.find('=');
-    if (eq == std::string::npos)
-      return Fail(InvalidArgument("--shape expects NAME=1x3x224x224, got '", s, "'"));
-    auto shape = ParseShape(s.substr(eq + 1));
-    if (!shape.ok()) return Fail(shape.status());
-    shapes[s.substr(0, eq)] = *shape;
-  }
+  auto parsed_shapes = ParseShapes(*a);
+  if (!parsed_shapes.ok()) return Fail(parsed_shapes.status());
+  const std::map<std::string, Shape>& shapes = *parsed_shapes;
 
   // A session on the reference kernels only to read the declared inputs and generate feeds.
   SessionOptions so;

@@ -25,6 +25,8 @@ StatusOr<Args> ParseArgs(int argc, char** argv, int first, const std::vector<std
 StatusOr<int> ParseInt(const std::string& what, const std::string& s, int min_value);
 // "1x3x224x224" → {1,3,224,224}; "NAME=1x3x224x224" handled by the caller.
 StatusOr<Shape> ParseShape(const std::string& s);
+// Every --shape NAME=1x3x224x224 flag, by input name.
+StatusOr<std::map<std::string, Shape>> ParseShapes(const Args& a);
 
 // Inputs for a model: `ramp` is the ONNX backend runner's dummy data (arange(n)/n as float32),
 // `random` is uniform [0,1) (floats) or small integers, seeded. Symbolic dims become 1 unless

@@ -185,18 +185,6 @@ bool WantsHelp(int argc, char** argv) {
   return false;
 }
 
-StatusOr<std::map<std::string, Shape>> ParseShapes(const Args& a) {
-  std::map<std::string, Shape> shapes;
-  for (const std::string& s : a.all("shape")) {
-    const size_t eq = s.find('=');
-    if (eq == std::string::npos)
-      return InvalidArgument("--shape expects NAME=1x3x224x224, got '", s, "'");
-    ONYX_ASSIGN_OR_RETURN(Shape shape, ParseShape(s.substr(eq + 1)));
-    shapes[s.substr(0, eq)] = shape;
-  }
-  return shapes;
-}
-
 StatusOr<SessionOptions> ParseSessionOptions(const Args& a) {
   SessionOptions o;
   if (a.has("threads")) {

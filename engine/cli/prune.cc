@@ -234,15 +234,9 @@ int PruneMain(int argc, char** argv) {
   if (!samples.ok()) return Fail(samples.status());
   if (a->has("inputs") != a->has("labels"))
     return Fail(InvalidArgument("--inputs and --labels go together"));
-  std::map<std::string, Shape> shapes;
-  for (const std::string& s : a->all("shape")) {
-    const size_t eq = s.find('=');
-    if (eq == std::string::npos)
-      return Fail(InvalidArgument("--shape expects NAME=1x3x224x224, got '", s, "'"));
-    auto shape = ParseShape(s.substr(eq + 1));
-    if (!shape.ok()) return Fail(shape.status());
-    shapes[s.substr(0, eq)] = *shape;
-  }
+  auto parsed_shapes = ParseShapes(*a);
+  if (!parsed_shapes.ok()) return Fail(parsed_shapes.status());
+  const std::map<std::string, Shape>& shapes = *parsed_shapes;
   SessionOptions so;
   if (a->has("threads")) {
     auto t = ParseInt("--threads", a->get("threads"), 1);

@@ -36,63 +36,32 @@ class SparseConvKernel : public Kernel {
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
-  std::string variant() const override { return "block" + std::to_string(weights_->block); }
-  bool packed_input(size_t i) const override { return i == 2 && bias_packed_; }
+  std::string variant() const override { return "block" + std::to_string(product_.block()); }
+  bool packed_input(size_t i) const override { return i == 2 && product_.bias_packed(); }
 
   Status Run(KernelContext& ctx) const override {
     const NodeView& node = ctx.node();
     const Tensor& x = ctx.input(0);
     if (x.dtype() != DType::kFloat || x.shape() != x_shape_ || ctx.input(1).shape() != w_shape_)
       return node.Fail("input shapes changed after planning");
-    BlockSparseGemmArgs a = args_;
-    a.w = weights_.get();
-    a.dense_w = ctx.input(1).data<float>();
-    AlignedFloats run_bias;
-    a.bias = bias_.get();
-    if (!bias_packed_) {
-      if (ctx.input(2).numel() != out_channels_)
-        return node.Fail("input 2 (B) must have M elements");
-      run_bias = PaddedBias(ctx.input(2).data<float>(), out_channels_);
-      if (!run_bias) return node.Fail("out of memory for the padded bias");
-      a.bias = run_bias.get();
-    }
-    if (ctx.num_inputs() > 3 && ctx.has_input(3)) {
-      if (ctx.input(3).shape() != y_shape_)
-        return node.Fail("input 3 (Z) shape changed after planning");
-      a.z = ctx.input(3).data<float>();
-    }
-    Tensor y = ctx.Output(0, DType::kFloat, y_shape_);
-    a.y = y.data<float>();
-    const int threads = ctx.intra_op_threads();
     // A strided 1x1 convolution reads every stride-th pixel: gathered contiguous first.
     AlignedFloats gathered;
+    const float* xd = x.data<float>();
     if (stride_h_ != 1 || stride_w_ != 1) {
       gathered = hwy::AllocateAligned<float>(static_cast<size_t>(rows_ * channels_));
       if (!gathered) return node.Fail("out of memory for the strided input");
-      const float* xd = x.data<float>();
       const int64_t out_h = y_shape_[1], out_w = y_shape_[2], in_h = x_shape_[1],
                     in_w = x_shape_[2];
-      ParallelFor(rows_, channels_, threads, [&](int64_t r0, int64_t r1) {
+      ParallelFor(rows_, channels_, ctx.intra_op_threads(), [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
           const int64_t n = r / (out_h * out_w), oy = r / out_w % out_h, ox = r % out_w;
           const float* src = xd + ((n * in_h + oy * stride_h_) * in_w + ox * stride_w_) * channels_;
           std::copy(src, src + channels_, gathered.get() + r * channels_);
         }
       });
-      a.x = gathered.get();
-    } else {
-      a.x = x.data<float>();
+      xd = gathered.get();
     }
-    a.lda = channels_;
-    RunBlockSparse(a, rows_, threads);
-    if (has_unary_) {
-      float* yd = y.data<float>();
-      const int64_t n = y.numel();
-      ParallelFor(n, 1, ThreadsFor(n, threads), [&](int64_t i0, int64_t i1) {
-        UnaryF32(unary_, unary_params_, yd + i0, yd + i0, i1 - i0);
-      });
-    }
-    return Status::Ok();
+    return product_.Run(ctx, xd, channels_, rows_, y_shape_);
   }
 
  private:
@@ -109,43 +78,13 @@ class SparseConvKernel : public Kernel {
     y_shape_ = {x_shape_[0], g.out[0], g.out[1], out_channels_};
     rows_ = x_shape_[0] * g.out[0] * g.out[1];
 
-    ONYX_ASSIGN_OR_RETURN(FusedActivation act, ParseFusedActivation(node));
-    if (act.kind == ActivationKind::kRelu) {
-      args_.activation = VectorActivation::kRelu;
-    } else if (act.kind == ActivationKind::kClip) {
-      args_.activation = VectorActivation::kClip;
-      args_.clip_lo = act.alpha;
-      args_.clip_hi = act.beta;
-    } else {
-      has_unary_ = ToUnary(act, &unary_, &unary_params_);
-    }
-    args_.dense_m_stride = channels_;
-    args_.dense_k_stride = 1;
-
-    ONYX_ASSIGN_OR_RETURN(weights_, SparseWeightsIfWorthIt(node, w, out_channels_, channels_,
-                                                           channels_, 1, info.weights));
-    const Tensor* bc = info.constants.size() > 2 ? info.constants[2] : nullptr;
-    if (!Present(types, 2)) {
-      bias_ = PaddedBias(nullptr, out_channels_);
-      bias_packed_ = true;
-    } else if (bc) {
-      if (bc->numel() != out_channels_) return node.Invalid("input 2 (B) must have M elements");
-      bias_ = PaddedBias(bc->data<float>(), out_channels_);
-      bias_packed_ = true;
-    }
-    if (bias_packed_ && !bias_) return node.Fail("out of memory for the padded bias");
-    return Status::Ok();
+    return product_.Init(node, types, info, w, out_channels_, channels_, channels_, 1,
+                         "input 2 (B) must have M elements");
   }
 
   Shape x_shape_, w_shape_, y_shape_;
   int64_t channels_ = 0, out_channels_ = 0, rows_ = 0, stride_h_ = 1, stride_w_ = 1;
-  BlockSparseGemmArgs args_;  // activation and dense W's strides; the pointers are set per run
-  std::shared_ptr<const BlockSparseWeights> weights_;
-  AlignedFloats bias_;  // padded constant (or absent) B
-  bool bias_packed_ = false;
-  bool has_unary_ = false;  // an activation applied over the finished output
-  UnaryOp unary_ = UnaryOp::kRelu;
-  UnaryParams unary_params_;
+  BlockSparseProduct product_;
 };
 
 Status SparseConvSupports(const NodeView& node, const std::vector<TypeInfo>& types) {

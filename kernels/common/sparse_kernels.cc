@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kernels/op_helpers.h"
+#include "kernels/reference/fused.h"
 
 namespace onyx::kernels::common {
 
@@ -124,6 +125,73 @@ void RunBlockSparse(const BlockSparseGemmArgs& args, int64_t rows, int threads) 
                          blocks * (g + 1) / groups);
     }
   });
+}
+
+Status BlockSparseProduct::Init(const NodeView& node, const std::vector<TypeInfo>& types,
+                                const KernelCreateInfo& info, const Tensor& w, int64_t m, int64_t k,
+                                int64_t m_stride, int64_t k_stride, const char* bias_error) {
+  m_ = m;
+  bias_error_ = bias_error;
+  ONYX_ASSIGN_OR_RETURN(FusedActivation act, ParseFusedActivation(node));
+  if (act.kind == ActivationKind::kRelu) {
+    args_.activation = VectorActivation::kRelu;
+  } else if (act.kind == ActivationKind::kClip) {
+    args_.activation = VectorActivation::kClip;
+    args_.clip_lo = act.alpha;
+    args_.clip_hi = act.beta;
+  } else {
+    has_unary_ = ToUnary(act, &unary_, &unary_params_);
+  }
+  args_.dense_m_stride = m_stride;
+  args_.dense_k_stride = k_stride;
+  ONYX_ASSIGN_OR_RETURN(weights_,
+                        SparseWeightsIfWorthIt(node, w, m, k, m_stride, k_stride, info.weights));
+  const Tensor* bc = info.constants.size() > 2 ? info.constants[2] : nullptr;
+  if (!Present(types, 2)) {
+    bias_ = PaddedBias(nullptr, m);
+    bias_packed_ = true;
+  } else if (bc) {
+    if (bc->numel() != m) return node.Invalid(bias_error);
+    bias_ = PaddedBias(bc->data<float>(), m);
+    bias_packed_ = true;
+  }
+  if (bias_packed_ && !bias_) return node.Fail("out of memory for the padded bias");
+  return Status::Ok();
+}
+
+Status BlockSparseProduct::Run(KernelContext& ctx, const float* x, int64_t lda, int64_t rows,
+                               const Shape& y_shape) const {
+  const NodeView& node = ctx.node();
+  BlockSparseGemmArgs a = args_;
+  a.w = weights_.get();
+  a.dense_w = ctx.input(1).data<float>();
+  hwy::AlignedFreeUniquePtr<float[]> run_bias;
+  a.bias = bias_.get();
+  if (!bias_packed_) {
+    if (ctx.input(2).numel() != m_) return node.Fail(bias_error_);
+    run_bias = PaddedBias(ctx.input(2).data<float>(), m_);
+    if (!run_bias) return node.Fail("out of memory for the padded bias");
+    a.bias = run_bias.get();
+  }
+  if (ctx.num_inputs() > 3 && ctx.has_input(3)) {
+    if (ctx.input(3).shape() != y_shape)
+      return node.Fail("input 3 (Z) shape changed after planning");
+    a.z = ctx.input(3).data<float>();
+  }
+  Tensor y = ctx.Output(0, DType::kFloat, y_shape);
+  a.y = y.data<float>();
+  a.x = x;
+  a.lda = lda;
+  const int threads = ctx.intra_op_threads();
+  RunBlockSparse(a, rows, threads);
+  if (has_unary_) {
+    float* yd = y.data<float>();
+    const int64_t n = y.numel();
+    ParallelFor(n, 1, ThreadsFor(n, threads), [&](int64_t i0, int64_t i1) {
+      UnaryF32(unary_, unary_params_, yd + i0, yd + i0, i1 - i0);
+    });
+  }
+  return Status::Ok();
 }
 
 }  // namespace onyx::kernels::common

@@ -5,9 +5,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "hwy/aligned_allocator.h"
+#include "kernels/common/fast_kernel.h"
 #include "kernels/common/simd_kernels.h"
+#include "kernels/kernel.h"
 #include "kernels/node_view.h"
 #include "kernels/weight_cache.h"
 #include "onyx/status.h"
@@ -50,5 +53,36 @@ hwy::AlignedFreeUniquePtr<float[]> PaddedBias(const float* b, int64_t m);
 // BlockSparseGemmF32 over all `rows` and blocks, split into chunks of rows and, where there are
 // too few rows for the threads, groups of blocks.
 void RunBlockSparse(const BlockSparseGemmArgs& args, int64_t rows, int threads);
+
+// What both block-sparse kernels hold and do: y = act(x W^T + bias + z), with W packed at
+// creation, input 2 the bias ([M]) and input 3 the residual z (the output's shape), Relu and
+// Clip applied in the loop and other fused activations over the finished output.
+class BlockSparseProduct {
+ public:
+  // At creation: the node's fused activation, W (M output channels by K, W(co, ci) =
+  // w[co * m_stride + ci * k_stride]; NotSupported below the threshold) and the bias when it is
+  // constant or absent. `bias_error` is the message for a bias of the wrong size.
+  Status Init(const NodeView& node, const std::vector<TypeInfo>& types,
+              const KernelCreateInfo& info, const Tensor& w, int64_t m, int64_t k, int64_t m_stride,
+              int64_t k_stride, const char* bias_error);
+  // Per run: `rows` rows of x, `lda` floats apart, into output 0 of shape `y_shape`.
+  Status Run(KernelContext& ctx, const float* x, int64_t lda, int64_t rows,
+             const Shape& y_shape) const;
+
+  int64_t block() const { return weights_->block; }
+  // Whether the bias was taken at creation (input 2 may then be released).
+  bool bias_packed() const { return bias_packed_; }
+
+ private:
+  BlockSparseGemmArgs args_;  // activation and dense W's strides; the pointers are set per run
+  std::shared_ptr<const BlockSparseWeights> weights_;
+  hwy::AlignedFreeUniquePtr<float[]> bias_;  // padded constant (or absent) bias
+  bool bias_packed_ = false;
+  int64_t m_ = 0;
+  const char* bias_error_ = "";
+  bool has_unary_ = false;  // an activation applied over the finished output
+  UnaryOp unary_ = UnaryOp::kRelu;
+  UnaryParams unary_params_;
+};
 
 }  // namespace onyx::kernels::common

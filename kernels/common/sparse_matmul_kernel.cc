@@ -33,44 +33,15 @@ class SparseMatMulKernel : public Kernel {
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
-  std::string variant() const override { return "block" + std::to_string(weights_->block); }
-  bool packed_input(size_t i) const override { return i == 2 && bias_packed_; }
+  std::string variant() const override { return "block" + std::to_string(product_.block()); }
+  bool packed_input(size_t i) const override { return i == 2 && product_.bias_packed(); }
 
   Status Run(KernelContext& ctx) const override {
     const NodeView& node = ctx.node();
     const Tensor& a = ctx.input(0);
     if (a.dtype() != DType::kFloat || a.shape() != a_shape_ || ctx.input(1).shape() != b_shape_)
       return node.Fail("input shapes changed after planning");
-    BlockSparseGemmArgs args = args_;
-    args.w = weights_.get();
-    args.dense_w = ctx.input(1).data<float>();
-    AlignedFloats run_bias;
-    args.bias = bias_.get();
-    if (!bias_packed_) {
-      if (ctx.input(2).numel() != n_) return node.Fail("input 2 (Bias) must have N elements");
-      run_bias = PaddedBias(ctx.input(2).data<float>(), n_);
-      if (!run_bias) return node.Fail("out of memory for the padded bias");
-      args.bias = run_bias.get();
-    }
-    if (ctx.num_inputs() > 3 && ctx.has_input(3)) {
-      if (ctx.input(3).shape() != y_shape_)
-        return node.Fail("input 3 (Z) shape changed after planning");
-      args.z = ctx.input(3).data<float>();
-    }
-    Tensor y = ctx.Output(0, DType::kFloat, y_shape_);
-    args.y = y.data<float>();
-    args.x = a.data<float>();
-    args.lda = k_;
-    const int threads = ctx.intra_op_threads();
-    RunBlockSparse(args, rows_, threads);
-    if (has_unary_) {
-      float* yd = y.data<float>();
-      const int64_t n = y.numel();
-      ParallelFor(n, 1, ThreadsFor(n, threads), [&](int64_t i0, int64_t i1) {
-        UnaryF32(unary_, unary_params_, yd + i0, yd + i0, i1 - i0);
-      });
-    }
-    return Status::Ok();
+    return product_.Run(ctx, a.data<float>(), k_, rows_, y_shape_);
   }
 
  private:
@@ -85,43 +56,14 @@ class SparseMatMulKernel : public Kernel {
     for (size_t i = 0; i + 1 < a_shape_.size(); ++i) rows_ *= a_shape_[i];
     y_shape_ = a_shape_;
     y_shape_.back() = n_;
-    ONYX_ASSIGN_OR_RETURN(FusedActivation act, ParseFusedActivation(node));
-    if (act.kind == ActivationKind::kRelu) {
-      args_.activation = VectorActivation::kRelu;
-    } else if (act.kind == ActivationKind::kClip) {
-      args_.activation = VectorActivation::kClip;
-      args_.clip_lo = act.alpha;
-      args_.clip_hi = act.beta;
-    } else {
-      has_unary_ = ToUnary(act, &unary_, &unary_params_);
-    }
     // W(n, k) = B(k, n): B [K, N] row-major, or [N, K] with transB.
-    args_.dense_m_stride = trans_b ? k_ : 1;
-    args_.dense_k_stride = trans_b ? 1 : n_;
-    ONYX_ASSIGN_OR_RETURN(weights_, SparseWeightsIfWorthIt(node, b, n_, k_, args_.dense_m_stride,
-                                                           args_.dense_k_stride, info.weights));
-    const Tensor* bc = info.constants.size() > 2 ? info.constants[2] : nullptr;
-    if (!Present(types, 2)) {
-      bias_ = PaddedBias(nullptr, n_);
-      bias_packed_ = true;
-    } else if (bc) {
-      if (bc->numel() != n_) return node.Invalid("input 2 (Bias) must have N elements");
-      bias_ = PaddedBias(bc->data<float>(), n_);
-      bias_packed_ = true;
-    }
-    if (bias_packed_ && !bias_) return node.Fail("out of memory for the padded bias");
-    return Status::Ok();
+    return product_.Init(node, types, info, b, n_, k_, trans_b ? k_ : 1, trans_b ? 1 : n_,
+                         "input 2 (Bias) must have N elements");
   }
 
   Shape a_shape_, b_shape_, y_shape_;
   int64_t k_ = 0, n_ = 0, rows_ = 0;
-  BlockSparseGemmArgs args_;  // activation and B's strides; the pointers are set per run
-  std::shared_ptr<const BlockSparseWeights> weights_;
-  AlignedFloats bias_;  // padded constant (or absent) Bias
-  bool bias_packed_ = false;
-  bool has_unary_ = false;  // an activation applied over the finished output
-  UnaryOp unary_ = UnaryOp::kRelu;
-  UnaryParams unary_params_;
+  BlockSparseProduct product_;
 };
 
 // MatMul, or FusedMatMul or Gemm without transA and with alpha (and Gemm's beta) 1: A [..., K]

@@ -172,7 +172,8 @@ constexpr const char* kOpsHelp =
     "usage: onyx ops [--json]\n"
     "\n"
     "Lists every registered operator: domain, op type, the opset range each definition covers\n"
-    "and its kernel implementations in selection order.\n";
+    "and its kernel implementations in selection order, each as name@level[/library]: the lowest\n"
+    "ISA level it needs and the library that picks its code at run time (docs/isa.md).\n";
 
 int Fail(const std::string& cmd, const Status& s) {
   std::cerr << "onyx " << cmd << ": error: " << s.message() << "\n";
@@ -782,7 +783,11 @@ int OpsMain(int argc, char** argv) {
     const std::string until =
         d->until >= kernels::kLatestOpset ? "latest" : std::to_string(d->until);
     std::string impls;
-    for (const auto& k : d->impls) impls += (impls.empty() ? "" : ",") + k.name;
+    // name@level[/library]: the lowest ISA level each kernel needs (docs/isa.md).
+    for (const auto& k : d->impls) {
+      impls += (impls.empty() ? "" : ",") + k.name + "@" + kernels::IsaName(k.isa.min);
+      if (*k.isa.library) impls += std::string("/") + k.isa.library;
+    }
     if (json) {
       std::cout << (first ? "" : ",") << "\n  {\"domain\": \"" << planner::JsonEscape(domain)
                 << "\", \"op\": \"" << planner::JsonEscape(d->op_type)

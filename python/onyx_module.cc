@@ -90,7 +90,7 @@ class PySession {
             const std::string& precision, const py::object& initializers,
             const std::map<std::string, int64_t>& dims_by_name,
             const std::map<std::string, int64_t>& dims_by_denotation,
-            const py::object& external_files, bool deterministic) {
+            const py::object& external_files, bool deterministic, const std::string& max_isa) {
     SessionOptions o;
     // Model edits: the converter keeps borrowed arrays alive until the session is made.
     FeedConverter converter;
@@ -119,6 +119,7 @@ class PySession {
       }
     o.adapt_threads = adapt_threads;
     o.deterministic = deterministic;
+    o.max_isa = max_isa;  // checked by Session::Create
     if (precision != "fp32" && precision != "bf16")
       ThrowIfError(InvalidArgument("precision must be 'fp32' or 'bf16', got '", precision, "'"));
     o.bf16 = precision == "bf16";
@@ -446,7 +447,7 @@ PYBIND11_MODULE(_onyx, m) {
       .def(py::init<const py::object&, int, const std::string&, bool, const std::string&, int64_t,
                     int64_t, int64_t, bool, const std::string&, const py::object&,
                     const std::map<std::string, int64_t>&, const std::map<std::string, int64_t>&,
-                    const py::object&, bool>(),
+                    const py::object&, bool, const std::string&>(),
            py::arg("model"), py::arg("intra_op_threads") = 0, py::arg("optimization") = "all",
            py::arg("reference_kernels") = false, py::arg("conv_algorithm") = "auto",
            py::arg("max_shape_plans") = 0, py::arg("max_shape_plan_bytes") = 0,
@@ -455,6 +456,7 @@ PYBIND11_MODULE(_onyx, m) {
            py::arg("dims_by_name") = std::map<std::string, int64_t>(),
            py::arg("dims_by_denotation") = std::map<std::string, int64_t>(),
            py::arg("external_files") = py::none(), py::arg("deterministic") = false,
+           py::arg("max_isa") = "",
            "Loads `model` (a path, or serialized ModelProto bytes) and plans it. "
            "`max_shape_plans` and `max_shape_plan_bytes` bound the cache of per-input-shape "
            "plans (0: the environment variable or the default). `initializers` ([(name, array)]) "

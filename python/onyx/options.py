@@ -99,6 +99,10 @@ class SessionOptions:
             audited as thread-count invariant give way to others; a random operator without a
             ``seed`` attribute, and ``precision="bf16"``, make creating the session fail.
             onnxruntime's ``use_deterministic_compute = True`` turns it on too.
+        max_isa: onyx only; the highest ISA level kernels may use (``"scalar"``, ``"sse4"``,
+            ``"avx2"``, ``"avx512"``, ... on x86; ``"neon"``, ``"sve"``, ... on Arm), below the
+            process's ``ONYX_ISA`` cap; ``""`` (default) leaves that cap. A level this CPU or the
+            process cap does not allow makes creating the session fail (docs/isa.md).
         precision: onyx only; ``"fp32"`` (default) or ``"bf16"``: convolutions take bfloat16
             operands (float32 accumulation and outputs) where the CPU computes bfloat16 natively
             (AVX512-BF16 or AMX; elsewhere creating the session fails). About twice as fast on
@@ -136,6 +140,7 @@ class SessionOptions:
         "specialize_after_runs",
         "adapt_threads",
         "deterministic",
+        "max_isa",
         "precision",
         "inter_op_num_threads",
         "execution_mode",
@@ -168,6 +173,7 @@ class SessionOptions:
         self.specialize_after_runs: int = 0
         self.adapt_threads: bool = True
         self.deterministic: bool = False
+        self.max_isa: str = ""
         self.precision: str = "fp32"
         self.inter_op_num_threads: int = 0
         self.execution_mode: ExecutionMode = ExecutionMode.ORT_SEQUENTIAL
@@ -278,6 +284,7 @@ class SessionOptions:
             f"specialize_after_runs={self.specialize_after_runs!r}, "
             f"adapt_threads={self.adapt_threads!r}, "
             f"deterministic={self.deterministic!r}, "
+            f"max_isa={self.max_isa!r}, "
             f"precision={self.precision!r})"
         )
 

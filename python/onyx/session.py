@@ -295,6 +295,7 @@ class InferenceSession:
             external_files=dict(getattr(options, "_external_files", {})) or None,
             deterministic=bool(getattr(options, "deterministic", False))
             or bool(getattr(options, "use_deterministic_compute", False)),
+            max_isa=str(getattr(options, "max_isa", "") or ""),
         )
         required = set(self._sess.required_inputs())
         inputs = self._sess.inputs()

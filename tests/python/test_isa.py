@@ -101,3 +101,40 @@ def test_each_level_plans_kernels_under_it_and_matches_the_reference(onyx_cli, t
         for name, expected in zip(["y", "z"], want):
             got = numpy_helper.to_array(onnx.load_tensor(str(out / f"{name}.pb")))
             np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4, err_msg=f"{level} {name}")
+
+
+def test_session_option_max_isa_caps_the_kernels_and_checks_the_level(onyx_cli, tmp_path):
+    """SessionOptions.max_isa: under "scalar" every profiled step runs a scalar (reference)
+    kernel, with outputs that match the onnx reference evaluator; an unknown level fails."""
+    import onyx
+
+    path = str(tmp_path / "m.onnx")
+    feeds = conv_matmul_model(path)
+    want = ReferenceEvaluator(path).run(None, feeds)
+    o = onyx.SessionOptions()
+    o.max_isa = "scalar"
+    o.enable_profiling = True
+    o.profile_file_prefix = str(tmp_path / "prof")
+    sess = onyx.InferenceSession(path, o)
+    got = sess.run(["y", "z"], feeds)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+    with open(sess.end_profiling()) as f:
+        impls = {e["args"]["op_name"]: e["args"]["impl"] for e in json.load(f)
+                 if e.get("cat") == "Node"}
+    assert "MatMul" in impls and not impls["MatMul"].startswith("MatMul_f32_onednn"), impls
+    assert not any(i.endswith("_hwy") or "onednn" in i for i in impls.values()), impls
+    # Uncapped, the same product runs on a SIMD kernel.
+    plain = onyx.SessionOptions()
+    plain.enable_profiling = True
+    plain.profile_file_prefix = str(tmp_path / "plain")
+    fast = onyx.InferenceSession(path, plain)
+    fast.run(["z"], feeds)
+    with open(fast.end_profiling()) as f:
+        fast_impls = {e["args"]["op_name"]: e["args"]["impl"] for e in json.load(f)
+                      if e.get("cat") == "Node"}
+    assert fast_impls["MatMul"] != impls["MatMul"], (fast_impls, impls)
+    bad = onyx.SessionOptions()
+    bad.max_isa = "fastest"
+    with pytest.raises(Exception, match="max_isa=fastest"):
+        onyx.InferenceSession(path, bad)

@@ -2,6 +2,8 @@
 #include "kernels/op_registry.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 namespace onyx::kernels {
 
@@ -9,6 +11,12 @@ const OpRegistry& OpRegistry::Global() {
   static const OpRegistry* registry = [] {
     auto* r = new OpRegistry();
     RegisterAllOps(*r);
+    // A kernel list set twice or for an unknown operator is a defect of this build: say so
+    // at once rather than run with a kernel missing.
+    for (const std::string& e : r->registration_errors()) {
+      std::fprintf(stderr, "onyx: operator registry: %s\n", e.c_str());
+      std::abort();
+    }
     return r;
   }();
   return *registry;
@@ -78,7 +86,6 @@ int OpRegistry::PrependImpl(const std::string& domain, const std::string& op_typ
                             int64_t since, int64_t until) {
   auto it = ops_.find({domain == "ai.onnx" ? "" : domain, op_type});
   if (it == ops_.end()) return 0;
-  if (impl.isa.unset()) impl.isa = registration_isa_;
   int n = 0;
   for (auto& def : it->second) {
     if (def->until < since || def->since > until) continue;
@@ -86,6 +93,35 @@ int OpRegistry::PrependImpl(const std::string& domain, const std::string& op_typ
     ++n;
   }
   return n;
+}
+
+KernelEntry::KernelEntry(KernelImpl impl)
+    : make([impl = std::move(impl)](const OpDef&) { return impl; }) {}
+
+KernelEntry::KernelEntry(std::function<KernelImpl(const OpDef&)> make_impl, int64_t since_opset,
+                         int64_t until_opset)
+    : make(std::move(make_impl)), since(since_opset), until(until_opset) {}
+
+void OpRegistry::SetKernels(const std::string& domain, const std::string& op_type,
+                            std::vector<KernelEntry> list) {
+  const std::string where = (domain.empty() ? "ai.onnx" : domain) + " " + op_type;
+  auto it = ops_.find({domain == "ai.onnx" ? "" : domain, op_type});
+  if (it == ops_.end()) {
+    registration_errors_.push_back("kernel list for " + where + ": the operator is not registered");
+    return;
+  }
+  if (!listed_.insert(it->first).second) {
+    registration_errors_.push_back("kernel list for " + where + ": set twice");
+    return;
+  }
+  for (auto& def : it->second) {
+    std::vector<KernelImpl> fast;
+    for (const KernelEntry& e : list) {
+      if (e.until < def->since || e.since > def->until) continue;
+      fast.push_back(e.make(*def));
+    }
+    def->impls.insert(def->impls.begin(), fast.begin(), fast.end());
+  }
 }
 
 std::vector<const OpDef*> OpRegistry::All() const {

@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -41,9 +42,23 @@ struct KernelImpl {
   // from the audit table (kernels/thread_invariance.cc, docs/determinism.md). Deterministic mode
   // runs only such impls; a new one is refused there until it is audited.
   bool thread_invariant = false;
-  // Default (scalar): a reference or plain C++ kernel. OpRegistry::PrependImpl fills an unset
-  // one from the registry's current IsaScope.
+  // Default (scalar): a reference or plain C++ kernel.
   KernelIsa isa;
+};
+
+struct OpDef;
+
+// One line of an operator's kernel list (kernels/kernel_lists.cc): makes the impl for each
+// definition (opset range) of the operator it serves. Most wrap that definition's reference
+// kernel (its last impl) as the fallback for the run-time cases they do not cover.
+struct KernelEntry {
+  std::function<KernelImpl(const OpDef& def)> make;
+  int64_t since = 1;  // the opsets it serves: definitions overlapping [since, until]
+  int64_t until = kLatestOpset;
+  // An impl that needs nothing from the definition (the oneDNN kernels, the convolutions).
+  KernelEntry(KernelImpl impl);  // NOLINT(google-explicit-constructor): list lines stay short
+  explicit KernelEntry(std::function<KernelImpl(const OpDef&)> make_impl, int64_t since_opset = 1,
+                       int64_t until_opset = kLatestOpset);
 };
 
 struct OpDef {
@@ -81,35 +96,24 @@ class OpRegistry {
   // Sets KernelImpl::thread_invariant on every impl that `invariant(impl name, is last)` accepts
   // (the last impl of a definition is its reference kernel).
   void MarkImpls(const std::function<bool(const std::string&, bool)>& invariant);
-  // Puts a faster implementation in front of the existing ones for every registered opset range
-  // of (domain, op_type) whose range overlaps [since, until]. Its `supports` must reject what it
-  // cannot run exactly (dtype, attributes), so the reference kernel stays the fallback.
-  // Returns how many definitions received it (0 when the op is not registered).
+  // Sets the operator's kernel list: every definition of (domain, op_type) gets, in front of its
+  // reference kernel and in this order, the entries that serve its opsets. Each `supports` must
+  // reject what its kernel cannot run exactly (dtype, attributes), so the reference kernel stays
+  // the fallback. One list per operator: a second list, or a list for an operator that is not
+  // registered, is a registration error (CheckKernelLists reports it).
+  void SetKernels(const std::string& domain, const std::string& op_type,
+                  std::vector<KernelEntry> list);
+  // Tests only (planted kernels): puts `impl` in front of every definition of (domain, op_type)
+  // overlapping [since, until]. Returns how many definitions received it.
   int PrependImpl(const std::string& domain, const std::string& op_type, KernelImpl impl,
                   int64_t since = 1, int64_t until = kLatestOpset);
-  // The ISA PrependImpl gives impls that declare none (see IsaScope).
-  void set_registration_isa(const KernelIsa& isa) { registration_isa_ = isa; }
-  const KernelIsa& registration_isa() const { return registration_isa_; }
+  // Registration errors found so far (kernel lists set twice or for unknown operators).
+  const std::vector<std::string>& registration_errors() const { return registration_errors_; }
 
  private:
   std::map<std::pair<std::string, std::string>, std::vector<std::unique_ptr<OpDef>>> ops_;
-  KernelIsa registration_isa_;
-};
-
-// While alive, impls prepended without an ISA of their own get `isa`: one line per kernel family
-// in the Register functions (a family's kernels all run on one library).
-class IsaScope {
- public:
-  IsaScope(OpRegistry& r, const KernelIsa& isa) : r_(r), saved_(r.registration_isa()) {
-    r.set_registration_isa(isa);
-  }
-  ~IsaScope() { r_.set_registration_isa(saved_); }
-  IsaScope(const IsaScope&) = delete;
-  IsaScope& operator=(const IsaScope&) = delete;
-
- private:
-  OpRegistry& r_;
-  KernelIsa saved_;
+  std::vector<std::string> registration_errors_;
+  std::set<std::pair<std::string, std::string>> listed_;  // operators with a kernel list
 };
 
 // Highway's kernels (kernels/common): at least the first SIMD level, dispatched up to the best
@@ -122,22 +126,16 @@ KernelIsa HighwayIsa();
 void AddRanges(OpRegistry& r, const char* op, std::initializer_list<int64_t> sinces, InferFn infer,
                KernelFn fn);
 
-// Implemented in kernels/ops/register_all.cc: calls every family's Register function in order,
-// then the portable SIMD kernels (kernels/common) and the x86 ones (kernels/x86), which prepend
-// their impls so that the most specialised comes first.
+// Implemented in kernels/ops/register_all.cc: calls every family's Register function (the
+// definitions with their reference kernels) in order, then SetKernelLists.
 void RegisterAllOps(OpRegistry& r);
-void RegisterCommonKernels(OpRegistry& r);  // kernels/common/register_common.cc
-void RegisterX86Kernels(OpRegistry& r);     // kernels/x86/register_x86.cc (x86-64 only)
+// Every operator's ordered fast kernels (kernels/kernel_lists.cc).
+void SetKernelLists(OpRegistry& r);
 // Marks the impls the determinism audit found thread-count invariant
 // (kernels/thread_invariance.cc); called last by RegisterAllOps. Returns the audit table's names
 // that no impl has (stale entries).
 std::vector<std::string> MarkThreadInvariantKernels(OpRegistry& r);
 // The audit table itself: impl names and why each is invariant (docs/determinism.md lists them).
 const std::vector<std::pair<std::string, std::string>>& ThreadInvariantKernels();
-namespace common {
-// Convolutions with few output positions, in front of every other convolution kernel
-// (kernels/common/small_conv_kernel.cc).
-void RegisterSmallConvFast(OpRegistry& r);
-}  // namespace common
 
 }  // namespace onyx::kernels

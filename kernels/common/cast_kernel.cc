@@ -93,8 +93,8 @@ Status SupportsCast(const NodeView& node, const std::vector<TypeInfo>& types) {
 
 }  // namespace
 
-void RegisterCastCommon(OpRegistry& r) {
-  PrependFast(r, "Cast", "Cast_any_convert", SupportsCast, MakeCreate<CastKernel>());
+KernelEntry CastConvertKernel() {
+  return WithFallback("Cast_any_convert", KernelIsa{}, SupportsCast, MakeCreate<CastKernel>());
 }
 
 }  // namespace onyx::kernels::common

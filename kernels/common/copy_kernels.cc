@@ -315,10 +315,20 @@ class SliceKernel : public FastKernel {
 
 }  // namespace
 
-void RegisterCopyCommon(OpRegistry& r) {
-  PrependFast(r, "Concat", "Concat_any_memcpy", SupportsPlainInput0, MakeCreate<ConcatKernel>());
-  PrependFast(r, "Split", "Split_any_memcpy", SupportsPlainInput0, MakeCreate<SplitKernel>());
-  PrependFast(r, "Slice", "Slice_any_memcpy", SupportsPlainInput0, MakeCreate<SliceKernel>());
+// Their strided copies transpose with Highway.
+KernelEntry ConcatMemcpyKernel() {
+  return WithFallback("Concat_any_memcpy", HighwayIsa(), SupportsPlainInput0,
+                      MakeCreate<ConcatKernel>());
+}
+
+KernelEntry SplitMemcpyKernel() {
+  return WithFallback("Split_any_memcpy", HighwayIsa(), SupportsPlainInput0,
+                      MakeCreate<SplitKernel>());
+}
+
+KernelEntry SliceMemcpyKernel() {
+  return WithFallback("Slice_any_memcpy", HighwayIsa(), SupportsPlainInput0,
+                      MakeCreate<SliceKernel>());
 }
 
 }  // namespace onyx::kernels::common

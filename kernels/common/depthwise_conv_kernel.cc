@@ -199,12 +199,13 @@ Status DepthwiseSupports(const NodeView& node, const std::vector<TypeInfo>& type
 
 }  // namespace
 
-void RegisterDepthwiseConvFast(OpRegistry& r) {
+KernelImpl DepthwiseConvHwyKernel() {
   KernelImpl impl;
   impl.name = "NhwcConv_f32_dw_hwy";
+  impl.isa = HighwayIsa();
   impl.supports = DepthwiseSupports;
   impl.create_with_info = DepthwiseConvKernel::Create;
-  r.PrependImpl(kOnyxDomain, "NhwcConv", std::move(impl));
+  return impl;
 }
 
 }  // namespace onyx::kernels::common

@@ -105,17 +105,41 @@ Status SupportsUnary(const NodeView& node, const std::vector<TypeInfo>& types) {
   return Status::Ok();
 }
 
-void RegisterUnary(OpRegistry& r, const char* op, UnaryOp kind, int64_t work) {
-  PrependFast(r, op, std::string(op) + "_f32_hwy", SupportsUnary,
-              [kind, work](const NodeView& node, const std::vector<TypeInfo>&,
-                           std::unique_ptr<Kernel> fallback) -> StatusOr<std::unique_ptr<Kernel>> {
-                UnaryOp op = kind;
-                if (op == UnaryOp::kGelu && node.attr_string("approximate", "none") == "tanh")
-                  op = UnaryOp::kGeluTanh;
-                return std::unique_ptr<Kernel>(
-                    new UnaryKernel(std::move(fallback), UnarySpec{op, work}, ParamsFor(op, node)));
-              });
+// Work per element, for the thread split: a transcendental costs about eight plain operations.
+int64_t UnaryWork(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::kRelu:
+    case UnaryOp::kLeakyRelu:
+    case UnaryOp::kClip:
+    case UnaryOp::kHardSigmoid:
+    case UnaryOp::kHardSwish:
+    case UnaryOp::kSqrt:
+    case UnaryOp::kNeg:
+    case UnaryOp::kAbs:
+    case UnaryOp::kReciprocal:
+      return kCheapWork;
+    default:
+      return kTranscendentalWork;
+  }
 }
+
+}  // namespace
+
+KernelEntry UnaryHwyKernel(const std::string& op, UnaryOp kind) {
+  const int64_t work = UnaryWork(kind);
+  return WithFallback(
+      op + "_f32_hwy", HighwayIsa(), SupportsUnary,
+      [kind, work](const NodeView& node, const std::vector<TypeInfo>&,
+                   std::unique_ptr<Kernel> fallback) -> StatusOr<std::unique_ptr<Kernel>> {
+        UnaryOp op = kind;
+        if (op == UnaryOp::kGelu && node.attr_string("approximate", "none") == "tanh")
+          op = UnaryOp::kGeluTanh;
+        return std::unique_ptr<Kernel>(
+            new UnaryKernel(std::move(fallback), UnarySpec{op, work}, ParamsFor(op, node)));
+      });
+}
+
+namespace {
 
 // ---- binary with broadcasting ----
 
@@ -212,13 +236,18 @@ Status SupportsBinary(const NodeView&, const std::vector<TypeInfo>& types) {
   return RequireAllInputsType(types, DType::kFloat, 2);
 }
 
-void RegisterBinary(OpRegistry& r, const char* op, BinaryOp kind) {
-  PrependFast(r, op, std::string(op) + "_f32_hwy", SupportsBinary,
-              [kind](const NodeView&, const std::vector<TypeInfo>&,
-                     std::unique_ptr<Kernel> fallback) -> StatusOr<std::unique_ptr<Kernel>> {
-                return std::unique_ptr<Kernel>(new BinaryKernel(std::move(fallback), kind));
-              });
+}  // namespace
+
+KernelEntry BinaryHwyKernel(const std::string& op, BinaryOp kind) {
+  return WithFallback(
+      op + "_f32_hwy", HighwayIsa(), SupportsBinary,
+      [kind](const NodeView&, const std::vector<TypeInfo>&,
+             std::unique_ptr<Kernel> fallback) -> StatusOr<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new BinaryKernel(std::move(fallback), kind));
+      });
 }
+
+namespace {
 
 // ---- Pow with a scalar exponent of 1, 2, 3, 0.5 or -1 (x^2 in variance decompositions, x^3 in
 // the tanh GELU, square roots) ----
@@ -322,56 +351,31 @@ Status SupportsVariadic(const NodeView&, const std::vector<TypeInfo>& types) {
   return RequireAllInputsType(types, DType::kFloat, 2);
 }
 
-void RegisterVariadic(OpRegistry& r, const char* op, BinaryOp kind) {
-  PrependFast(r, op, std::string(op) + "_f32_hwy", SupportsVariadic,
-              [kind](const NodeView&, const std::vector<TypeInfo>&,
-                     std::unique_ptr<Kernel> fallback) -> StatusOr<std::unique_ptr<Kernel>> {
-                return std::unique_ptr<Kernel>(new VariadicKernel(std::move(fallback), kind));
-              });
-}
-
 }  // namespace
+
+KernelEntry VariadicHwyKernel(const std::string& op, BinaryOp kind) {
+  return WithFallback(
+      op + "_f32_hwy", HighwayIsa(), SupportsVariadic,
+      [kind](const NodeView&, const std::vector<TypeInfo>&,
+             std::unique_ptr<Kernel> fallback) -> StatusOr<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new VariadicKernel(std::move(fallback), kind));
+      });
+}
 
 std::unique_ptr<Kernel> NewUnaryKernel(std::unique_ptr<Kernel> fallback, UnaryOp op,
                                        UnaryParams params, int64_t work) {
   return std::unique_ptr<Kernel>(new UnaryKernel(std::move(fallback), UnarySpec{op, work}, params));
 }
 
-void RegisterElementwiseCommon(OpRegistry& r) {
-  RegisterBinary(r, "Add", BinaryOp::kAdd);
-  RegisterBinary(r, "Sub", BinaryOp::kSub);
-  RegisterBinary(r, "Mul", BinaryOp::kMul);
-  RegisterBinary(r, "Div", BinaryOp::kDiv);
-  RegisterVariadic(r, "Sum", BinaryOp::kAdd);
-  RegisterVariadic(r, "Max", BinaryOp::kMax);
-  RegisterVariadic(r, "Min", BinaryOp::kMin);
-  // Opset 7 on: numpy broadcasting (the legacy attributes before it are left to the reference).
-  PrependFast(
-      r, "Pow", "Pow_f32_hwy", SupportsPow,
+// Opset 7 on: numpy broadcasting (the legacy attributes before it are left to the reference).
+KernelEntry PowHwyKernel() {
+  return WithFallback(
+      "Pow_f32_hwy", HighwayIsa(), SupportsPow,
       [](const NodeView&, const std::vector<TypeInfo>&,
          std::unique_ptr<Kernel> fallback) -> StatusOr<std::unique_ptr<Kernel>> {
         return std::unique_ptr<Kernel>(new PowKernel(std::move(fallback)));
       },
       7);
-
-  RegisterUnary(r, "Relu", UnaryOp::kRelu, kCheapWork);
-  RegisterUnary(r, "LeakyRelu", UnaryOp::kLeakyRelu, kCheapWork);
-  RegisterUnary(r, "Clip", UnaryOp::kClip, kCheapWork);
-  RegisterUnary(r, "Sigmoid", UnaryOp::kSigmoid, kTranscendentalWork);
-  RegisterUnary(r, "Tanh", UnaryOp::kTanh, kTranscendentalWork);
-  RegisterUnary(r, "Erf", UnaryOp::kErf, kTranscendentalWork);
-  RegisterUnary(r, "Gelu", UnaryOp::kGelu, kTranscendentalWork);
-  RegisterUnary(r, "HardSigmoid", UnaryOp::kHardSigmoid, kCheapWork);
-  RegisterUnary(r, "HardSwish", UnaryOp::kHardSwish, kCheapWork);
-  RegisterUnary(r, "Elu", UnaryOp::kElu, kTranscendentalWork);
-  RegisterUnary(r, "Softplus", UnaryOp::kSoftplus, kTranscendentalWork);
-  RegisterUnary(r, "Exp", UnaryOp::kExp, kTranscendentalWork);
-  RegisterUnary(r, "Log", UnaryOp::kLog, kTranscendentalWork);
-  RegisterUnary(r, "Sqrt", UnaryOp::kSqrt, kCheapWork);
-  RegisterUnary(r, "Neg", UnaryOp::kNeg, kCheapWork);
-  RegisterUnary(r, "Abs", UnaryOp::kAbs, kCheapWork);
-  RegisterUnary(r, "Reciprocal", UnaryOp::kReciprocal, kCheapWork);
-  RegisterUnary(r, "Mish", UnaryOp::kMish, kTranscendentalWork);
 }
 
 }  // namespace onyx::kernels::common

@@ -3,10 +3,10 @@
 
 namespace onyx::kernels::common {
 
-int PrependFast(OpRegistry& r, const std::string& op, const std::string& name, SupportsFn supports,
-                FastCreateFn create, int64_t since, int64_t until) {
-  return PrependFast(
-      r, op, name, std::move(supports),
+KernelEntry WithFallback(const std::string& name, const KernelIsa& isa, SupportsFn supports,
+                         FastCreateFn create, int64_t since, int64_t until) {
+  return WithFallback(
+      name, isa, std::move(supports),
       FastCreateWithInfoFn([create](const NodeView& node, const std::vector<TypeInfo>& types,
                                     const KernelCreateInfo&, std::unique_ptr<Kernel> fallback) {
         return create(node, types, std::move(fallback));
@@ -14,30 +14,30 @@ int PrependFast(OpRegistry& r, const std::string& op, const std::string& name, S
       since, until);
 }
 
-int PrependFast(OpRegistry& r, const std::string& op, const std::string& name, SupportsFn supports,
-                FastCreateWithInfoFn create, int64_t since, int64_t until,
-                const std::string& domain) {
-  int n = 0;
-  for (const auto& [lo, hi] : r.Ranges(domain, op)) {
-    if (hi < since || lo > until) continue;
-    const OpDef* def = r.Find(domain, op, lo);
-    if (def == nullptr || def->impls.empty()) continue;
-    // The reference kernel is registered first, so it is the last impl of the definition.
-    CreateFn reference = def->impls.back().create;
-    if (!reference) continue;  // a reference kernel that needs plan-time info: none such yet
-    KernelImpl impl;
-    impl.name = name;
-    impl.supports = supports;
-    impl.create_with_info = [reference, create](
-                                const NodeView& node, const std::vector<TypeInfo>& types,
+KernelEntry WithFallback(const std::string& name, const KernelIsa& isa, SupportsFn supports,
+                         FastCreateWithInfoFn create, int64_t since, int64_t until) {
+  return KernelEntry(
+      [name, isa, supports, create](const OpDef& def) {
+        // The reference kernel is registered first, so it is the last impl of the definition.
+        CreateFn reference = def.impls.back().create;
+        KernelImpl impl;
+        impl.name = name;
+        impl.isa = isa;
+        impl.supports = supports;
+        if (!reference)  // a reference kernel that needs plan-time information: none such yet
+          impl.supports = [](const NodeView&, const std::vector<TypeInfo>&) {
+            return Unsupported("the reference kernel cannot be created as the fallback");
+          };
+        impl.create_with_info =
+            [reference, create](const NodeView& node, const std::vector<TypeInfo>& types,
                                 const KernelCreateInfo& info) -> StatusOr<std::unique_ptr<Kernel>> {
-      auto fallback = reference(node, types);
-      if (!fallback.ok()) return fallback.status();
-      return create(node, types, info, std::move(fallback).value());
-    };
-    n += r.PrependImpl(domain, op, std::move(impl), lo, hi);
-  }
-  return n;
+          auto fallback = reference(node, types);
+          if (!fallback.ok()) return fallback.status();
+          return create(node, types, info, std::move(fallback).value());
+        };
+        return impl;
+      },
+      since, until);
 }
 
 bool ToUnary(const FusedActivation& a, UnaryOp* op, UnaryParams* p) {

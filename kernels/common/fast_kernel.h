@@ -40,15 +40,14 @@ using FastCreateWithInfoFn = std::function<StatusOr<std::unique_ptr<Kernel>>(
     const NodeView& node, const std::vector<TypeInfo>& types, const KernelCreateInfo& info,
     std::unique_ptr<Kernel> fallback)>;
 
-// Puts impl `name` in front of every registered opset range of ai.onnx `op` that overlaps
-// [since, until]. Each range keeps its own reference kernel as the fallback. Returns the number of
-// ranges that received the impl.
-int PrependFast(OpRegistry& r, const std::string& op, const std::string& name, SupportsFn supports,
-                FastCreateFn create, int64_t since = 1, int64_t until = kLatestOpset);
-// `domain`: "" (ai.onnx) or kOnyxDomain.
-int PrependFast(OpRegistry& r, const std::string& op, const std::string& name, SupportsFn supports,
-                FastCreateWithInfoFn create, int64_t since = 1, int64_t until = kLatestOpset,
-                const std::string& domain = "");
+// A kernel-list entry (kernels/kernel_lists.cc) for impl `name`, needing `isa`, serving the
+// definitions that overlap opsets [since, until]: each definition's reference kernel is created
+// beside the fast kernel as its fallback.
+KernelEntry WithFallback(const std::string& name, const KernelIsa& isa, SupportsFn supports,
+                         FastCreateFn create, int64_t since = 1, int64_t until = kLatestOpset);
+KernelEntry WithFallback(const std::string& name, const KernelIsa& isa, SupportsFn supports,
+                         FastCreateWithInfoFn create, int64_t since = 1,
+                         int64_t until = kLatestOpset);
 
 // Shorthand for kernels whose constructor takes (node, fallback).
 template <typename K>

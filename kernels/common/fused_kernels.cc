@@ -127,9 +127,13 @@ StatusOr<std::unique_ptr<Kernel>> ReferenceFor(const std::string& op, const Node
   return def->impls.back().create(node, types);
 }
 
-KernelImpl ChannelAffineImpl(const std::string& op, bool channels_last) {
+}  // namespace
+
+KernelImpl ChannelAffineHwyKernel(bool channels_last) {
+  const std::string op = channels_last ? "NhwcChannelAffine" : "ChannelAffine";
   KernelImpl impl;
   impl.name = op + "_f32_hwy";
+  impl.isa = HighwayIsa();
   impl.supports = [](const NodeView& node, const std::vector<TypeInfo>& types) {
     if (types.size() < 3 || !IsF32(types[0]) || !IsF32(types[1]) || !IsF32(types[2]))
       return node.NotSupported("needs float32 X, Scale and Shift");
@@ -146,9 +150,10 @@ KernelImpl ChannelAffineImpl(const std::string& op, bool channels_last) {
   return impl;
 }
 
-KernelImpl SkipLayerNormImpl() {
+KernelImpl SkipLayerNormHwyKernel() {
   KernelImpl impl;
   impl.name = "SkipLayerNormalization_f32_hwy";
+  impl.isa = HighwayIsa();
   impl.supports = [](const NodeView& node, const std::vector<TypeInfo>& types) {
     if (types.size() < 3 || !IsF32(types[0]) || !IsF32(types[1]) || !IsF32(types[2]))
       return node.NotSupported("needs float32 X, Skip and Gamma");
@@ -162,9 +167,10 @@ KernelImpl SkipLayerNormImpl() {
   return impl;
 }
 
-KernelImpl ReplaceNaNImpl() {
+KernelImpl ReplaceNaNHwyKernel() {
   KernelImpl impl;
   impl.name = "ReplaceNaN_f32_hwy";
+  impl.isa = HighwayIsa();
   impl.supports = [](const NodeView& node, const std::vector<TypeInfo>& types) {
     if (types.empty() || !IsF32(types[0])) return node.NotSupported("needs float32 X");
     return Status::Ok();
@@ -177,15 +183,6 @@ KernelImpl ReplaceNaNImpl() {
     return NewUnaryKernel(std::move(fallback), UnaryOp::kNanTo, params, /*work=*/1);
   };
   return impl;
-}
-
-}  // namespace
-
-void RegisterFusedFast(OpRegistry& r) {
-  r.PrependImpl(kOnyxDomain, "ChannelAffine", ChannelAffineImpl("ChannelAffine", false));
-  r.PrependImpl(kOnyxDomain, "NhwcChannelAffine", ChannelAffineImpl("NhwcChannelAffine", true));
-  r.PrependImpl(kOnyxDomain, "SkipLayerNormalization", SkipLayerNormImpl());
-  r.PrependImpl(kOnyxDomain, "ReplaceNaN", ReplaceNaNImpl());
 }
 
 }  // namespace onyx::kernels::common

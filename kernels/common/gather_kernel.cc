@@ -95,9 +95,9 @@ class GatherKernel : public FastKernel {
 
 }  // namespace
 
-void RegisterGatherCommon(OpRegistry& r) {
-  PrependFast(
-      r, "Gather", "Gather_any_memcpy",
+KernelEntry GatherMemcpyKernel() {
+  return WithFallback(
+      "Gather_any_memcpy", KernelIsa{},
       [](const NodeView&, const std::vector<TypeInfo>& types) -> Status {
         ONYX_RETURN_IF_ERROR(RequirePlainInput(types, 0));
         if (types.size() < 2 || !types[1].is_tensor() ||

@@ -139,8 +139,9 @@ Status GruSupports(const NodeView& node, const std::vector<TypeInfo>& types) {
 
 }  // namespace
 
-void RegisterGruFast(OpRegistry& r) {
-  PrependFast(r, "GRU", "GRU_f32_hwy", GruSupports, FastCreateWithInfoFn(GruKernel::Create));
+KernelEntry GruHwyKernel() {
+  return WithFallback("GRU_f32_hwy", HighwayIsa(), GruSupports,
+                      FastCreateWithInfoFn(GruKernel::Create));
 }
 
 }  // namespace onyx::kernels::common

@@ -202,8 +202,9 @@ Status LstmSupports(const NodeView& node, const std::vector<TypeInfo>& types) {
 
 }  // namespace
 
-void RegisterLstmFast(OpRegistry& r) {
-  PrependFast(r, "LSTM", "LSTM_f32_hwy", LstmSupports, FastCreateWithInfoFn(LstmKernel::Create));
+KernelEntry LstmHwyKernel() {
+  return WithFallback("LSTM_f32_hwy", HighwayIsa(), LstmSupports,
+                      FastCreateWithInfoFn(LstmKernel::Create));
 }
 
 }  // namespace onyx::kernels::common

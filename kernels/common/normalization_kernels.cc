@@ -152,11 +152,14 @@ Status SupportsBatchNorm(const NodeView& node, const std::vector<TypeInfo>& type
 
 }  // namespace
 
-void RegisterNormalizationCommon(OpRegistry& r) {
-  PrependFast(r, "LayerNormalization", "LayerNormalization_f32_hwy", SupportsLayerNorm,
-              MakeCreate<LayerNormKernel>());
-  PrependFast(r, "BatchNormalization", "BatchNormalization_f32_hwy", SupportsBatchNorm,
-              MakeCreate<BatchNormKernel>());
+KernelEntry LayerNormHwyKernel() {
+  return WithFallback("LayerNormalization_f32_hwy", HighwayIsa(), SupportsLayerNorm,
+                      MakeCreate<LayerNormKernel>());
+}
+
+KernelEntry BatchNormHwyKernel() {
+  return WithFallback("BatchNormalization_f32_hwy", HighwayIsa(), SupportsBatchNorm,
+                      MakeCreate<BatchNormKernel>());
 }
 
 }  // namespace onyx::kernels::common

@@ -329,19 +329,26 @@ Status SupportsDynamicQuantize(const NodeView&, const std::vector<TypeInfo>& typ
 
 }  // namespace
 
-void RegisterQuantizeCommon(OpRegistry& r) {
-  PrependFast(r, "QuantizeLinear", "QuantizeLinear_f32_hwy", SupportsQuantize,
-              MakeCreate<QuantizeKernel>());
-  PrependFast(r, "DequantizeLinear", "DequantizeLinear_f32_hwy", SupportsDequantize,
-              [](const NodeView&, const std::vector<TypeInfo>&,
-                 std::unique_ptr<Kernel> fallback) -> StatusOr<std::unique_ptr<Kernel>> {
-                return std::unique_ptr<Kernel>(new DequantizeKernel(std::move(fallback)));
-              });
-  PrependFast(r, "DynamicQuantizeLinear", "DynamicQuantizeLinear_f32_hwy", SupportsDynamicQuantize,
-              [](const NodeView&, const std::vector<TypeInfo>&,
-                 std::unique_ptr<Kernel> fallback) -> StatusOr<std::unique_ptr<Kernel>> {
-                return std::unique_ptr<Kernel>(new DynamicQuantizeKernel(std::move(fallback)));
-              });
+KernelEntry QuantizeLinearHwyKernel() {
+  return WithFallback("QuantizeLinear_f32_hwy", HighwayIsa(), SupportsQuantize,
+                      MakeCreate<QuantizeKernel>());
+}
+
+KernelEntry DequantizeLinearHwyKernel() {
+  return WithFallback("DequantizeLinear_f32_hwy", HighwayIsa(), SupportsDequantize,
+                      [](const NodeView&, const std::vector<TypeInfo>&,
+                         std::unique_ptr<Kernel> fallback) -> StatusOr<std::unique_ptr<Kernel>> {
+                        return std::unique_ptr<Kernel>(new DequantizeKernel(std::move(fallback)));
+                      });
+}
+
+KernelEntry DynamicQuantizeLinearHwyKernel() {
+  return WithFallback(
+      "DynamicQuantizeLinear_f32_hwy", HighwayIsa(), SupportsDynamicQuantize,
+      [](const NodeView&, const std::vector<TypeInfo>&,
+         std::unique_ptr<Kernel> fallback) -> StatusOr<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new DynamicQuantizeKernel(std::move(fallback)));
+      });
 }
 
 }  // namespace onyx::kernels::common

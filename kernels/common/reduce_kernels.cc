@@ -183,33 +183,23 @@ class GlobalPoolKernel : public FastKernel {
 
 }  // namespace
 
-void RegisterReduceCommon(OpRegistry& r) {
-  // ReduceSum takes axes as an input from opset 13, the others from 18.
-  const std::pair<const char*, ReduceSpec> ops[] = {
-      {"ReduceSum", {ReduceKind::kSum, 13}},
-      {"ReduceMean", {ReduceKind::kMean, 18}},
-      {"ReduceMax", {ReduceKind::kMax, 18}},
-      {"ReduceMin", {ReduceKind::kMin, 18}},
-      {"ReduceSumSquare", {ReduceKind::kSumSquare, 18}},
-      {"ReduceL2", {ReduceKind::kL2, 18}},
-  };
-  for (const auto& [op, kind] :
-       {std::pair{"GlobalAveragePool", ReduceKind::kMean}, {"GlobalMaxPool", ReduceKind::kMax}}) {
-    const ReduceKind k = kind;
-    PrependFast(r, op, std::string(op) + "_f32_hwy", SupportsReduce,
-                [k](const NodeView&, const std::vector<TypeInfo>&,
-                    std::unique_ptr<Kernel> fallback) -> StatusOr<std::unique_ptr<Kernel>> {
-                  return std::unique_ptr<Kernel>(new GlobalPoolKernel(std::move(fallback), k));
-                });
-  }
-  for (const auto& [op, spec] : ops) {
-    const ReduceSpec s = spec;
-    PrependFast(r, op, std::string(op) + "_f32_hwy", SupportsReduce,
-                [s](const NodeView&, const std::vector<TypeInfo>&,
-                    std::unique_ptr<Kernel> fallback) -> StatusOr<std::unique_ptr<Kernel>> {
-                  return std::unique_ptr<Kernel>(new ReduceKernel(std::move(fallback), s));
-                });
-  }
+KernelEntry GlobalPoolHwyKernel(const std::string& op, ReduceKind kind) {
+  return WithFallback(
+      op + "_f32_hwy", HighwayIsa(), SupportsReduce,
+      [kind](const NodeView&, const std::vector<TypeInfo>&,
+             std::unique_ptr<Kernel> fallback) -> StatusOr<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new GlobalPoolKernel(std::move(fallback), kind));
+      });
+}
+
+KernelEntry ReduceHwyKernel(const std::string& op, ReduceKind kind, int64_t axes_input_since) {
+  const ReduceSpec spec{kind, axes_input_since};
+  return WithFallback(
+      op + "_f32_hwy", HighwayIsa(), SupportsReduce,
+      [spec](const NodeView&, const std::vector<TypeInfo>&,
+             std::unique_ptr<Kernel> fallback) -> StatusOr<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new ReduceKernel(std::move(fallback), spec));
+      });
 }
 
 }  // namespace onyx::kernels::common

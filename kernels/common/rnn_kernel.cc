@@ -100,8 +100,9 @@ Status RnnSupports(const NodeView& node, const std::vector<TypeInfo>& types) {
 
 }  // namespace
 
-void RegisterRnnFast(OpRegistry& r) {
-  PrependFast(r, "RNN", "RNN_f32_hwy", RnnSupports, FastCreateWithInfoFn(RnnKernel::Create));
+KernelEntry RnnHwyKernel() {
+  return WithFallback("RNN_f32_hwy", HighwayIsa(), RnnSupports,
+                      FastCreateWithInfoFn(RnnKernel::Create));
 }
 
 }  // namespace onyx::kernels::common

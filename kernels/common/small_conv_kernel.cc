@@ -172,12 +172,9 @@ Status SmallConvSupports(const NodeView& node, const std::vector<TypeInfo>& type
 
 }  // namespace
 
-void RegisterSmallConvFast(OpRegistry& r) {
-  const FastCreateWithInfoFn create(SmallConvKernel::Create);
-  PrependFast(r, "Conv", "Conv_f32_small_hwy", SmallConvSupports, create);
-  for (const char* op : {"FusedConv", "NhwcConv"})
-    PrependFast(r, op, std::string(op) + "_f32_small_hwy", SmallConvSupports, create, 1,
-                kLatestOpset, kOnyxDomain);
+KernelEntry SmallConvHwyKernel(const std::string& op) {
+  return WithFallback(op + "_f32_small_hwy", HighwayIsa(), SmallConvSupports,
+                      FastCreateWithInfoFn(SmallConvKernel::Create));
 }
 
 }  // namespace onyx::kernels::common

@@ -78,16 +78,13 @@ Status SupportsSoftmax(const NodeView&, const std::vector<TypeInfo>& types) {
 
 }  // namespace
 
-void RegisterSoftmaxCommon(OpRegistry& r) {
-  for (auto [op, kind] : {std::pair{"Softmax", SoftmaxKind::kSoftmax},
-                          std::pair{"LogSoftmax", SoftmaxKind::kLogSoftmax}}) {
-    const SoftmaxKind k = kind;
-    PrependFast(r, op, std::string(op) + "_f32_hwy", SupportsSoftmax,
-                [k](const NodeView&, const std::vector<TypeInfo>&,
-                    std::unique_ptr<Kernel> fallback) -> StatusOr<std::unique_ptr<Kernel>> {
-                  return std::unique_ptr<Kernel>(new SoftmaxKernel(std::move(fallback), k));
-                });
-  }
+KernelEntry SoftmaxHwyKernel(const std::string& op, SoftmaxKind kind) {
+  return WithFallback(
+      op + "_f32_hwy", HighwayIsa(), SupportsSoftmax,
+      [kind](const NodeView&, const std::vector<TypeInfo>&,
+             std::unique_ptr<Kernel> fallback) -> StatusOr<std::unique_ptr<Kernel>> {
+        return std::unique_ptr<Kernel>(new SoftmaxKernel(std::move(fallback), kind));
+      });
 }
 
 }  // namespace onyx::kernels::common

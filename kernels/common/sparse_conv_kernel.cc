@@ -111,13 +111,14 @@ Status SparseConvSupports(const NodeView& node, const std::vector<TypeInfo>& typ
 
 }  // namespace
 
-void RegisterSparseConvFast(OpRegistry& r) {
+KernelImpl BlockSparseConvKernel() {
   KernelImpl impl;
   impl.name = "NhwcConv_f32_sparse";
+  impl.isa = HighwayIsa();
   impl.supports = SparseConvSupports;
   // Work is split per run by the run's thread count: one kernel serves every count.
   impl.create_with_info = SparseConvKernel::Create;
-  r.PrependImpl(kOnyxDomain, "NhwcConv", std::move(impl));
+  return impl;
 }
 
 }  // namespace onyx::kernels::common

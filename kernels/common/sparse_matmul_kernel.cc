@@ -97,16 +97,13 @@ Status SparseMatMulSupports(const NodeView& node, const std::vector<TypeInfo>& t
 
 }  // namespace
 
-void RegisterSparseMatMulFast(OpRegistry& r) {
-  for (const auto& [domain, op] : {std::pair<std::string, std::string>{"", "MatMul"},
-                                   {"", "Gemm"},
-                                   {kOnyxDomain, "FusedMatMul"}}) {
-    KernelImpl impl;
-    impl.name = op + "_f32_sparse";
-    impl.supports = SparseMatMulSupports;
-    impl.create_with_info = SparseMatMulKernel::Create;
-    r.PrependImpl(domain, op, std::move(impl));
-  }
+KernelImpl BlockSparseMatMulKernel(const std::string& op) {
+  KernelImpl impl;
+  impl.name = op + "_f32_sparse";
+  impl.isa = HighwayIsa();
+  impl.supports = SparseMatMulSupports;
+  impl.create_with_info = SparseMatMulKernel::Create;
+  return impl;
 }
 
 }  // namespace onyx::kernels::common

@@ -164,9 +164,9 @@ class TransposeKernel : public FastKernel {
 
 }  // namespace
 
-void RegisterTransposeCommon(OpRegistry& r) {
-  PrependFast(r, "Transpose", "Transpose_any_tiled", SupportsPlainInput0,
-              MakeCreate<TransposeKernel>());
+KernelEntry TransposeTiledKernel() {
+  return WithFallback("Transpose_any_tiled", HighwayIsa(), SupportsPlainInput0,
+                      MakeCreate<TransposeKernel>());
 }
 
 }  // namespace onyx::kernels::common

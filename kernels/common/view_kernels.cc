@@ -138,12 +138,20 @@ class SqueezeView : public FastKernel {
 
 }  // namespace
 
-void RegisterViewCommon(OpRegistry& r) {
-  PrependFast(r, "Reshape", "Reshape_any_view", SupportsPlainInput0, MakeCreate<ReshapeView>(), 5);
-  PrependFast(r, "Flatten", "Flatten_any_view", SupportsPlainInput0, MakeCreate<FlattenView>());
-  PrependFast(r, "Squeeze", "Squeeze_any_view", SupportsPlainInput0, MakeCreate<SqueezeView>(), 13);
-  PrependFast(r, "Unsqueeze", "Unsqueeze_any_view", SupportsPlainInput0, MakeCreate<SqueezeView>(),
-              13);
+// Reshape from opset 5 (shape as an input), Squeeze/Unsqueeze from 13 (axes as an input).
+KernelEntry ReshapeViewKernel() {
+  return WithFallback("Reshape_any_view", KernelIsa{}, SupportsPlainInput0,
+                      MakeCreate<ReshapeView>(), 5);
+}
+
+KernelEntry FlattenViewKernel() {
+  return WithFallback("Flatten_any_view", KernelIsa{}, SupportsPlainInput0,
+                      MakeCreate<FlattenView>());
+}
+
+KernelEntry SqueezeViewKernel(const std::string& op) {
+  return WithFallback(op + "_any_view", KernelIsa{}, SupportsPlainInput0, MakeCreate<SqueezeView>(),
+                      13);
 }
 
 }  // namespace onyx::kernels::common

@@ -267,13 +267,14 @@ Status WinogradSupports(const NodeView& node, const std::vector<TypeInfo>& types
   return ParseFusedActivation(node).status();
 }
 
-void RegisterWinogradConvFast(OpRegistry& r) {
+KernelImpl WinogradConvHwyKernel() {
   KernelImpl impl;
   impl.name = "NhwcConv_f32_hwy";
+  impl.isa = HighwayIsa();
   impl.supports = WinogradSupports;
   // Its blocks are a multiple of the plan's threads: runs on fewer get a kernel made for them.
   impl.create_with_info = WithThreadVariants(WinogradConvKernel::Create);
-  r.PrependImpl(kOnyxDomain, "NhwcConv", std::move(impl));
+  return impl;
 }
 
 }  // namespace onyx::kernels::common

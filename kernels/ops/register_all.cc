@@ -48,10 +48,7 @@ void RegisterAllOps(OpRegistry& r) {
   RegisterQuantization(r);
   RegisterQuantizationMs(r);
   RegisterDynamicQuantizeLstm(r);
-  {
-    IsaScope highway(r, HighwayIsa());  // its fast kernels call the Highway loops
-    RegisterTransformerMs(r);
-  }
+  RegisterTransformerMs(r);
   RegisterText(r);
   RegisterRandom(r);
   RegisterAttention(r);
@@ -74,15 +71,8 @@ void RegisterAllOps(OpRegistry& r) {
   // Shape-only ops copy input 0 unchanged, and skip the copy when given its buffer: in the arena
   // they cost nothing.
   r.MarkInPlace({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"});
-  // Faster implementations go in front of the reference kernels: portable SIMD first, then the
-  // x86 ones (prepended last, so tried first).
-  RegisterCommonKernels(r);
-#if defined(__x86_64__) || defined(_M_X64)
-  RegisterX86Kernels(r);
-#endif
-  // In front of every convolution kernel (oneDNN's included): few output positions.
-  IsaScope highway(r, HighwayIsa());
-  common::RegisterSmallConvFast(r);
+  // Each operator's fast kernels, in front of its reference kernel (kernels/kernel_lists.cc).
+  SetKernelLists(r);
   // Last: the determinism audit marks the impls registered above (docs/determinism.md).
   MarkThreadInvariantKernels(r);
 }

@@ -1888,6 +1888,7 @@ KernelImpl FastImpl(const std::string& name, std::initializer_list<size_t> float
                     CreateFn create) {
   KernelImpl impl;
   impl.name = name;
+  impl.isa = HighwayIsa();  // they call the Highway loops
   std::vector<size_t> inputs(float_inputs);
   impl.supports = [inputs](const NodeView& node, const std::vector<TypeInfo>& types) -> Status {
     for (size_t i : inputs)
@@ -1935,46 +1936,64 @@ void RegisterTransformerMs(OpRegistry& r) {
         "RotaryEmbedding_f32_ref");
   r.Add(kMsDomain, "MatMulNBits", 1, kLatestOpset, InferMatMulNBits, MatMulNBitsRefKernel,
         "MatMulNBits_f32_ref");
+}
 
-  // Fast float32 paths in front of the references.
-  r.PrependImpl(
-      kMsDomain, "SkipLayerNormalization",
-      FastImpl("SkipLayerNormalization_f32_hwy", {0, 1, 2}, Make<SkipNormFast>(kSkipLayerNorm)));
-  r.PrependImpl(kMsDomain, "SkipSimplifiedLayerNormalization",
-                FastImpl("SkipSimplifiedLayerNormalization_f32_simd", {0, 1, 2},
-                         Make<SkipNormFast>(kSkipSimplified)));
-  r.PrependImpl(kMsDomain, "EmbedLayerNormalization",
-                FastImpl("EmbedLayerNormalization_f32_hwy", {2, 3},
-                         Make<FastVariantKernel>(RunEmbedLayerNorm)));
-  r.PrependImpl(kMsDomain, "Gelu",
-                FastImpl("Gelu_f32_hwy", {0}, Make<GeluFast>(GeluOp::kGelu, 0.f)));
-  r.PrependImpl(kMsDomain, "BiasGelu",
-                FastImpl("BiasGelu_f32_hwy", {0, 1}, Make<GeluFast>(GeluOp::kBiasGelu, 0.f)));
-  r.PrependImpl(kMsDomain, "FastGelu",
-                FastImpl("FastGelu_f32_hwy", {0}, Make<GeluFast>(GeluOp::kFastGelu, 0.f)));
-  {
-    KernelImpl quick = FastImpl("QuickGelu_f32_hwy", {0}, nullptr);
-    quick.create = [](const NodeView& node,
-                      const std::vector<TypeInfo>&) -> StatusOr<std::unique_ptr<Kernel>> {
-      return std::unique_ptr<Kernel>(
-          new GeluFast(GeluOp::kQuickGelu, node.attr_float("alpha", 1.702f)));
-    };
-    r.PrependImpl(kMsDomain, "QuickGelu", std::move(quick));
-  }
-  {
-    KernelImpl attention = FastImpl("Attention_f32_hwy", {0, 1}, nullptr);
-    attention.create_with_info = MakeMsAttentionFast;
-    r.PrependImpl(kMsDomain, "Attention", std::move(attention));
-  }
-  r.PrependImpl(kMsDomain, "MultiHeadAttention",
-                FastImpl("MultiHeadAttention_f32_hwy", {0}, Make<FastVariantKernel>(RunMha)));
-  r.PrependImpl(kMsDomain, "GroupQueryAttention",
-                FastImpl("GroupQueryAttention_f32_hwy", {0}, Make<FastVariantKernel>(RunGqa)));
-  {
-    KernelImpl nbits = FastImpl("MatMulNBits_f32_hwy", {0}, nullptr);
-    nbits.create_with_info = MakeMatMulNBitsFast;
-    r.PrependImpl(kMsDomain, "MatMulNBits", std::move(nbits));
-  }
+// ---- the fast float32 kernels, named by the kernel lists (kernels/kernel_lists.cc) ----
+
+KernelImpl MsSkipLayerNormHwyKernel() {
+  return FastImpl("SkipLayerNormalization_f32_hwy", {0, 1, 2}, Make<SkipNormFast>(kSkipLayerNorm));
+}
+
+KernelImpl MsSkipSimplifiedLayerNormHwyKernel() {
+  return FastImpl("SkipSimplifiedLayerNormalization_f32_simd", {0, 1, 2},
+                  Make<SkipNormFast>(kSkipSimplified));
+}
+
+KernelImpl MsEmbedLayerNormHwyKernel() {
+  return FastImpl("EmbedLayerNormalization_f32_hwy", {2, 3},
+                  Make<FastVariantKernel>(RunEmbedLayerNorm));
+}
+
+KernelImpl MsGeluHwyKernel() {
+  return FastImpl("Gelu_f32_hwy", {0}, Make<GeluFast>(GeluOp::kGelu, 0.f));
+}
+
+KernelImpl MsBiasGeluHwyKernel() {
+  return FastImpl("BiasGelu_f32_hwy", {0, 1}, Make<GeluFast>(GeluOp::kBiasGelu, 0.f));
+}
+
+KernelImpl MsFastGeluHwyKernel() {
+  return FastImpl("FastGelu_f32_hwy", {0}, Make<GeluFast>(GeluOp::kFastGelu, 0.f));
+}
+
+KernelImpl MsQuickGeluHwyKernel() {
+  KernelImpl quick = FastImpl("QuickGelu_f32_hwy", {0}, nullptr);
+  quick.create = [](const NodeView& node,
+                    const std::vector<TypeInfo>&) -> StatusOr<std::unique_ptr<Kernel>> {
+    return std::unique_ptr<Kernel>(
+        new GeluFast(GeluOp::kQuickGelu, node.attr_float("alpha", 1.702f)));
+  };
+  return quick;
+}
+
+KernelImpl MsAttentionHwyKernel() {
+  KernelImpl attention = FastImpl("Attention_f32_hwy", {0, 1}, nullptr);
+  attention.create_with_info = MakeMsAttentionFast;
+  return attention;
+}
+
+KernelImpl MsMultiHeadAttentionHwyKernel() {
+  return FastImpl("MultiHeadAttention_f32_hwy", {0}, Make<FastVariantKernel>(RunMha));
+}
+
+KernelImpl MsGroupQueryAttentionHwyKernel() {
+  return FastImpl("GroupQueryAttention_f32_hwy", {0}, Make<FastVariantKernel>(RunGqa));
+}
+
+KernelImpl MsMatMulNBitsHwyKernel() {
+  KernelImpl nbits = FastImpl("MatMulNBits_f32_hwy", {0}, nullptr);
+  nbits.create_with_info = MakeMatMulNBitsFast;
+  return nbits;
 }
 
 }  // namespace onyx::kernels

@@ -1,4 +1,5 @@
-// The CPU-feature probe (cpuid + XCR0 on x86-64, getauxval on AArch64) and the ISA levels.
+// The CPU-feature probe (cpuid + XCR0 on x86-64, getauxval on Linux AArch64, sysctl on Apple
+// silicon) and the ISA levels.
 #include "kernels/cpu_features.h"
 
 #include <cstdlib>
@@ -6,6 +7,10 @@
 #if defined(__x86_64__) || defined(_M_X64)
 #include <cpuid.h>
 #define ONYX_ISA_X86 1
+#elif defined(__aarch64__) && defined(__APPLE__)
+#include <sys/sysctl.h>
+#define ONYX_ISA_ARM 1
+#define ONYX_ISA_APPLE 1
 #elif defined(__aarch64__)
 #include <sys/auxv.h>
 #define ONYX_ISA_ARM 1
@@ -69,6 +74,24 @@ CpuFeatures Probe() {
   f.avx_vnni = Bit(l71.a, 4);
   f.avx512_bf16 = Bit(l71.a, 5);
   f.lzcnt = Bit(CpuId(0x80000001u, 0).c, 5);
+  return f;
+}
+#elif ONYX_ISA_APPLE
+// macOS names each feature hw.optional.<...> = 1; absent names (older systems) read as 0.
+bool SysctlFlag(const char* name) {
+  int value = 0;
+  size_t size = sizeof(value);
+  return sysctlbyname(name, &value, &size, nullptr, 0) == 0 && value != 0;
+}
+
+CpuFeatures Probe() {
+  CpuFeatures f;
+  f.asimd = true;  // every Apple silicon core has Advanced SIMD
+  f.asimddp = SysctlFlag("hw.optional.arm.FEAT_DotProd");
+  f.i8mm = SysctlFlag("hw.optional.arm.FEAT_I8MM");
+  f.bf16 = SysctlFlag("hw.optional.arm.FEAT_BF16");
+  f.sme = SysctlFlag("hw.optional.arm.FEAT_SME");
+  // No SVE outside streaming mode on Apple cores (M4's SME has streaming SVE only).
   return f;
 }
 #elif ONYX_ISA_ARM

@@ -64,6 +64,7 @@ void SetKernelLists(OpRegistry& r) {
        {std::pair{"Sum", BinaryOp::kAdd}, {"Max", BinaryOp::kMax}, {"Min", BinaryOp::kMin}})
     r.SetKernels("", op, {VariadicHwyKernel(op, kind)});
   r.SetKernels("", "Pow", {PowHwyKernel()});
+  r.SetKernels("", "PRelu", {PReluHwyKernel()});
   for (const auto& [op, kind] : {std::pair{"Relu", UnaryOp::kRelu},
                                  {"LeakyRelu", UnaryOp::kLeakyRelu},
                                  {"Clip", UnaryOp::kClip},

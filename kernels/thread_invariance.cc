@@ -60,6 +60,7 @@ const std::vector<std::pair<std::string, std::string>>& ThreadInvariantKernels()
          "Mul_f32_hwy",
          "Neg_f32_hwy",
          "Pow_f32_hwy",
+         "PRelu_f32_hwy",
          "QuickGelu_f32_hwy",
          "Reciprocal_f32_hwy",
          "Relu_f32_hwy",

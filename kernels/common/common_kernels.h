@@ -18,15 +18,16 @@ KernelEntry FlattenViewKernel();                       // view_kernels.cc
 KernelEntry SqueezeViewKernel(const std::string& op);  // Squeeze, Unsqueeze; view_kernels.cc
 
 // Highway, dispatched at run time (HighwayIsa()).
-KernelEntry ConcatMemcpyKernel();                                         // copy_kernels.cc
-KernelEntry SplitMemcpyKernel();                                          // copy_kernels.cc
-KernelEntry SliceMemcpyKernel();                                          // copy_kernels.cc
-KernelEntry TransposeTiledKernel();                                       // transpose_kernel.cc
-KernelEntry UnaryHwyKernel(const std::string& op, UnaryOp kind);          // elementwise_kernels.cc
-KernelEntry BinaryHwyKernel(const std::string& op, BinaryOp kind);        // elementwise_kernels.cc
-KernelEntry VariadicHwyKernel(const std::string& op, BinaryOp kind);      // Sum, Max, Min
-KernelEntry PowHwyKernel();                                               // elementwise_kernels.cc
-KernelEntry SoftmaxHwyKernel(const std::string& op, SoftmaxKind kind);    // softmax_kernels.cc
+KernelEntry ConcatMemcpyKernel();                                       // copy_kernels.cc
+KernelEntry SplitMemcpyKernel();                                        // copy_kernels.cc
+KernelEntry SliceMemcpyKernel();                                        // copy_kernels.cc
+KernelEntry TransposeTiledKernel();                                     // transpose_kernel.cc
+KernelEntry UnaryHwyKernel(const std::string& op, UnaryOp kind);        // elementwise_kernels.cc
+KernelEntry BinaryHwyKernel(const std::string& op, BinaryOp kind);      // elementwise_kernels.cc
+KernelEntry VariadicHwyKernel(const std::string& op, BinaryOp kind);    // Sum, Max, Min
+KernelEntry PowHwyKernel();                                             // elementwise_kernels.cc
+KernelEntry PReluHwyKernel();                                           // opset 7 on; prelu_hwy.cc
+KernelEntry SoftmaxHwyKernel(const std::string& op, SoftmaxKind kind);  // softmax_kernels.cc
 KernelEntry GlobalPoolHwyKernel(const std::string& op, ReduceKind kind);  // reduce_kernels.cc
 // `axes_input_since`: the opset from which the axes are an input rather than an attribute.
 KernelEntry ReduceHwyKernel(const std::string& op, ReduceKind kind, int64_t axes_input_since);

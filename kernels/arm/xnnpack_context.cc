@@ -1,0 +1,73 @@
+// XNNPACK's shared state: initialisation, the thread pools, status messages.
+#include "kernels/arm/xnnpack_context.h"
+
+#include <pthreadpool.h>
+
+#include <map>
+#include <mutex>
+
+#include "kernels/arm/xnnpack_kernels.h"
+
+namespace onyx::kernels::arm {
+namespace {
+
+const char* XnnStatusName(xnn_status s) {
+  switch (s) {
+    case xnn_status_success:
+      return "success";
+    case xnn_status_uninitialized:
+      return "uninitialized";
+    case xnn_status_invalid_parameter:
+      return "invalid parameter";
+    case xnn_status_invalid_state:
+      return "invalid state";
+    case xnn_status_unsupported_parameter:
+      return "unsupported parameter";
+    case xnn_status_unsupported_hardware:
+      return "unsupported hardware";
+    case xnn_status_out_of_memory:
+      return "out of memory";
+  }
+  return "unknown status";
+}
+
+}  // namespace
+
+Status XnnpackReady(const NodeView& node) {
+  static const xnn_status status = xnn_initialize(/*allocator=*/nullptr);
+  if (status != xnn_status_success)
+    return node.NotSupported("XNNPACK failed to initialise: ", XnnStatusName(status));
+  return Status::Ok();
+}
+
+pthreadpool_t XnnpackPool(int threads) {
+  if (threads <= 1) return nullptr;
+  static std::mutex mu;
+  // Kept to the end of the process (never destroyed): kernels of sessions alive at exit may
+  // still hold it.
+  static auto* pools = new std::map<int, pthreadpool_t>();
+  std::lock_guard<std::mutex> lock(mu);
+  pthreadpool_t& pool = (*pools)[threads];
+  if (!pool) pool = pthreadpool_create(static_cast<size_t>(threads));
+  return pool;  // null when creation failed: XNNPACK then runs on the caller's thread
+}
+
+IsaLevel XnnpackLevel() {
+#if defined(__aarch64__)
+  return IsaLevel::kNeon;
+#else
+  return IsaMin(MachineIsa(), IsaLevel::kAvx512);
+#endif
+}
+
+KernelIsa XnnpackIsa() {
+  return KernelIsa{FirstSimdLevel(), &XnnpackLevel, "xnnpack"};
+}
+
+Status FromXnnStatus(const NodeView& node, xnn_status s, const char* what, bool creating) {
+  if (s == xnn_status_success) return Status::Ok();
+  if (creating) return node.NotSupported("XNNPACK ", what, ": ", XnnStatusName(s));
+  return node.Fail("XNNPACK ", what, ": ", XnnStatusName(s));
+}
+
+}  // namespace onyx::kernels::arm

@@ -82,6 +82,20 @@ void OpRegistry::MarkImpls(const std::function<bool(const std::string&, bool)>& 
         def->impls[i].thread_invariant = invariant(def->impls[i].name, i + 1 == def->impls.size());
 }
 
+int OpRegistry::RemoveImpls(const std::function<bool(const KernelImpl&)>& drop) {
+  int n = 0;
+  for (auto& [key, defs] : ops_)
+    for (auto& def : defs) {
+      std::vector<KernelImpl>& impls = def->impls;
+      if (impls.size() < 2) continue;
+      const auto last = impls.end() - 1;  // the reference kernel stays
+      const auto kept = std::remove_if(impls.begin(), last, drop);
+      n += static_cast<int>(last - kept);
+      impls.erase(kept, last);
+    }
+  return n;
+}
+
 int OpRegistry::PrependImpl(const std::string& domain, const std::string& op_type, KernelImpl impl,
                             int64_t since, int64_t until) {
   auto it = ops_.find({domain == "ai.onnx" ? "" : domain, op_type});

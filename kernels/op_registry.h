@@ -103,6 +103,9 @@ class OpRegistry {
   // registered, is a registration error (CheckKernelLists reports it).
   void SetKernels(const std::string& domain, const std::string& op_type,
                   std::vector<KernelEntry> list);
+  // Removes every impl but the reference kernels (each definition's last) that `drop` accepts;
+  // returns how many. For tests that plan with another architecture's kernel set.
+  int RemoveImpls(const std::function<bool(const KernelImpl&)>& drop);
   // Tests only (planted kernels): puts `impl` in front of every definition of (domain, op_type)
   // overlapping [since, until]. Returns how many definitions received it.
   int PrependImpl(const std::string& domain, const std::string& op_type, KernelImpl impl,

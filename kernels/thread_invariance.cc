@@ -122,6 +122,18 @@ const std::vector<std::pair<std::string, std::string>>& ThreadInvariantKernels()
          "GlobalMaxPool_f32_onednn", "NhwcMaxPool_f32_onednn", "NhwcAveragePool_f32_onednn",
          "LRN_f32_onednn", "NhwcLRN_f32_onednn"},
         kOnednnOther);
+#ifdef ONYX_XNNPACK
+    add({"NhwcConv_f32_xnnpack", "MatMul_f32_xnnpack", "Gemm_f32_xnnpack",
+         "FusedMatMul_f32_xnnpack"},
+        "XNNPACK (Debian's 2022-02 snapshot) GEMM, IGEMM and depthwise micro-kernels: threads "
+        "split tiles of output rows and columns (the column tile follows the thread count), and "
+        "one micro-kernel call sums each output's whole reduction (every tap and input channel) "
+        "in a fixed order; the epilogue is elementwise. Checked bitwise at 1-3 threads "
+        "(tests/kernels/xnnpack_test.cc)");
+    add({"NhwcMaxPool_f32_xnnpack", "NhwcAveragePool_f32_xnnpack"},
+        "XNNPACK pooling: threads split output rows (global average: images); each window is "
+        "reduced by one micro-kernel call in a fixed order");
+#endif
     return t;
   }();
   return table;

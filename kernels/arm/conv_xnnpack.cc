@@ -1,11 +1,13 @@
 // com.onyx NhwcConv on XNNPACK's convolution2d_nhwc_f32: grouped, depthwise (XNNPACK picks its
 // depthwise micro-kernels itself when each group has one input channel), padded, strided and
 // dilated 2-D convolutions with bias. The operator, with its packed weights, is created once at
-// plan time from constant W and B. Relu and Clip become the operator's output clamp; a residual
+// plan time from constant W and B, and shared by the session's shape plans (the input size is
+// given at setup). Relu and Clip become the operator's output clamp; a residual
 // Z and the other activations are applied in one pass afterwards (ApplyFusedActivation, as the
 // reference kernel does).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <mutex>
 
@@ -17,6 +19,12 @@
 
 namespace onyx::kernels::arm {
 namespace {
+
+uint32_t FloatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
 
 bool FitsU32(int64_t v) {
   return v >= 0 && v <= std::numeric_limits<uint32_t>::max();
@@ -77,15 +85,15 @@ class ConvXnnpack : public Kernel {
     }
     const int threads = ctx.intra_op_threads();
     {
-      std::lock_guard<std::mutex> lock(mu_);  // setup writes the operator's pointers
+      std::lock_guard<std::mutex> lock(op_->mu);
       pthreadpool_t pool = XnnpackPool(threads);
       ONYX_RETURN_IF_ERROR(
           FromXnnStatus(node,
-                        xnn_setup_convolution2d_nhwc_f32(op_.get(), x_shape_[0], x_shape_[1],
+                        xnn_setup_convolution2d_nhwc_f32(op_->op.get(), x_shape_[0], x_shape_[1],
                                                          x_shape_[2], x.data<float>(), out, pool),
                         "convolution setup", false));
       ONYX_RETURN_IF_ERROR(
-          FromXnnStatus(node, xnn_run_operator(op_.get(), pool), "convolution run", false));
+          FromXnnStatus(node, xnn_run_operator(op_->op.get(), pool), "convolution run", false));
     }
     if (out != yd) {
       ApplyFusedActivation(act_, yd, out, n, threads);  // act(Z + conv): addition commutes
@@ -122,28 +130,37 @@ class ConvXnnpack : public Kernel {
       hi = std::numeric_limits<float>::infinity();
     }
     epilogue_ = !clamp && act_.kind != ActivationKind::kNone;
-    // ONNX's [M, C/group, kh, kw] as XNNPACK's [group][M/group][kh][kw][C/group].
-    std::vector<float> packed(static_cast<size_t>(w->numel()));
-    const float* wd = w->data<float>();
-    for (int64_t o = 0; o < m; ++o)
-      for (int64_t i = 0; i < cg; ++i)
-        for (int64_t t = 0; t < kh * kw; ++t)
-          packed[(o * kh * kw + t) * cg + i] = wd[(o * cg + i) * kh * kw + t];
-    xnn_operator_t op = nullptr;
-    const xnn_status s = xnn_create_convolution2d_nhwc_f32(
-        g.pad_begin[0], g.pad_end[1], g.pad_end[0], g.pad_begin[1], kh, kw, g.strides[0],
-        g.strides[1], g.dilations[0], g.dilations[1], group, cg, mg, c, m, packed.data(),
-        b ? b->data<float>() : nullptr, lo, hi, XNN_FLAG_YIELD_WORKERS, &op);
-    op_.reset(op);
-    return FromXnnStatus(node, s, "convolution creation", true);
+    // Everything the operator depends on besides W's values (the cache's key holds W).
+    const std::string key = StrCat(
+        "conv:", g.pad_begin[0], ",", g.pad_end[1], ",", g.pad_end[0], ",", g.pad_begin[1], ":", kh,
+        "x", kw, ":", g.strides[0], ",", g.strides[1], ":", g.dilations[0], ",", g.dilations[1],
+        ":", group, ":", cg, ":", mg, ":", FloatBits(lo), ",", FloatBits(hi), ":", ContentKey(b));
+    ONYX_ASSIGN_OR_RETURN(
+        op_, ShareOperator(
+                 node, info, *w, key,
+                 [&](xnn_operator_t* op) {
+                   // ONNX's [M, C/group, kh, kw] as XNNPACK's [group][M/group][kh][kw][C/group].
+                   std::vector<float> packed(static_cast<size_t>(w->numel()));
+                   const float* wd = w->data<float>();
+                   for (int64_t o = 0; o < m; ++o)
+                     for (int64_t i = 0; i < cg; ++i)
+                       for (int64_t t = 0; t < kh * kw; ++t)
+                         packed[(o * kh * kw + t) * cg + i] = wd[(o * cg + i) * kh * kw + t];
+                   return xnn_create_convolution2d_nhwc_f32(
+                       g.pad_begin[0], g.pad_end[1], g.pad_end[0], g.pad_begin[1], kh, kw,
+                       g.strides[0], g.strides[1], g.dilations[0], g.dilations[1], group, cg, mg, c,
+                       m, packed.data(), b ? b->data<float>() : nullptr, lo, hi,
+                       XNN_FLAG_YIELD_WORKERS, op);
+                 },
+                 "convolution creation"));
+    return Status::Ok();
   }
 
   Shape x_shape_, w_shape_, y_shape_;
   FusedActivation act_;
   bool has_residual_ = false;
   bool epilogue_ = false;  // an activation applied after the operator (no residual either)
-  XnnOperator op_;
-  mutable std::mutex mu_;
+  std::shared_ptr<const SharedOperator> op_;  // shared with the other shape plans
 };
 
 Status ConvXnnpackSupports(const NodeView& node, const std::vector<TypeInfo>& types) {

@@ -6,6 +6,7 @@
 // Rejected, so the next kernel runs them: transposed A, alpha != 1, Gemm's beta != 1, a C
 // that varies along the rows, a B that is not constant.
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <mutex>
 
@@ -16,6 +17,12 @@
 
 namespace onyx::kernels::arm {
 namespace {
+
+uint32_t FloatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
 
 struct FcGeometry {
   Shape out;
@@ -102,13 +109,14 @@ class FullyConnectedXnnpack : public Kernel {
     }
     const int threads = ctx.intra_op_threads();
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::lock_guard<std::mutex> lock(op_->mu);
       pthreadpool_t pool = XnnpackPool(threads);
       ONYX_RETURN_IF_ERROR(FromXnnStatus(
-          node, xnn_setup_fully_connected_nc_f32(op_.get(), g_.rows, a.data<float>(), out, pool),
+          node,
+          xnn_setup_fully_connected_nc_f32(op_->op.get(), g_.rows, a.data<float>(), out, pool),
           "fully connected setup", false));
       ONYX_RETURN_IF_ERROR(
-          FromXnnStatus(node, xnn_run_operator(op_.get(), pool), "fully connected run", false));
+          FromXnnStatus(node, xnn_run_operator(op_->op.get(), pool), "fully connected run", false));
     }
     if (out != yd) {
       ApplyFusedActivation(act_, yd, out, n, threads);  // act(Z + product): addition commutes
@@ -131,9 +139,11 @@ class FullyConnectedXnnpack : public Kernel {
     const Tensor* b = constant(1);
     if (!b) return node.NotSupported("XNNPACK needs a constant B (input 1)");
     std::vector<float> bias;
+    const Tensor* bias_tensor = nullptr;
     if (g_.bias_input >= 0) {
       const Tensor* c = constant(g_.bias_input);
       if (!c) return node.NotSupported("XNNPACK needs a constant bias (input 2)");
+      bias_tensor = c;
       bias.assign(static_cast<size_t>(g_.n), c->data<float>()[0]);
       if (c->numel() == g_.n) bias.assign(c->data<float>(), c->data<float>() + g_.n);
     }
@@ -150,22 +160,26 @@ class FullyConnectedXnnpack : public Kernel {
     } else {
       epilogue_ = act_.kind != ActivationKind::kNone;
     }
-    xnn_operator_t op = nullptr;
     // XNNPACK's weights are [N, K] (B transposed); TRANSPOSE_WEIGHTS takes B as it is, [K, N].
     const uint32_t flags = XNN_FLAG_YIELD_WORKERS | (g_.trans_b ? 0u : XNN_FLAG_TRANSPOSE_WEIGHTS);
-    const xnn_status s =
-        xnn_create_fully_connected_nc_f32(g_.k, g_.n, g_.k, g_.n, b->data<float>(),
-                                          bias.empty() ? nullptr : bias.data(), lo, hi, flags, &op);
-    op_.reset(op);
-    return FromXnnStatus(node, s, "fully connected creation", true);
+    const std::string key = StrCat("fc:", g_.k, ":", g_.n, ":", flags, ":", FloatBits(lo), ",",
+                                   FloatBits(hi), ":", ContentKey(bias_tensor));
+    ONYX_ASSIGN_OR_RETURN(op_, ShareOperator(
+                                   node, info, *b, key,
+                                   [&](xnn_operator_t* op) {
+                                     return xnn_create_fully_connected_nc_f32(
+                                         g_.k, g_.n, g_.k, g_.n, b->data<float>(),
+                                         bias.empty() ? nullptr : bias.data(), lo, hi, flags, op);
+                                   },
+                                   "fully connected creation"));
+    return Status::Ok();
   }
 
   FcGeometry g_;
   Shape a_shape_, b_shape_;
   FusedActivation act_;
   bool epilogue_ = false;
-  XnnOperator op_;
-  mutable std::mutex mu_;
+  std::shared_ptr<const SharedOperator> op_;  // shared with the other shape plans
 };
 
 Status FullyConnectedXnnpackSupports(const NodeView& node, const std::vector<TypeInfo>& types) {

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "kernels/arm/xnnpack_kernels.h"
+#include "kernels/weight_cache.h"
 
 namespace onyx::kernels::arm {
 namespace {
@@ -62,6 +63,33 @@ IsaLevel XnnpackLevel() {
 
 KernelIsa XnnpackIsa() {
   return KernelIsa{FirstSimdLevel(), &XnnpackLevel, "xnnpack"};
+}
+
+StatusOr<std::shared_ptr<const SharedOperator>> ShareOperator(
+    const NodeView& node, const KernelCreateInfo& info, const Tensor& w, const std::string& key,
+    const std::function<xnn_status(xnn_operator_t*)>& create, const char* what) {
+  xnn_status status = xnn_status_success;
+  const std::function<std::shared_ptr<const SharedOperator>()> make = [&] {
+    xnn_operator_t op = nullptr;
+    status = create(&op);
+    auto shared = std::make_shared<SharedOperator>();
+    shared->op.reset(op);
+    return status == xnn_status_success ? std::shared_ptr<const SharedOperator>(shared) : nullptr;
+  };
+  // About what XNNPACK packs: the weights (padded to its tiles) and the bias.
+  std::shared_ptr<const SharedOperator> op =
+      info.weights ? info.weights->GetOrPack<SharedOperator>(w, "xnnpack:" + key, make, w.nbytes())
+                   : make();
+  if (!op) return FromXnnStatus(node, status, what, true);
+  return op;
+}
+
+std::string ContentKey(const Tensor* t) {
+  if (!t) return "none";
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the bytes
+  const auto* p = static_cast<const unsigned char*>(t->raw_data());
+  for (size_t i = 0; i < t->nbytes(); ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return StrCat(t->nbytes(), ":", h);
 }
 
 Status FromXnnStatus(const NodeView& node, xnn_status s, const char* what, bool creating) {

@@ -4,10 +4,13 @@
 
 #include <xnnpack.h>
 
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "kernels/cpu_features.h"
+#include "kernels/kernel.h"
 #include "kernels/node_view.h"
 #include "onyx/status.h"
 
@@ -30,6 +33,24 @@ struct OperatorDeleter {
   void operator()(xnn_operator_t op) const { xnn_delete_operator(op); }
 };
 using XnnOperator = std::unique_ptr<xnn_operator, OperatorDeleter>;
+
+// An operator with the lock its setup and run take: setup writes the operator's input and
+// output pointers, so runs on several threads take turns.
+struct SharedOperator {
+  XnnOperator op;
+  mutable std::mutex mu;
+};
+
+// The operator `create` makes from constant weights `w`, shared through the session's weight
+// cache (KernelCreateInfo::weights), keyed by W's buffer and `key` (everything else the operator
+// depends on): XNNPACK's operators take the input size at setup, so every shape specialisation
+// of a plan reuses one operator and its packed weights. Without a cache, a private one.
+StatusOr<std::shared_ptr<const SharedOperator>> ShareOperator(
+    const NodeView& node, const KernelCreateInfo& info, const Tensor& w, const std::string& key,
+    const std::function<xnn_status(xnn_operator_t*)>& create, const char* what);
+
+// A key part for a constant (a bias) that the weight cache does not hold alive: its bytes.
+std::string ContentKey(const Tensor* t);
 
 // Maps an XNNPACK status to onyx's: creation errors are kUnsupported (the next kernel takes
 // the node), others name the node and `what` failed.

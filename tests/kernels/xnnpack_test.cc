@@ -17,6 +17,7 @@
 
 #include "kernels/kernel.h"
 #include "kernels/op_registry.h"
+#include "kernels/weight_cache.h"
 #include "tests/kernels/kernel_harness.h"
 
 namespace onyx::testing {
@@ -93,13 +94,13 @@ TEST(XnnpackConv, MatchesReferenceOverGroupsAndGeometries) {
     Shape x;  // N, H, W (C appended)
   };
   const std::vector<Channels> channels = {
-      {3, 16, 1, {1, 13, 11}},   // a first layer
-      {5, 7, 1, {2, 9, 10}},     // odd counts, two images
-      {12, 18, 3, {1, 8, 9}},    // grouped
-      {8, 8, 8, {1, 10, 7}},     // depthwise
-      {37, 37, 37, {2, 9, 9}},   // depthwise, odd channel tail
-      {6, 12, 6, {1, 7, 8}},     // depthwise with a multiplier of 2
-      {20, 33, 1, {1, 6, 5}},    // more outputs than a register tile
+      {3, 16, 1, {1, 13, 11}},  // a first layer
+      {5, 7, 1, {2, 9, 10}},    // odd counts, two images
+      {12, 18, 3, {1, 8, 9}},   // grouped
+      {8, 8, 8, {1, 10, 7}},    // depthwise
+      {37, 37, 37, {2, 9, 9}},  // depthwise, odd channel tail
+      {6, 12, 6, {1, 7, 8}},    // depthwise with a multiplier of 2
+      {20, 33, 1, {1, 6, 5}},   // more outputs than a register tile
   };
   for (const Channels& ch : channels) {
     Shape xs = ch.x;
@@ -128,7 +129,7 @@ TEST(XnnpackConv, ActivationsBiasAndResidual) {
       {},
       {StringAttr("activation", "Relu")},
       {StringAttr("activation", "Clip"), FloatsAttr("activation_params", {0.f, 6.f})},
-      {StringAttr("activation", "Clip"), FloatsAttr("activation_params", {1.f, 1.f})},  // lo = hi
+      {StringAttr("activation", "Clip"), FloatsAttr("activation_params", {1.f, 1.f})},   // lo = hi
       {StringAttr("activation", "Clip"), FloatsAttr("activation_params", {2.f, -1.f})},  // lo > hi
       {StringAttr("activation", "LeakyRelu"), FloatsAttr("activation_params", {0.1f})},
       {StringAttr("activation", "HardSwish")},
@@ -145,20 +146,20 @@ TEST(XnnpackConv, ActivationsBiasAndResidual) {
   }
 }
 
-// What the executor gives a kernel when the planner puts Y over the dying residual Z (NhwcConv's
-// inplace_input = 3): Output(0) is input 3's buffer.
-class ResidualInPlaceContext : public kernels::KernelContext {
+// A context for one node with one output: a fresh buffer, or input `over`'s buffer (what the
+// executor gives NhwcConv when the planner puts Y over the dying residual Z, inplace_input = 3).
+class OneOutputContext : public kernels::KernelContext {
  public:
-  ResidualInPlaceContext(const ir::Node& node, std::vector<Value> inputs)
-      : view_(node), inputs_(std::move(inputs)) {}
+  OneOutputContext(const ir::Node& node, std::vector<Value> inputs, int over = -1)
+      : view_(node), inputs_(std::move(inputs)), over_(over) {}
   const kernels::NodeView& node() const override { return view_; }
   int num_inputs() const override { return static_cast<int>(inputs_.size()); }
   bool has_input(int i) const override { return i < num_inputs() && inputs_[i].defined(); }
   const Value& input_value(int i) const override { return inputs_[i]; }
   int num_outputs() const override { return 1; }
   bool has_output(int i) const override { return i == 0; }
-  Tensor Output(int, DType, const Shape& shape) override {
-    out_ = inputs_[3].tensor().Reshaped(shape);
+  Tensor Output(int, DType dtype, const Shape& shape) override {
+    out_ = over_ >= 0 ? inputs_[over_].tensor().Reshaped(shape) : Tensor::Allocate(dtype, shape);
     return out_;
   }
   void SetOutput(int, Value) override {}
@@ -171,6 +172,7 @@ class ResidualInPlaceContext : public kernels::KernelContext {
  private:
   kernels::NodeView view_;
   std::vector<Value> inputs_;
+  int over_;
   Tensor out_;
 };
 
@@ -207,11 +209,58 @@ TEST(XnnpackConv, ResidualSharingTheOutputBuffer) {
   info.constants = {nullptr, &inputs[1], &inputs[2], nullptr};
   auto kernel = impl->create_with_info(kernels::NodeView(node), types, info);
   ASSERT_TRUE(kernel.ok()) << kernel.status().message();
-  ResidualInPlaceContext ctx(node, {Value(inputs[0]), Value(inputs[1]), Value(inputs[2]),
-                                    Value(inputs[3])});
+  OneOutputContext ctx(node,
+                       {Value(inputs[0]), Value(inputs[1]), Value(inputs[2]), Value(inputs[3])}, 3);
   ASSERT_TRUE((*kernel)->Run(ctx).ok());
   EXPECT_EQ(ctx.out().raw_data(), inputs[3].raw_data());
   EXPECT_EQ(CompareFloats(ctx.out(), ref.outputs[0], kAtol, kRtol), "");
+}
+
+// Two shape specialisations of one node (the session's plans for two input sizes) share one
+// XNNPACK operator and its packed weights through the weight cache, and each computes its own
+// shape correctly; another activation is another operator.
+TEST(XnnpackConv, ShapePlansShareOneOperator) {
+  std::mt19937 rng(113);
+  const kernels::KernelImpl* impl = nullptr;
+  for (const auto& k : kernels::OpRegistry::Global().Find("com.onyx", "NhwcConv", 1)->impls)
+    if (k.name == kConv) impl = &k;
+  ASSERT_NE(impl, nullptr);
+  const Tensor w = RandomFloats({9, 6, 3, 3}, rng, -1.f, 1.f);
+  const Tensor b = RandomFloats({9}, rng);
+  kernels::WeightCache cache;
+  std::vector<std::unique_ptr<kernels::Kernel>> made;  // alive: the cache holds weak entries
+  ir::Node node;
+  const auto make = [&](const NodeSpec& spec, const Tensor& x) {
+    node = ir::Node();
+    node.op_type = spec.op;
+    node.domain = spec.domain;
+    node.opset = 1;
+    node.attributes = spec.attrs;
+    node.inputs = {"x", "w", "b"};
+    node.outputs = {"y"};
+    kernels::KernelCreateInfo info;
+    info.constants = {nullptr, &w, &b};
+    info.weights = &cache;
+    std::vector<TypeInfo> types;
+    for (const Tensor* t : {&x, &w, &b})
+      types.push_back(TypeInfo::TensorWithShape(DType::kFloat, t->shape()));
+    auto k = impl->create_with_info(kernels::NodeView(node), types, info);
+    ASSERT_TRUE(k.ok()) << k.status().message();
+    made.push_back(std::move(k).value());
+  };
+  const NodeSpec spec = ConvSpec(1, ConvGeometries()[0], {StringAttr("activation", "Relu")});
+  for (const Shape& xs : std::vector<Shape>{{1, 7, 8, 6}, {2, 12, 5, 6}}) {
+    const Tensor x = RandomFloats(xs, rng);
+    make(spec, x);
+    EXPECT_EQ(cache.bytes(), w.nbytes()) << ShapeToString(xs);
+    // The shared operator computes this shape (setup takes the size).
+    OneOutputContext ctx(node, {Value(x), Value(w), Value(b)});
+    ASSERT_TRUE(made.back()->Run(ctx).ok());
+    const RunResult ref = RunImpl(spec, {x, w, b}, "");
+    EXPECT_EQ(CompareFloats(ctx.out(), ref.outputs[0], kAtol, kRtol), "") << ShapeToString(xs);
+  }
+  make(ConvSpec(1, ConvGeometries()[0]), RandomFloats({1, 7, 8, 6}, rng));
+  EXPECT_EQ(cache.bytes(), 2 * w.nbytes());
 }
 
 TEST(XnnpackConv, RefusesWhatItCannotRun) {
@@ -229,8 +278,8 @@ TEST(XnnpackConv, RefusesWhatItCannotRun) {
   r = RunImpl(wrong, {x, w}, kConv, o);
   EXPECT_FALSE(r.status.ok());
   // 1-D convolutions: rank 3.
-  r = RunImpl(OnyxSpec("NhwcConv", {}), {RandomFloats({1, 6, 4}, rng), RandomFloats({4, 4, 3}, rng)},
-              kConv, o);
+  r = RunImpl(OnyxSpec("NhwcConv", {}),
+              {RandomFloats({1, 6, 4}, rng), RandomFloats({4, 4, 3}, rng)}, kConv, o);
   EXPECT_FALSE(r.status.ok());
 }
 
@@ -250,9 +299,9 @@ TEST(XnnpackFullyConnected, MatMulOfAnyRankWithConstantB) {
   const Tensor a = RandomFloats({2, 4, 5}, rng);
   RunOptions o;
   o.constant_inputs = {1};
-  EXPECT_FALSE(RunImpl(NodeSpec("MatMul", 13), {a, RandomFloats({2, 5, 3}, rng)},
-                       "MatMul_f32_xnnpack", o)
-                   .status.ok());
+  EXPECT_FALSE(
+      RunImpl(NodeSpec("MatMul", 13), {a, RandomFloats({2, 5, 3}, rng)}, "MatMul_f32_xnnpack", o)
+          .status.ok());
   EXPECT_EQ(RunImpl(NodeSpec("MatMul", 13), {a, RandomFloats({5, 3}, rng)}, "MatMul_f32_xnnpack")
                 .status.code(),
             ErrorCode::kUnsupported);
@@ -310,8 +359,7 @@ TEST(XnnpackFullyConnected, FusedMatMulEpilogues) {
                 "transB");
   RunOptions o;
   o.constant_inputs = {1, 2};
-  const RunResult r =
-      RunImpl(OnyxSpec("FusedMatMul", {FloatAttr("alpha", 0.5f)}), {a, b}, impl, o);
+  const RunResult r = RunImpl(OnyxSpec("FusedMatMul", {FloatAttr("alpha", 0.5f)}), {a, b}, impl, o);
   EXPECT_EQ(r.status.code(), ErrorCode::kUnsupported) << r.status.message();
 }
 
@@ -371,9 +419,9 @@ TEST(XnnpackPool, MaxAndAverageMatchReference) {
 TEST(XnnpackPool, DilatedMaxPoolAndGlobalAverage) {
   std::mt19937 rng(139);
   const Tensor x = RandomFloats({2, 11, 10, 9}, rng);
-  ExpectMatches(OnyxSpec("NhwcMaxPool", {IntsAttr("kernel_shape", {3, 3}),
-                                         IntsAttr("dilations", {2, 2})}),
-                {x}, "NhwcMaxPool_f32_xnnpack", "dilated max", 0, 0);
+  ExpectMatches(
+      OnyxSpec("NhwcMaxPool", {IntsAttr("kernel_shape", {3, 3}), IntsAttr("dilations", {2, 2})}),
+      {x}, "NhwcMaxPool_f32_xnnpack", "dilated max", 0, 0);
   const NodeSpec global = OnyxSpec("NhwcAveragePool", {IntsAttr("kernel_shape", {11, 10})});
   ExpectMatches(global, {x}, "NhwcAveragePool_f32_xnnpack", "global average", 1e-5, 1e-5);
   EXPECT_EQ(RunImpl(global, {x}, "NhwcAveragePool_f32_xnnpack").variant, "global");
@@ -428,20 +476,20 @@ TEST(XnnpackKernels, NonFiniteInputs) {
   const std::vector<ir::Attribute> window = {IntsAttr("kernel_shape", {3, 3}),
                                              IntsAttr("pads", {1, 1, 1, 1})};
   ExpectMatches(OnyxSpec("NhwcMaxPool", window), {x}, "NhwcMaxPool_f32_xnnpack", "max", 0, 0);
-  ExpectMatches(OnyxSpec("NhwcAveragePool", window), {x}, "NhwcAveragePool_f32_xnnpack",
-                "average", 1e-5, 1e-5);
+  ExpectMatches(OnyxSpec("NhwcAveragePool", window), {x}, "NhwcAveragePool_f32_xnnpack", "average",
+                1e-5, 1e-5);
 }
 
 // ---- registration ----
 
 TEST(XnnpackKernels, RegisteredFirstWithTheirIsa) {
-  for (const auto& [domain, op] : std::vector<std::pair<std::string, std::string>>{
-           {"com.onyx", "NhwcConv"},
-           {"", "MatMul"},
-           {"", "Gemm"},
-           {"com.onyx", "FusedMatMul"},
-           {"com.onyx", "NhwcMaxPool"},
-           {"com.onyx", "NhwcAveragePool"}}) {
+  for (const auto& [domain, op] :
+       std::vector<std::pair<std::string, std::string>>{{"com.onyx", "NhwcConv"},
+                                                        {"", "MatMul"},
+                                                        {"", "Gemm"},
+                                                        {"com.onyx", "FusedMatMul"},
+                                                        {"com.onyx", "NhwcMaxPool"},
+                                                        {"com.onyx", "NhwcAveragePool"}}) {
     const kernels::OpDef* def =
         kernels::OpRegistry::Global().Find(domain, op, domain.empty() ? 13 : 1);
     ASSERT_NE(def, nullptr) << op;

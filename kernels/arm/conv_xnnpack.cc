@@ -164,6 +164,7 @@ class ConvXnnpack : public Kernel {
 };
 
 Status ConvXnnpackSupports(const NodeView& node, const std::vector<TypeInfo>& types) {
+  ONYX_RETURN_IF_ERROR(XnnpackReady(node));
   if (types.size() < 2 || !IsFloatStatic(types[0]) || !IsFloatStatic(types[1]))
     return node.NotSupported("needs float32 X and W with static shapes");
   const Shape x = types[0].static_shape(), w = types[1].static_shape();

@@ -183,6 +183,7 @@ class FullyConnectedXnnpack : public Kernel {
 };
 
 Status FullyConnectedXnnpackSupports(const NodeView& node, const std::vector<TypeInfo>& types) {
+  ONYX_RETURN_IF_ERROR(XnnpackReady(node));
   return Resolve(node, types).status();
 }
 

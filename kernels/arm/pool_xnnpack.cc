@@ -30,6 +30,7 @@ struct PoolPlan {
 };
 
 StatusOr<PoolPlan> Resolve(const NodeView& node, const std::vector<TypeInfo>& types, bool max) {
+  ONYX_RETURN_IF_ERROR(XnnpackReady(node));
   if (types.empty() || !IsFloatStatic(types[0])) return node.NotSupported("needs float32 X");
   PoolPlan p;
   p.x = types[0].static_shape();
@@ -124,7 +125,6 @@ class PoolXnnpack : public Kernel {
 
  private:
   Status Init(const NodeView& node, const std::vector<TypeInfo>& types, bool max) {
-    ONYX_RETURN_IF_ERROR(XnnpackReady(node));
     ONYX_ASSIGN_OR_RETURN(p_, Resolve(node, types, max));
     max_ = max;
     const int64_t c = p_.x[3];

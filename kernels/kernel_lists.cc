@@ -28,6 +28,17 @@
 #define ONYX_X86(...)
 #endif
 
+#ifdef ONYX_XNNPACK
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels/arm/xnnpack_kernels.h"
+// An entry that exists where XNNPACK is built in (-DONYX_XNNPACK=ON, the AArch64 default).
+#define ONYX_XNN(...) __VA_ARGS__,
+#else
+#define ONYX_XNN(...)
+#endif
+
 namespace onyx::kernels {
 
 namespace {
@@ -115,9 +126,11 @@ void SetKernelLists(OpRegistry& r) {
   r.SetKernels(
       onyx, "FusedConv",
       {SmallConvHwyKernel("FusedConv"), ONYX_X86(x86::ConvOnednnImpl("FusedConv_f32_onednn"))});
-  r.SetKernels(onyx, "NhwcConv",
-               {SmallConvHwyKernel("NhwcConv"), BlockSparseConvKernel(), WinogradConvHwyKernel(),
-                ONYX_X86(x86::ConvOnednnImpl("NhwcConv_f32_onednn")) DepthwiseConvHwyKernel()});
+  r.SetKernels(
+      onyx, "NhwcConv",
+      {ONYX_XNN(arm::ConvXnnpackImpl("NhwcConv_f32_xnnpack")) SmallConvHwyKernel("NhwcConv"),
+       BlockSparseConvKernel(), WinogradConvHwyKernel(),
+       ONYX_X86(x86::ConvOnednnImpl("NhwcConv_f32_onednn")) DepthwiseConvHwyKernel()});
   r.SetKernels("", "ConvTranspose",
                {ONYX_X86(x86::ConvTransposeOnednnImpl("ConvTranspose_f32_onednn"))});
 
@@ -129,15 +142,20 @@ void SetKernelLists(OpRegistry& r) {
     r.SetKernels("", op,
                  {ONYX_X86(x86::PoolOnednnImpl(std::string(op) + "_f32_onednn"))
                       GlobalPoolHwyKernel(op, kind)});
-  for (const char* op : {"NhwcMaxPool", "NhwcAveragePool"})
-    r.SetKernels(onyx, op, {ONYX_X86(x86::PoolOnednnImpl(std::string(op) + "_f32_onednn"))});
+  r.SetKernels(onyx, "NhwcMaxPool",
+               {ONYX_XNN(arm::MaxPoolXnnpackImpl("NhwcMaxPool_f32_xnnpack"))
+                    ONYX_X86(x86::PoolOnednnImpl("NhwcMaxPool_f32_onednn"))});
+  r.SetKernels(onyx, "NhwcAveragePool",
+               {ONYX_XNN(arm::AveragePoolXnnpackImpl("NhwcAveragePool_f32_xnnpack"))
+                    ONYX_X86(x86::PoolOnednnImpl("NhwcAveragePool_f32_onednn"))});
 
   // ---- matrix products: block-sparse constant weights, then oneDNN ----
   for (const auto& [domain, op] :
        {std::pair<std::string, std::string>{"", "MatMul"}, {"", "Gemm"}, {onyx, "FusedMatMul"}})
     r.SetKernels(
         domain, op,
-        {BlockSparseMatMulKernel(op), ONYX_X86(x86::MatMulOnednnImpl(op + "_f32_onednn"))});
+        {ONYX_XNN(arm::FullyConnectedXnnpackImpl(op + "_f32_xnnpack")) BlockSparseMatMulKernel(op),
+         ONYX_X86(x86::MatMulOnednnImpl(op + "_f32_onednn"))});
   r.SetKernels(kMs, "MatMulNBits", {MsMatMulNBitsHwyKernel()});
 
   // ---- attention and the GELU family ----
@@ -172,6 +190,14 @@ void SetKernelLists(OpRegistry& r) {
   r.SetKernels(kMs, "QGemm", {ONYX_X86(x86::QuantizedMatMulOnednnImpl("QGemm_8bit_onednn"))});
   r.SetKernels(onyx, "QLinearLookup",
                {ONYX_X86(x86::QLinearLookupVbmiImpl("QLinearLookup_8bit_vbmi"))});
+
+#ifdef ONYX_XNNPACK
+  // Test-only: ONYX_XNNPACK_WITHOUT_ONEDNN=1 drops oneDNN's kernels, so that an x86-64 build
+  // plans (layout pass included) with the kernel set of an AArch64 build, which has no oneDNN.
+  const char* without_onednn = std::getenv("ONYX_XNNPACK_WITHOUT_ONEDNN");
+  if (without_onednn && std::strcmp(without_onednn, "1") == 0)
+    r.RemoveImpls([](const KernelImpl& k) { return std::strcmp(k.isa.library, "onednn") == 0; });
+#endif
 }
 
 }  // namespace onyx::kernels

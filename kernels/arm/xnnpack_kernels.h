@@ -28,8 +28,4 @@ KernelImpl AveragePoolXnnpackImpl(const std::string& name);
 
 }  // namespace arm
 
-// kernels/arm/register_xnnpack.cc: the impls above, in front of the others (RegisterAllOps
-// calls it last, when built with ONYX_XNNPACK).
-void RegisterXnnpackKernels(OpRegistry& r);
-
 }  // namespace onyx::kernels

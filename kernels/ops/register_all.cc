@@ -1,9 +1,6 @@
 // Every op family's registration, called once in this fixed order (an explicit list, not static
 // initialisers: linkers drop those from static libraries, and the order stays deterministic).
 #include "kernels/op_registry.h"
-#ifdef ONYX_XNNPACK
-#include "kernels/arm/xnnpack_kernels.h"
-#endif
 
 namespace onyx::kernels {
 
@@ -76,9 +73,6 @@ void RegisterAllOps(OpRegistry& r) {
   r.MarkInPlace({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"});
   // Each operator's fast kernels, in front of its reference kernel (kernels/kernel_lists.cc).
   SetKernelLists(r);
-#ifdef ONYX_XNNPACK
-  RegisterXnnpackKernels(r);  // kernels/arm/register_xnnpack.cc, in front of all the others
-#endif
   // Last: the determinism audit marks the impls registered above (docs/determinism.md).
   MarkThreadInvariantKernels(r);
 }

@@ -164,9 +164,9 @@ void BroadcastBinary(BinaryOp op, const float* a, const Shape& a_shape, const fl
   // Per-channel, per-row and general broadcasts: an odometer over collapsed outer dims and one
   // contiguous or broadcast operand per inner run ([N,C,H,W] + [1,C,1,1] gives runs of H*W with
   // a scalar B; [B,S,768] + [768] gives runs of 768 with both contiguous).
-  const ref::BroadcastPlan plan = ref::MakeBroadcastPlan({a_shape, b_shape}, out);
+  const reference::BroadcastPlan plan = reference::MakeBroadcastPlan({a_shape, b_shape}, out);
   const int64_t sa = plan.inner_stride[0], sb = plan.inner_stride[1];
-  ref::ForEachRunParallel(plan, threads, [&](int64_t o, const int64_t* off, int64_t len) {
+  reference::ForEachRunParallel(plan, threads, [&](int64_t o, const int64_t* off, int64_t len) {
     const float* pa = a + off[0];
     const float* pb = b + off[1];
     float* pd = dst + o;

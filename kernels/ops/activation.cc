@@ -83,26 +83,26 @@ Status InferPRelu(InferContext& ctx) {
 
 void RegisterActivation(OpRegistry& r) {
   // Relu: opset 14 adds the signed integer types.
-  AddRanges(r, "Relu", {1}, InferActivation<kNumeric>, ref::ReluRef);
-  AddRanges(r, "LeakyRelu", {1}, InferActivation<kFloats>, ref::LeakyReluRef);
+  AddRanges(r, "Relu", {1}, InferActivation<kNumeric>, reference::ReluRef);
+  AddRanges(r, "LeakyRelu", {1}, InferActivation<kFloats>, reference::LeakyReluRef);
   // PRelu: opset 7 switched to unidirectional numpy broadcasting of slope.
-  AddRanges(r, "PRelu", {1, 7}, InferPRelu, ref::PReluRef);
-  AddRanges(r, "Elu", {1}, InferActivation<kFloats>, ref::EluRef);
+  AddRanges(r, "PRelu", {1, 7}, InferPRelu, reference::PReluRef);
+  AddRanges(r, "Elu", {1}, InferActivation<kFloats>, reference::EluRef);
   // Selu: opset 6 changed the default alpha/gamma to more precise constants.
-  AddRanges(r, "Selu", {1, 6}, InferActivation<kFloats>, ref::SeluRef);
-  AddRanges(r, "Celu", {12}, InferCelu, ref::CeluRef);
-  AddRanges(r, "Gelu", {20}, InferGelu, ref::GeluRef);
-  AddRanges(r, "Sigmoid", {1}, InferActivation<kFloats>, ref::SigmoidRef);
-  AddRanges(r, "HardSigmoid", {1}, InferActivation<kFloats>, ref::HardSigmoidRef);
-  AddRanges(r, "HardSwish", {14}, InferActivation<kFloats>, ref::HardSwishRef);
-  AddRanges(r, "Softplus", {1}, InferActivation<kFloats>, ref::SoftplusRef);
-  AddRanges(r, "Softsign", {1}, InferActivation<kFloats>, ref::SoftsignRef);
-  AddRanges(r, "Mish", {18}, InferActivation<kFloats>, ref::MishRef);
-  AddRanges(r, "Swish", {24}, InferActivation<kFloats>, ref::SwishRef);
-  AddRanges(r, "SwiGLU", {28}, InferSwiGLU, ref::SwiGLURef);
-  AddRanges(r, "ThresholdedRelu", {10}, InferActivation<kFloats>, ref::ThresholdedReluRef);
-  AddRanges(r, "Shrink", {9}, InferActivation<kNumeric>, ref::ShrinkRef);
-  AddRanges(r, "Tanh", {1}, InferActivation<kFloats>, ref::TanhRef);
+  AddRanges(r, "Selu", {1, 6}, InferActivation<kFloats>, reference::SeluRef);
+  AddRanges(r, "Celu", {12}, InferCelu, reference::CeluRef);
+  AddRanges(r, "Gelu", {20}, InferGelu, reference::GeluRef);
+  AddRanges(r, "Sigmoid", {1}, InferActivation<kFloats>, reference::SigmoidRef);
+  AddRanges(r, "HardSigmoid", {1}, InferActivation<kFloats>, reference::HardSigmoidRef);
+  AddRanges(r, "HardSwish", {14}, InferActivation<kFloats>, reference::HardSwishRef);
+  AddRanges(r, "Softplus", {1}, InferActivation<kFloats>, reference::SoftplusRef);
+  AddRanges(r, "Softsign", {1}, InferActivation<kFloats>, reference::SoftsignRef);
+  AddRanges(r, "Mish", {18}, InferActivation<kFloats>, reference::MishRef);
+  AddRanges(r, "Swish", {24}, InferActivation<kFloats>, reference::SwishRef);
+  AddRanges(r, "SwiGLU", {28}, InferSwiGLU, reference::SwiGLURef);
+  AddRanges(r, "ThresholdedRelu", {10}, InferActivation<kFloats>, reference::ThresholdedReluRef);
+  AddRanges(r, "Shrink", {9}, InferActivation<kNumeric>, reference::ShrinkRef);
+  AddRanges(r, "Tanh", {1}, InferActivation<kFloats>, reference::TanhRef);
 }
 
 }  // namespace onyx::kernels

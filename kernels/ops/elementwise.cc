@@ -211,67 +211,69 @@ Status InferIsInf(InferContext& ctx) {
 
 void RegisterElementwise(OpRegistry& r) {
   // Hot in light models first.
-  AddRanges(r, "Add", {1, 7}, InferBinary<kNumeric, false>, ref::AddRef);
-  AddRanges(r, "Mul", {1, 7}, InferBinary<kNumeric, false>, ref::MulRef);
-  AddRanges(r, "Sum", {1, 8}, InferVariadic<kNumeric>, ref::SumRef);
-  AddRanges(r, "Clip", {1, 11}, InferClip, ref::ClipRef);
+  AddRanges(r, "Add", {1, 7}, InferBinary<kNumeric, false>, reference::AddRef);
+  AddRanges(r, "Mul", {1, 7}, InferBinary<kNumeric, false>, reference::MulRef);
+  AddRanges(r, "Sum", {1, 8}, InferVariadic<kNumeric>, reference::SumRef);
+  AddRanges(r, "Clip", {1, 11}, InferClip, reference::ClipRef);
 
   // Arithmetic (opset < 7: legacy broadcast attributes).
-  AddRanges(r, "Sub", {1, 7}, InferBinary<kNumeric, false>, ref::SubRef);
-  AddRanges(r, "Div", {1, 7}, InferBinary<kNumeric, false>, ref::DivRef);
-  AddRanges(r, "Pow", {1, 7, 12}, InferPow, ref::PowRef);  // 12: exponent type may differ
-  AddRanges(r, "Mod", {10}, InferBinary<kNumeric, false>, ref::ModRef);
-  AddRanges(r, "BitShift", {11, 28}, InferBitShift, ref::BitShiftRef);
-  AddRanges(r, "BitwiseAnd", {18}, InferBinary<kInts, false>, ref::BitwiseAndRef);
-  AddRanges(r, "BitwiseOr", {18}, InferBinary<kInts, false>, ref::BitwiseOrRef);
-  AddRanges(r, "BitwiseXor", {18}, InferBinary<kInts, false>, ref::BitwiseXorRef);
-  AddRanges(r, "And", {1, 7}, InferBinary<kBool, true>, ref::AndRef);
-  AddRanges(r, "Or", {1, 7}, InferBinary<kBool, true>, ref::OrRef);
-  AddRanges(r, "Xor", {1, 7}, InferBinary<kBool, true>, ref::XorRef);
+  AddRanges(r, "Sub", {1, 7}, InferBinary<kNumeric, false>, reference::SubRef);
+  AddRanges(r, "Div", {1, 7}, InferBinary<kNumeric, false>, reference::DivRef);
+  AddRanges(r, "Pow", {1, 7, 12}, InferPow, reference::PowRef);  // 12: exponent type may differ
+  AddRanges(r, "Mod", {10}, InferBinary<kNumeric, false>, reference::ModRef);
+  AddRanges(r, "BitShift", {11, 28}, InferBitShift, reference::BitShiftRef);
+  AddRanges(r, "BitwiseAnd", {18}, InferBinary<kInts, false>, reference::BitwiseAndRef);
+  AddRanges(r, "BitwiseOr", {18}, InferBinary<kInts, false>, reference::BitwiseOrRef);
+  AddRanges(r, "BitwiseXor", {18}, InferBinary<kInts, false>, reference::BitwiseXorRef);
+  AddRanges(r, "And", {1, 7}, InferBinary<kBool, true>, reference::AndRef);
+  AddRanges(r, "Or", {1, 7}, InferBinary<kBool, true>, reference::OrRef);
+  AddRanges(r, "Xor", {1, 7}, InferBinary<kBool, true>, reference::XorRef);
   // Comparisons: bool output; Equal takes strings from opset 19.
-  AddRanges(r, "Equal", {1, 7, 19}, InferBinary<kNumeric | kBool | kString, true>, ref::EqualRef);
-  AddRanges(r, "Greater", {1, 7}, InferBinary<kNumeric | kBool, true>, ref::GreaterRef);
-  AddRanges(r, "Less", {1, 7}, InferBinary<kNumeric | kBool, true>, ref::LessRef);
-  AddRanges(r, "GreaterOrEqual", {12}, InferBinary<kNumeric | kBool, true>, ref::GreaterOrEqualRef);
-  AddRanges(r, "LessOrEqual", {12}, InferBinary<kNumeric | kBool, true>, ref::LessOrEqualRef);
+  AddRanges(r, "Equal", {1, 7, 19}, InferBinary<kNumeric | kBool | kString, true>,
+            reference::EqualRef);
+  AddRanges(r, "Greater", {1, 7}, InferBinary<kNumeric | kBool, true>, reference::GreaterRef);
+  AddRanges(r, "Less", {1, 7}, InferBinary<kNumeric | kBool, true>, reference::LessRef);
+  AddRanges(r, "GreaterOrEqual", {12}, InferBinary<kNumeric | kBool, true>,
+            reference::GreaterOrEqualRef);
+  AddRanges(r, "LessOrEqual", {12}, InferBinary<kNumeric | kBool, true>, reference::LessOrEqualRef);
 
   // Variadic (multidirectional broadcasting from opset 8) and selection.
-  AddRanges(r, "Max", {1, 8}, InferVariadic<kNumeric>, ref::MaxRef);
-  AddRanges(r, "Min", {1, 8}, InferVariadic<kNumeric>, ref::MinRef);
-  AddRanges(r, "Mean", {1, 8}, InferVariadic<kFloats>, ref::MeanRef);
-  AddRanges(r, "Where", {9}, InferWhere, ref::WhereRef);
+  AddRanges(r, "Max", {1, 8}, InferVariadic<kNumeric>, reference::MaxRef);
+  AddRanges(r, "Min", {1, 8}, InferVariadic<kNumeric>, reference::MinRef);
+  AddRanges(r, "Mean", {1, 8}, InferVariadic<kFloats>, reference::MeanRef);
+  AddRanges(r, "Where", {9}, InferWhere, reference::WhereRef);
 
   // Conversion: `to` is a type-name string before opset 6; saturate from 19; round_mode from 24.
-  AddRanges(r, "Cast", {1, 6, 19, 24}, InferCast, ref::CastRef);
-  AddRanges(r, "CastLike", {15, 19, 24}, InferCastLike, ref::CastLikeRef);
+  AddRanges(r, "Cast", {1, 6, 19, 24}, InferCast, reference::CastRef);
+  AddRanges(r, "CastLike", {15, 19, 24}, InferCastLike, reference::CastLikeRef);
 
   // Unary math.
-  AddRanges(r, "Abs", {1}, InferUnary<kNumeric>, ref::AbsRef);
-  AddRanges(r, "Neg", {1}, InferUnary<kNumeric>, ref::NegRef);
-  AddRanges(r, "Sign", {9}, InferUnary<kNumeric>, ref::SignRef);
-  AddRanges(r, "Reciprocal", {1}, InferUnary<kFloats>, ref::ReciprocalRef);
-  AddRanges(r, "Floor", {1}, InferUnary<kFloats>, ref::FloorRef);
-  AddRanges(r, "Ceil", {1}, InferUnary<kFloats>, ref::CeilRef);
-  AddRanges(r, "Round", {11}, InferUnary<kFloats>, ref::RoundRef);
-  AddRanges(r, "Sqrt", {1}, InferUnary<kFloats>, ref::SqrtRef);
-  AddRanges(r, "Exp", {1}, InferUnary<kFloats>, ref::ExpRef);
-  AddRanges(r, "Log", {1}, InferUnary<kFloats>, ref::LogRef);
-  AddRanges(r, "Sin", {7}, InferUnary<kFloats>, ref::SinRef);
-  AddRanges(r, "Cos", {7}, InferUnary<kFloats>, ref::CosRef);
-  AddRanges(r, "Tan", {7}, InferUnary<kFloats>, ref::TanRef);
-  AddRanges(r, "Asin", {7}, InferUnary<kFloats>, ref::AsinRef);
-  AddRanges(r, "Acos", {7}, InferUnary<kFloats>, ref::AcosRef);
-  AddRanges(r, "Atan", {7}, InferUnary<kFloats>, ref::AtanRef);
-  AddRanges(r, "Sinh", {9}, InferUnary<kFloats>, ref::SinhRef);
-  AddRanges(r, "Cosh", {9}, InferUnary<kFloats>, ref::CoshRef);
-  AddRanges(r, "Asinh", {9}, InferUnary<kFloats>, ref::AsinhRef);
-  AddRanges(r, "Acosh", {9}, InferUnary<kFloats>, ref::AcoshRef);
-  AddRanges(r, "Atanh", {9}, InferUnary<kFloats>, ref::AtanhRef);
-  AddRanges(r, "Erf", {9}, InferUnary<kNumeric>, ref::ErfRef);
-  AddRanges(r, "IsNaN", {9}, InferPredicate<kFloats>, ref::IsNaNRef);
-  AddRanges(r, "IsInf", {10}, InferIsInf, ref::IsInfRef);
-  AddRanges(r, "Not", {1}, InferUnary<kBool>, ref::NotRef);
-  AddRanges(r, "BitwiseNot", {18}, InferUnary<kInts>, ref::BitwiseNotRef);
+  AddRanges(r, "Abs", {1}, InferUnary<kNumeric>, reference::AbsRef);
+  AddRanges(r, "Neg", {1}, InferUnary<kNumeric>, reference::NegRef);
+  AddRanges(r, "Sign", {9}, InferUnary<kNumeric>, reference::SignRef);
+  AddRanges(r, "Reciprocal", {1}, InferUnary<kFloats>, reference::ReciprocalRef);
+  AddRanges(r, "Floor", {1}, InferUnary<kFloats>, reference::FloorRef);
+  AddRanges(r, "Ceil", {1}, InferUnary<kFloats>, reference::CeilRef);
+  AddRanges(r, "Round", {11}, InferUnary<kFloats>, reference::RoundRef);
+  AddRanges(r, "Sqrt", {1}, InferUnary<kFloats>, reference::SqrtRef);
+  AddRanges(r, "Exp", {1}, InferUnary<kFloats>, reference::ExpRef);
+  AddRanges(r, "Log", {1}, InferUnary<kFloats>, reference::LogRef);
+  AddRanges(r, "Sin", {7}, InferUnary<kFloats>, reference::SinRef);
+  AddRanges(r, "Cos", {7}, InferUnary<kFloats>, reference::CosRef);
+  AddRanges(r, "Tan", {7}, InferUnary<kFloats>, reference::TanRef);
+  AddRanges(r, "Asin", {7}, InferUnary<kFloats>, reference::AsinRef);
+  AddRanges(r, "Acos", {7}, InferUnary<kFloats>, reference::AcosRef);
+  AddRanges(r, "Atan", {7}, InferUnary<kFloats>, reference::AtanRef);
+  AddRanges(r, "Sinh", {9}, InferUnary<kFloats>, reference::SinhRef);
+  AddRanges(r, "Cosh", {9}, InferUnary<kFloats>, reference::CoshRef);
+  AddRanges(r, "Asinh", {9}, InferUnary<kFloats>, reference::AsinhRef);
+  AddRanges(r, "Acosh", {9}, InferUnary<kFloats>, reference::AcoshRef);
+  AddRanges(r, "Atanh", {9}, InferUnary<kFloats>, reference::AtanhRef);
+  AddRanges(r, "Erf", {9}, InferUnary<kNumeric>, reference::ErfRef);
+  AddRanges(r, "IsNaN", {9}, InferPredicate<kFloats>, reference::IsNaNRef);
+  AddRanges(r, "IsInf", {10}, InferIsInf, reference::IsInfRef);
+  AddRanges(r, "Not", {1}, InferUnary<kBool>, reference::NotRef);
+  AddRanges(r, "BitwiseNot", {18}, InferUnary<kInts>, reference::BitwiseNotRef);
 }
 
 }  // namespace onyx::kernels

@@ -15,8 +15,6 @@
 namespace onyx::kernels {
 namespace {
 
-namespace ref = reference;
-
 // ---- shared helpers ----
 
 Status ExpectIndexInput(InferContext& ctx, int i) {
@@ -51,19 +49,19 @@ Status NormalizeIndex(const NodeView& node, int input, int64_t pos, int64_t dim,
   return Status::Ok();
 }
 
-StatusOr<ref::ScatterReduction> Reduction(const NodeView& node) {
+StatusOr<reference::ScatterReduction> Reduction(const NodeView& node) {
   // Opset 16 added add/mul, opset 18 max/min.
   const std::string r = node.attr_string("reduction", "none");
-  if (r == "none") return ref::ScatterReduction::kNone;
-  if (r == "add") return ref::ScatterReduction::kAdd;
-  if (r == "mul") return ref::ScatterReduction::kMul;
-  if (r == "max") return ref::ScatterReduction::kMax;
-  if (r == "min") return ref::ScatterReduction::kMin;
+  if (r == "none") return reference::ScatterReduction::kNone;
+  if (r == "add") return reference::ScatterReduction::kAdd;
+  if (r == "mul") return reference::ScatterReduction::kMul;
+  if (r == "max") return reference::ScatterReduction::kMax;
+  if (r == "min") return reference::ScatterReduction::kMin;
   return node.Invalid("attribute 'reduction' is '", r, "'; expected none, add, mul, max or min");
 }
 
-Status CheckReductionType(const NodeView& node, DType t, ref::ScatterReduction r) {
-  if (r != ref::ScatterReduction::kNone &&
+Status CheckReductionType(const NodeView& node, DType t, reference::ScatterReduction r) {
+  if (r != reference::ScatterReduction::kNone &&
       (t == DType::kString || t == DType::kComplex64 || t == DType::kComplex128))
     return node.NotSupported("reduction '", node.attr_string("reduction", "none"),
                              "' on input 0 of type ", DTypeName(t));
@@ -108,7 +106,7 @@ Status GatherKernel(KernelContext& ctx) {
   shape.insert(shape.end(), idx.shape().begin(), idx.shape().end());
   shape.insert(shape.end(), data.shape().begin() + axis + 1, data.shape().end());
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, data.dtype(), shape));
-  ref::Gather(data, axis, indices, y);
+  reference::Gather(data, axis, indices, y);
   return Status::Ok();
 }
 
@@ -145,7 +143,7 @@ Status GatherElementsKernel(KernelContext& ctx) {
   for (size_t p = 0; p < indices.size(); ++p)
     ONYX_RETURN_IF_ERROR(NormalizeIndex(node, 1, p, data.dim(axis), &indices[p]));
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, data.dtype(), idx.shape()));
-  ref::GatherElements(data, axis, indices, idx.shape(), y);
+  reference::GatherElements(data, axis, indices, idx.shape(), y);
   return Status::Ok();
 }
 
@@ -194,7 +192,7 @@ Status GatherNDKernel(KernelContext& ctx) {
   Shape shape(idx.shape().begin(), idx.shape().end() - 1);
   shape.insert(shape.end(), data.shape().begin() + b + k, data.shape().end());
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, data.dtype(), shape));
-  ref::GatherND(data, b, indices, idx.shape(), y);
+  reference::GatherND(data, b, indices, idx.shape(), y);
   return Status::Ok();
 }
 
@@ -203,7 +201,7 @@ Status GatherNDKernel(KernelContext& ctx) {
 Status InferScatterElements(InferContext& ctx) {
   ONYX_RETURN_IF_ERROR(ExpectIndexInput(ctx, 1));
   ONYX_RETURN_IF_ERROR(ExpectSameType(ctx, 2));
-  ONYX_ASSIGN_OR_RETURN(ref::ScatterReduction r, Reduction(ctx.node()));
+  ONYX_ASSIGN_OR_RETURN(reference::ScatterReduction r, Reduction(ctx.node()));
   ONYX_RETURN_IF_ERROR(CheckReductionType(ctx.node(), ctx.input_type(0).elem, r));
   const TypeInfo& idx = ctx.input_type(1);
   const TypeInfo& upd = ctx.input_type(2);
@@ -219,7 +217,7 @@ Status ScatterElementsKernel(KernelContext& ctx) {
   const Tensor& data = ctx.input(0);
   const Tensor& idx = ctx.input(1);
   const Tensor& updates = ctx.input(2);
-  ONYX_ASSIGN_OR_RETURN(ref::ScatterReduction r, Reduction(node));
+  ONYX_ASSIGN_OR_RETURN(reference::ScatterReduction r, Reduction(node));
   ONYX_RETURN_IF_ERROR(CheckReductionType(node, data.dtype(), r));
   if (data.rank() == 0 || idx.rank() != data.rank() || updates.shape() != idx.shape() ||
       updates.dtype() != data.dtype())
@@ -238,7 +236,7 @@ Status ScatterElementsKernel(KernelContext& ctx) {
     ONYX_RETURN_IF_ERROR(NormalizeIndex(node, 1, p, data.dim(axis), &indices[p]));
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, data.dtype(), data.shape()));
   CopyElements(data.dtype(), data.raw_data(), 0, y.raw_data(), 0, data.numel());
-  ref::ScatterElements(axis, indices, idx.shape(), updates, r, y);
+  reference::ScatterElements(axis, indices, idx.shape(), updates, r, y);
   return Status::Ok();
 }
 
@@ -247,7 +245,7 @@ Status ScatterElementsKernel(KernelContext& ctx) {
 Status InferScatterND(InferContext& ctx) {
   ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, 1, {DType::kInt64}));
   ONYX_RETURN_IF_ERROR(ExpectSameType(ctx, 2));
-  ONYX_ASSIGN_OR_RETURN(ref::ScatterReduction r, Reduction(ctx.node()));
+  ONYX_ASSIGN_OR_RETURN(reference::ScatterReduction r, Reduction(ctx.node()));
   ONYX_RETURN_IF_ERROR(CheckReductionType(ctx.node(), ctx.input_type(0).elem, r));
   return InferSameAsInput0(ctx);
 }
@@ -258,7 +256,7 @@ Status ScatterNDKernel(KernelContext& ctx) {
   const Tensor& data = ctx.input(0);
   const Tensor& idx = ctx.input(1);
   const Tensor& updates = ctx.input(2);
-  ONYX_ASSIGN_OR_RETURN(ref::ScatterReduction r, Reduction(node));
+  ONYX_ASSIGN_OR_RETURN(reference::ScatterReduction r, Reduction(node));
   ONYX_RETURN_IF_ERROR(CheckReductionType(node, data.dtype(), r));
   if (idx.rank() == 0) return node.Fail("input 1 'indices' must have rank >= 1");
   const int64_t k = idx.dim(idx.rank() - 1);
@@ -277,7 +275,7 @@ Status ScatterNDKernel(KernelContext& ctx) {
     ONYX_RETURN_IF_ERROR(NormalizeIndex(node, 1, p, data.dim(p % k), &indices[p]));
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, data.dtype(), data.shape()));
   CopyElements(data.dtype(), data.raw_data(), 0, y.raw_data(), 0, data.numel());
-  ref::ScatterND(indices, idx.shape(), updates, r, y);
+  reference::ScatterND(indices, idx.shape(), updates, r, y);
   return Status::Ok();
 }
 
@@ -333,7 +331,7 @@ Status CompressKernel(KernelContext& ctx) {
     shape[axis] = count;
   }
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), shape));
-  ref::Compress(x, axis, keep, y);
+  reference::Compress(x, axis, keep, y);
   return Status::Ok();
 }
 
@@ -350,7 +348,7 @@ Status InferNonZero(InferContext& ctx) {
 Status NonZeroKernel(KernelContext& ctx) {
   ONYX_RETURN_IF_ERROR(RequireInputs(ctx, 1));
   const Tensor& x = ctx.input(0);
-  const std::vector<int64_t> pos = ref::NonZeroPositions(x);
+  const std::vector<int64_t> pos = reference::NonZeroPositions(x);
   const int64_t n = static_cast<int64_t>(pos.size());
   // A scalar counts as a 1-element vector (numpy's atleast_1d).
   const Shape shape = x.rank() == 0 ? Shape{1} : x.shape();
@@ -411,8 +409,8 @@ Status UniqueKernel(KernelContext& ctx) {
     ONYX_ASSIGN_OR_RETURN(
         axis, NormalizeAxis(node, node.attr_int("axis", 0), x.rank(), "attribute 'axis'"));
   }
-  ref::UniqueResult r;
-  if (!ref::Unique(x, axis, node.attr_int("sorted", 1) != 0, &r))
+  reference::UniqueResult r;
+  if (!reference::Unique(x, axis, node.attr_int("sorted", 1) != 0, &r))
     return node.NotSupported("input 0 has type ", DTypeName(x.dtype()));
   const int64_t u = static_cast<int64_t>(r.first.size());
   if (ctx.has_output(0)) {
@@ -420,10 +418,10 @@ Status UniqueKernel(KernelContext& ctx) {
       Shape shape = x.shape();
       shape[axis] = u;
       ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), shape));
-      ref::Gather(x, axis, r.first, y);
+      reference::Gather(x, axis, r.first, y);
     } else {
       ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), {u}));
-      ref::Gather(x.Reshaped({x.numel()}), 0, r.first, y);
+      reference::Gather(x.Reshaped({x.numel()}), 0, r.first, y);
     }
   }
   const std::vector<int64_t>* outs[] = {nullptr, &r.first, &r.inverse, &r.counts};
@@ -512,7 +510,7 @@ Status OneHotKernel(KernelContext& ctx) {
   CopyElements(values.dtype(), values.raw_data(), 0, off.raw_data(), 0, 1);
   CopyElements(values.dtype(), values.raw_data(), 1, on.raw_data(), 0, 1);
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, values.dtype(), shape));
-  ref::OneHot(indices, idx.shape(), depth, axis, off.raw_data(), on.raw_data(), y);
+  reference::OneHot(indices, idx.shape(), depth, axis, off.raw_data(), on.raw_data(), y);
   return Status::Ok();
 }
 

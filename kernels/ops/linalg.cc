@@ -11,8 +11,6 @@
 namespace onyx::kernels {
 namespace {
 
-namespace ref = reference;
-
 std::vector<DType> DetTypes(const NodeView& node) {
   std::vector<DType> types = {DType::kFloat, DType::kDouble, DType::kFloat16};
   if (node.opset() >= 22) types.push_back(DType::kBFloat16);
@@ -57,7 +55,7 @@ Status DetKernel(KernelContext& ctx) {
   const bool visited = VisitFloat(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     Tensor y = ctx.Output(0, x.dtype(), y_shape);
-    ref::Determinant(x.data<T>(), y.data<T>(), batch, m);
+    reference::Determinant(x.data<T>(), y.data<T>(), batch, m);
   });
   if (!visited)
     return node.NotSupported(DescribeInput(node, 0), " has type ", DTypeName(x.dtype()),

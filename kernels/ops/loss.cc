@@ -13,8 +13,6 @@
 namespace onyx::kernels {
 namespace {
 
-namespace ref = reference;
-
 const std::vector<DType> kFloatTypes = {DType::kFloat, DType::kDouble, DType::kFloat16};
 const std::vector<DType> kFloatTypesWithBf16 = {DType::kFloat, DType::kDouble, DType::kFloat16,
                                                 DType::kBFloat16};
@@ -29,16 +27,16 @@ const std::vector<DType>& AllowedTypes(const NodeView& node) {
   return node.opset() >= bf16_since ? kFloatTypesWithBf16 : kFloatTypes;
 }
 
-StatusOr<ref::LossReduction> ParseReduction(const NodeView& node) {
+StatusOr<reference::LossReduction> ParseReduction(const NodeView& node) {
   const std::string r = node.attr_string("reduction", "mean");
-  if (r == "none") return ref::LossReduction::kNone;
-  if (r == "sum") return ref::LossReduction::kSum;
-  if (r == "mean") return ref::LossReduction::kMean;
+  if (r == "none") return reference::LossReduction::kNone;
+  if (r == "sum") return reference::LossReduction::kSum;
+  if (r == "mean") return reference::LossReduction::kMean;
   return node.Invalid("attribute 'reduction' is '", r, "'; expected none, sum or mean");
 }
 
-ref::IgnoreIndex ParseIgnoreIndex(const NodeView& node) {
-  ref::IgnoreIndex ignore;
+reference::IgnoreIndex ParseIgnoreIndex(const NodeView& node) {
+  reference::IgnoreIndex ignore;
   ignore.present = node.has_attr("ignore_index");
   if (ignore.present) ignore.value = node.attr_int("ignore_index", 0);
   return ignore;
@@ -96,7 +94,7 @@ Status InferLoss(InferContext& ctx) {
   ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, 0, AllowedTypes(node)));
   ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, 1, {DType::kInt32, DType::kInt64}));
   ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, 2, AllowedTypes(node)));
-  ONYX_ASSIGN_OR_RETURN(const ref::LossReduction reduction, ParseReduction(node));
+  ONYX_ASSIGN_OR_RETURN(const reference::LossReduction reduction, ParseReduction(node));
   const TypeInfo& x = ctx.input_type(0);
   const TypeInfo& t = ctx.input_type(1);
   const bool has_w = ctx.has_input(2);
@@ -110,7 +108,7 @@ Status InferLoss(InferContext& ctx) {
                                        has_w && w.has_shape ? &w.dims : nullptr));
   const DType elem = x.is_tensor() ? x.elem : DType::kUndefined;
   TypeInfo loss = TypeInfo::Tensor(elem);
-  if (reduction != ref::LossReduction::kNone) {
+  if (reduction != reference::LossReduction::kNone) {
     loss.has_shape = true;  // a scalar
   } else if (t.has_shape) {
     loss.has_shape = true;
@@ -138,7 +136,7 @@ Status InferLoss(InferContext& ctx) {
 
 // Reads the targets and checks each is a class in [0, C) or the ignore_index.
 StatusOr<std::vector<int64_t>> ReadTargets(const NodeView& node, const Tensor& target, int64_t c,
-                                           ref::IgnoreIndex ignore) {
+                                           reference::IgnoreIndex ignore) {
   if (target.dtype() != DType::kInt32 && target.dtype() != DType::kInt64)
     return node.NotSupported(DescribeInput(node, 1), " has type ", DTypeName(target.dtype()),
                              "; expected int32 or int64");
@@ -161,8 +159,8 @@ Status LossKernel(KernelContext& ctx) {
     if (ctx.has_input(i) && !ctx.input_value(i).is_tensor())
       return node.Fail(DescribeInput(node, i), " must be a tensor");
   }
-  ONYX_ASSIGN_OR_RETURN(const ref::LossReduction reduction, ParseReduction(node));
-  const ref::IgnoreIndex ignore = ParseIgnoreIndex(node);
+  ONYX_ASSIGN_OR_RETURN(const reference::LossReduction reduction, ParseReduction(node));
+  const reference::IgnoreIndex ignore = ParseIgnoreIndex(node);
   const Tensor& x = ctx.input(0);
   const Tensor& target = ctx.input(1);
   const Tensor* weight = ctx.has_input(2) ? &ctx.input(2) : nullptr;
@@ -179,20 +177,20 @@ Status LossKernel(KernelContext& ctx) {
   // target must be the ignore_index).
   const int64_t d = n == 0 ? 0 : target.numel() / n;
   ONYX_ASSIGN_OR_RETURN(const std::vector<int64_t> classes, ReadTargets(node, target, c, ignore));
-  const Shape loss_shape = reduction == ref::LossReduction::kNone ? target.shape() : Shape{};
+  const Shape loss_shape = reduction == reference::LossReduction::kNone ? target.shape() : Shape{};
   const bool visited = VisitFloat(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     Tensor loss = ctx.Output(0, x.dtype(), loss_shape);
     const T* w = weight ? weight->data<T>() : nullptr;
     if (!sce) {
-      ref::NegativeLogLikelihood(x.data<T>(), classes.data(), w, loss.data<T>(), n, c, d, ignore,
-                                 reduction);
+      reference::NegativeLogLikelihood(x.data<T>(), classes.data(), w, loss.data<T>(), n, c, d,
+                                       ignore, reduction);
       return;
     }
     std::vector<double> log_prob(static_cast<size_t>(x.numel()));
-    ref::LogSoftmaxClasses(x.data<T>(), log_prob.data(), n, c, d);
-    ref::NegativeLogLikelihood(log_prob.data(), classes.data(), w, loss.data<T>(), n, c, d, ignore,
-                               reduction);
+    reference::LogSoftmaxClasses(x.data<T>(), log_prob.data(), n, c, d);
+    reference::NegativeLogLikelihood(log_prob.data(), classes.data(), w, loss.data<T>(), n, c, d,
+                                     ignore, reduction);
     if (ctx.num_outputs() > 1 && ctx.has_output(1)) {
       Tensor out = ctx.Output(1, x.dtype(), x.shape());
       T* dst = out.data<T>();

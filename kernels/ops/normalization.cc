@@ -17,8 +17,6 @@
 namespace onyx::kernels {
 namespace {
 
-namespace ref = reference;
-
 const std::vector<DType> kFloatTypes = {DType::kFloat, DType::kDouble, DType::kFloat16,
                                         DType::kBFloat16};
 
@@ -187,7 +185,8 @@ Status BatchNormKernel(KernelContext& ctx) {
   if (training) {
     ONYX_RETURN_IF_ERROR(ForFloat(node, x, 0, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      ref::ChannelMoments(x.data<T>(), batch, channels, inner, batch_mean.data(), batch_var.data());
+      reference::ChannelMoments(x.data<T>(), batch, channels, inner, batch_mean.data(),
+                                batch_var.data());
     }));
   }
   const std::vector<double>& use_mean = training ? batch_mean : mean;
@@ -202,10 +201,11 @@ Status BatchNormKernel(KernelContext& ctx) {
   ONYX_RETURN_IF_ERROR(ForFloat(node, x, 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (per_activation) {
-      ref::ChannelAffine(x.data<T>(), y.data<T>(), batch, params, 1, a, b, ctx.intra_op_threads());
+      reference::ChannelAffine(x.data<T>(), y.data<T>(), batch, params, 1, a, b,
+                               ctx.intra_op_threads());
     } else {
-      ref::ChannelAffine(x.data<T>(), y.data<T>(), batch, channels, inner, a, b,
-                         ctx.intra_op_threads());
+      reference::ChannelAffine(x.data<T>(), y.data<T>(), batch, channels, inner, a, b,
+                               ctx.intra_op_threads());
     }
   }));
   if (!training) {
@@ -259,13 +259,14 @@ Status InstanceNormKernel(KernelContext& ctx) {
   Tensor y = ctx.Output(0, x.dtype(), x.shape());
   return ForFloat(node, x, 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    ref::RowMoments(x.data<T>(), rows, inner, mean.data(), var.data());
+    reference::RowMoments(x.data<T>(), rows, inner, mean.data(), var.data());
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t c = r % channels;
       a[r] = scale[c] / std::sqrt(var[r] + epsilon);
       b[r] = bias[c] - mean[r] * a[r];
     }
-    ref::ChannelAffine(x.data<T>(), y.data<T>(), 1, rows, inner, a, b, ctx.intra_op_threads());
+    reference::ChannelAffine(x.data<T>(), y.data<T>(), 1, rows, inner, a, b,
+                             ctx.intra_op_threads());
   });
 }
 
@@ -322,7 +323,7 @@ Status GroupNormKernel(KernelContext& ctx) {
   Tensor y = ctx.Output(0, x.dtype(), x.shape());
   return ForFloat(node, x, 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    ref::RowMoments(x.data<T>(), batch * groups, per * inner, mean.data(), var.data());
+    reference::RowMoments(x.data<T>(), batch * groups, per * inner, mean.data(), var.data());
     for (int64_t n = 0; n < batch; ++n) {
       for (int64_t c = 0; c < channels; ++c) {
         const int64_t g = c / per;
@@ -333,8 +334,8 @@ Status GroupNormKernel(KernelContext& ctx) {
         b[r] = bias[p] - mean[stat] * a[r];
       }
     }
-    ref::ChannelAffine(x.data<T>(), y.data<T>(), 1, batch * channels, inner, a, b,
-                       ctx.intra_op_threads());
+    reference::ChannelAffine(x.data<T>(), y.data<T>(), 1, batch * channels, inner, a, b,
+                             ctx.intra_op_threads());
   });
 }
 
@@ -391,8 +392,8 @@ Status LayerNormKernel(KernelContext& ctx) {
   Tensor y = ctx.Output(0, x.dtype(), x.shape());
   ONYX_RETURN_IF_ERROR(ForFloat(node, x, 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    ref::LayerNorm(x.data<T>(), y.data<T>(), rows, cols, scale, bias, epsilon, mean.data(),
-                   inv_std.data());
+    reference::LayerNorm(x.data<T>(), y.data<T>(), rows, cols, scale, bias, epsilon, mean.data(),
+                         inv_std.data());
   }));
   const DType stash = StashType(node);
   if (ctx.num_outputs() > 1) WriteDoubles(ctx, 1, stash, stat_shape, mean);
@@ -437,7 +438,7 @@ Status RmsNormKernel(KernelContext& ctx) {
   Tensor tmp = out_type == x.dtype() ? y : Tensor::Allocate(x.dtype(), x.shape());
   ONYX_RETURN_IF_ERROR(ForFloat(node, x, 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    ref::RmsNorm(x.data<T>(), tmp.data<T>(), rows, cols, scale, epsilon);
+    reference::RmsNorm(x.data<T>(), tmp.data<T>(), rows, cols, scale, epsilon);
   }));
   if (out_type != x.dtype()) {
     for (int64_t i = 0; i < x.numel(); ++i)
@@ -470,7 +471,7 @@ Status LpNormKernel(KernelContext& ctx) {
   Tensor y = ctx.Output(0, x.dtype(), x.shape());
   return ForFloat(node, x, 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    ref::LpNorm(x.data<T>(), y.data<T>(), outer, n, inner, p);
+    reference::LpNorm(x.data<T>(), y.data<T>(), outer, n, inner, p);
   });
 }
 
@@ -495,13 +496,13 @@ Status MvnKernel(KernelContext& ctx) {
     ONYX_ASSIGN_OR_RETURN(const int64_t axis, NormalizeAxis(node, a, x.rank(), "axes entry"));
     reduced[axis] = true;
   }
-  const ref::ReduceGeometry g = ref::MakeReduceGeometry(x.shape(), reduced);
+  const reference::ReduceGeometry g = reference::MakeReduceGeometry(x.shape(), reduced);
   Tensor y = ctx.Output(0, x.dtype(), x.shape());
   // The ONNX function body adds epsilon = 1e-9 to the standard deviation.
   constexpr double kMvnEpsilon = 1e-9;
   return ForFloat(node, x, 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    ref::MeanVarianceNorm(x.data<T>(), y.data<T>(), g, kMvnEpsilon);
+    reference::MeanVarianceNorm(x.data<T>(), y.data<T>(), g, kMvnEpsilon);
   });
 }
 
@@ -530,7 +531,7 @@ Status LrnKernel(KernelContext& ctx) {
   Tensor y = ctx.Output(0, x.dtype(), x.shape());
   return ForFloat(node, x, 0, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    ref::Lrn(x.data<T>(), y.data<T>(), x.dim(0), x.dim(1), inner, size, alpha, beta, bias);
+    reference::Lrn(x.data<T>(), y.data<T>(), x.dim(0), x.dim(1), inner, size, alpha, beta, bias);
   });
 }
 

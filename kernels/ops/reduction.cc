@@ -12,8 +12,6 @@
 namespace onyx::kernels {
 namespace {
 
-namespace ref = reference;
-
 const std::vector<DType> kFloatTypes = {DType::kFloat, DType::kDouble, DType::kFloat16,
                                         DType::kBFloat16};
 const std::vector<DType> kNumericTypes = {DType::kFloat,    DType::kDouble, DType::kFloat16,
@@ -55,13 +53,13 @@ int64_t Product(const Shape& s, size_t begin, size_t end) {
 // Opset 11 allowed negative axes; onyx accepts them everywhere. ReduceMax/ReduceMin 12 add
 // int8/uint8, 20 bool.
 struct ReduceInfo {
-  ref::ReduceOp op;
+  reference::ReduceOp op;
   int64_t axes_input_since;
   bool allows_bool;
 };
 
 ReduceInfo ReduceInfoOf(const std::string& op_type) {
-  using Op = ref::ReduceOp;
+  using Op = reference::ReduceOp;
   if (op_type == "ReduceSum") return {Op::kSum, 13, false};
   if (op_type == "ReduceMean") return {Op::kMean, 18, false};
   if (op_type == "ReduceMax") return {Op::kMax, 18, true};
@@ -176,11 +174,11 @@ Status ReduceKernel(KernelContext& ctx) {
     }
   }
   if (x.dtype() == DType::kBool && !info.allows_bool) return TypeError(node, 0, x.dtype());
-  const ref::ReduceGeometry g = ref::MakeReduceGeometry(x.shape(), mask);
+  const reference::ReduceGeometry g = reference::MakeReduceGeometry(x.shape(), mask);
   Tensor y = ctx.Output(0, x.dtype(), out_shape);
   const bool ok = VisitNumericOrBool(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    ref::Reduce(info.op, x.data<T>(), y.data<T>(), g, ctx.intra_op_threads());
+    reference::Reduce(info.op, x.data<T>(), y.data<T>(), g, ctx.intra_op_threads());
   });
   return ok ? Status::Ok() : TypeError(node, 0, x.dtype());
 }
@@ -236,7 +234,7 @@ Status ArgKernel(KernelContext& ctx) {
   if (outer * inner == 0) return Status::Ok();
   const bool ok = VisitNumeric(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    ref::ArgReduce(x.data<T>(), y.data<int64_t>(), outer, n, inner, is_max, select_last);
+    reference::ArgReduce(x.data<T>(), y.data<int64_t>(), outer, n, inner, is_max, select_last);
   });
   return ok ? Status::Ok() : TypeError(node, 0, x.dtype());
 }
@@ -266,9 +264,9 @@ Status SoftmaxKernel(KernelContext& ctx) {
   ONYX_RETURN_IF_ERROR(RequireInput0(ctx));
   const Tensor& x = ctx.input(0);
   const std::string& op = node.op_type();
-  const ref::SoftmaxKind kind = op == "Softmax"      ? ref::SoftmaxKind::kSoftmax
-                                : op == "LogSoftmax" ? ref::SoftmaxKind::kLogSoftmax
-                                                     : ref::SoftmaxKind::kHardmax;
+  const reference::SoftmaxKind kind = op == "Softmax"      ? reference::SoftmaxKind::kSoftmax
+                                      : op == "LogSoftmax" ? reference::SoftmaxKind::kLogSoftmax
+                                                           : reference::SoftmaxKind::kHardmax;
   const int64_t rank = x.rank();
   int64_t outer = 1, n = 1, inner = 1;
   if (rank > 0) {
@@ -290,7 +288,7 @@ Status SoftmaxKernel(KernelContext& ctx) {
   if (x.numel() == 0) return Status::Ok();
   const bool ok = VisitFloat(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    ref::SoftmaxAxis(kind, x.data<T>(), y.data<T>(), outer, n, inner, ctx.intra_op_threads());
+    reference::SoftmaxAxis(kind, x.data<T>(), y.data<T>(), outer, n, inner, ctx.intra_op_threads());
   });
   return ok ? Status::Ok() : TypeError(node, 0, x.dtype());
 }
@@ -332,7 +330,7 @@ Status CumulativeKernel(KernelContext& ctx) {
   Tensor y = ctx.Output(0, x.dtype(), x.shape());
   const bool ok = VisitNumeric(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    ref::Cumulative(x.data<T>(), y.data<T>(), outer, n, inner, exclusive, reverse, product);
+    reference::Cumulative(x.data<T>(), y.data<T>(), outer, n, inner, exclusive, reverse, product);
   });
   return ok ? Status::Ok() : TypeError(node, 0, x.dtype());
 }
@@ -413,7 +411,8 @@ Status TopKKernel(KernelContext& ctx) {
   if (k == 0 || outer * inner == 0) return Status::Ok();
   const bool ok = VisitNumeric(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    ref::TopK(x.data<T>(), values.data<T>(), indices.data<int64_t>(), outer, n, inner, k, largest);
+    reference::TopK(x.data<T>(), values.data<T>(), indices.data<int64_t>(), outer, n, inner, k,
+                    largest);
   });
   return ok ? Status::Ok() : TypeError(node, 0, x.dtype());
 }

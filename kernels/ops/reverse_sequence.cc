@@ -11,8 +11,6 @@
 namespace onyx::kernels {
 namespace {
 
-namespace ref = reference;
-
 // Every ONNX type: the loop copies elements by size, so the whole T list of the spec is covered.
 const std::vector<DType> kAllTypes = {
     DType::kUInt8,   DType::kUInt16, DType::kUInt32, DType::kUInt64,    DType::kInt8,
@@ -88,8 +86,8 @@ Status ReverseSequenceKernel(KernelContext& ctx) {
   for (int64_t d = 2; d < x.rank(); ++d) inner *= x.dim(d);
   Tensor y = ctx.Output(0, x.dtype(), x.shape());
   if (x.numel() == 0) return Status::Ok();
-  ref::ReverseSequence(x.dtype(), x.raw_data(), y.raw_data(), x.dim(0), x.dim(1), inner,
-                       axes.time == 0, lens.data());
+  reference::ReverseSequence(x.dtype(), x.raw_data(), y.raw_data(), x.dim(0), x.dim(1), inner,
+                             axes.time == 0, lens.data());
   return Status::Ok();
 }
 

@@ -18,8 +18,6 @@
 namespace onyx::kernels {
 namespace {
 
-namespace ref = reference;
-
 // ---- shared helpers ----
 
 // Reads an int32/int64 input (a shape, axes, pads ...) at run time.
@@ -474,7 +472,7 @@ Status TransposeKernel(KernelContext& ctx) {
   Shape shape;
   for (int64_t p : perm) shape.push_back(x.dim(p));
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), shape));
-  ref::Transpose(x, perm, y);
+  reference::Transpose(x, perm, y);
   return Status::Ok();
 }
 
@@ -570,7 +568,7 @@ Status ConcatKernel(KernelContext& ctx) {
                         " add up to more than 64 bits can count");
   }
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, first.dtype(), shape));
-  ref::Concat(inputs, axis, y);
+  reference::Concat(inputs, axis, y);
   return Status::Ok();
 }
 
@@ -693,7 +691,7 @@ Status SplitKernel(KernelContext& ctx) {
       Shape shape = x.shape();
       shape[axis] = sizes[i];
       ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, i, x.dtype(), shape));
-      ref::Slice(x, starts, steps, y);
+      reference::Slice(x, starts, steps, y);
     }
     starts[axis] += sizes[i];
   }
@@ -833,18 +831,18 @@ Status SliceKernel(KernelContext& ctx) {
     steps.push_back(s.step);
   }
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), shape));
-  ref::Slice(x, starts, steps, y);
+  reference::Slice(x, starts, steps, y);
   return Status::Ok();
 }
 
 // ---- Pad ----
 
-StatusOr<ref::PadMode> PadMode(const NodeView& node) {
+StatusOr<reference::PadMode> PadMode(const NodeView& node) {
   const std::string mode = node.attr_string("mode", "constant");
-  if (mode == "constant") return ref::PadMode::kConstant;
-  if (mode == "reflect") return ref::PadMode::kReflect;
-  if (mode == "edge") return ref::PadMode::kEdge;
-  if (mode == "wrap") return ref::PadMode::kWrap;  // opset 19
+  if (mode == "constant") return reference::PadMode::kConstant;
+  if (mode == "reflect") return reference::PadMode::kReflect;
+  if (mode == "edge") return reference::PadMode::kEdge;
+  if (mode == "wrap") return reference::PadMode::kWrap;  // opset 19
   return node.Invalid("attribute 'mode' is '", mode, "'; expected constant, reflect, edge or wrap");
 }
 
@@ -875,12 +873,12 @@ Status PadsPerAxis(const NodeView& node, int64_t rank, const std::vector<int64_t
 // Output dim of one padded axis; checks that cropping leaves a valid range and that a non-constant
 // mode has something to extend.
 StatusOr<int64_t> PaddedDim(const NodeView& node, int64_t axis, int64_t dim, int64_t b, int64_t e,
-                            ref::PadMode mode) {
+                            reference::PadMode mode) {
   const int64_t left = dim - std::max<int64_t>(0, -b) - std::max<int64_t>(0, -e);
   if (left < 0)
     return node.Invalid("pads ", b, ", ", e, " crop more than the ", dim, " elements of axis ",
                         axis);
-  if (mode != ref::PadMode::kConstant && left == 0 && (b > 0 || e > 0))
+  if (mode != reference::PadMode::kConstant && left == 0 && (b > 0 || e > 0))
     return node.Invalid("cannot pad the empty axis ", axis, " in mode '",
                         node.attr_string("mode", "constant"), "'");
   // A declared (or empty) axis near 2^63 plus pads must not wrap around.
@@ -906,7 +904,7 @@ bool PadArgsAtPlanTime(InferContext& ctx, std::vector<int64_t>* pads, std::vecto
 Status InferPad(InferContext& ctx) {
   const NodeView& node = ctx.node();
   const TypeInfo& in = ctx.input_type(0);
-  ONYX_ASSIGN_OR_RETURN(ref::PadMode mode, PadMode(node));
+  ONYX_ASSIGN_OR_RETURN(reference::PadMode mode, PadMode(node));
   if (node.opset() >= 11) {
     ONYX_RETURN_IF_ERROR(ExpectIntInput(ctx, 1));
     ONYX_RETURN_IF_ERROR(ExpectIntInput(ctx, 3));
@@ -944,7 +942,7 @@ Status PadKernel(KernelContext& ctx) {
   ONYX_RETURN_IF_ERROR(CheckTensorInputs(ctx));
   const NodeView& node = ctx.node();
   const Tensor& x = ctx.input(0);
-  ONYX_ASSIGN_OR_RETURN(ref::PadMode mode, PadMode(node));
+  ONYX_ASSIGN_OR_RETURN(reference::PadMode mode, PadMode(node));
   std::vector<int64_t> pads, axes, begin, end;
   // The constant: attribute 'value' (float) before opset 11, input 2 (of x's type) after.
   Tensor value = Tensor::Allocate(x.dtype(), {});
@@ -972,7 +970,7 @@ Status PadKernel(KernelContext& ctx) {
     ONYX_ASSIGN_OR_RETURN(shape[a], PaddedDim(node, a, x.dim(a), begin[a], end[a], mode));
   }
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), shape));
-  ref::Pad(x, begin, end, mode, value.raw_data(), y);
+  reference::Pad(x, begin, end, mode, value.raw_data(), y);
   return Status::Ok();
 }
 
@@ -1042,7 +1040,7 @@ Status TileKernel(KernelContext& ctx) {
     shape[a] *= repeats[a];
   }
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), shape));
-  ref::Tile(x, y);
+  reference::Tile(x, y);
   return Status::Ok();
 }
 
@@ -1087,7 +1085,7 @@ Status ExpandKernel(KernelContext& ctx) {
   auto out = BroadcastShapes({x.shape(), shape});
   if (!out.ok()) return node.Fail("cannot expand input 0: ", out.status().message());
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), *out));
-  ref::Expand(x, y);
+  reference::Expand(x, y);
   return Status::Ok();
 }
 
@@ -1245,7 +1243,7 @@ Status ConstantOfShapeKernel(KernelContext& ctx) {
   for (int64_t s : shape)
     if (s < 0) return node.Fail(DescribeInput(node, 0), " has a negative dim ", s);
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, value.dtype(), shape));
-  ref::FillElements(value.dtype(), value.raw_data(), y.raw_data(), y.numel());
+  reference::FillElements(value.dtype(), value.raw_data(), y.raw_data(), y.numel());
   return Status::Ok();
 }
 
@@ -1316,7 +1314,7 @@ Status RangeKernel(KernelContext& ctx) {
     return node.NotSupported("input 0 'start' has type ", DTypeName(start.dtype()));
   ONYX_ASSIGN_OR_RETURN(int64_t n, RangeLength(node, start, ctx.input(1), ctx.input(2)));
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, start.dtype(), {n}));
-  ref::Range(start, ctx.input(2), y);
+  reference::Range(start, ctx.input(2), y);
   return Status::Ok();
 }
 
@@ -1355,7 +1353,7 @@ Status EyeLikeKernel(KernelContext& ctx) {
   ONYX_ASSIGN_OR_RETURN(DType t, EyeLikeType(ctx.node(), x.dtype()));
   if (t == DType::kString) return ctx.node().NotSupported("input 0 has type string");
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, t, x.shape()));
-  ref::EyeLike(ctx.node().attr_int("k", 0), y);
+  reference::EyeLike(ctx.node().attr_int("k", 0), y);
   return Status::Ok();
 }
 
@@ -1383,7 +1381,7 @@ Status TriluKernel(KernelContext& ctx) {
     k = kv[0];
   }
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), x.shape()));
-  ref::Trilu(x, k, node.attr_int("upper", 1) != 0, y);
+  reference::Trilu(x, k, node.attr_int("upper", 1) != 0, y);
   return Status::Ok();
 }
 
@@ -1461,7 +1459,7 @@ Status DepthToSpaceKernel(KernelContext& ctx) {
   ONYX_ASSIGN_OR_RETURN(bool crd, DepthSpaceCrd(ctx.node()));
   ONYX_ASSIGN_OR_RETURN(std::vector<int64_t> shape, DepthSpaceDims(ctx.node(), x.shape(), true));
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), shape));
-  ref::DepthToSpace(x, ctx.node().attr_int("blocksize", 1), crd, y);
+  reference::DepthToSpace(x, ctx.node().attr_int("blocksize", 1), crd, y);
   return Status::Ok();
 }
 
@@ -1471,7 +1469,7 @@ Status SpaceToDepthKernel(KernelContext& ctx) {
   ONYX_ASSIGN_OR_RETURN(bool crd, DepthSpaceCrd(ctx.node()));
   ONYX_ASSIGN_OR_RETURN(std::vector<int64_t> shape, DepthSpaceDims(ctx.node(), x.shape(), false));
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), shape));
-  ref::SpaceToDepth(x, ctx.node().attr_int("blocksize", 1), crd, y);
+  reference::SpaceToDepth(x, ctx.node().attr_int("blocksize", 1), crd, y);
   return Status::Ok();
 }
 
@@ -1543,14 +1541,14 @@ Status CenterCropPadKernel(KernelContext& ctx) {
   }
   Tensor zero = Tensor::Allocate(x.dtype(), {});
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), out));
-  ref::Pad(x, begin, end, ref::PadMode::kConstant, zero.raw_data(), y);
+  reference::Pad(x, begin, end, reference::PadMode::kConstant, zero.raw_data(), y);
   return Status::Ok();
 }
 
 // ---- Col2Im ----
 
 Status Col2ImParams(const NodeView& node, const std::vector<int64_t>& image,
-                    const std::vector<int64_t>& block, ref::Col2ImParams* p) {
+                    const std::vector<int64_t>& block, reference::Col2ImParams* p) {
   const size_t nd = image.size();
   if (nd == 0 || block.size() != nd)
     return node.Invalid("'image_shape' and 'block_shape' must have the same non-zero length, got ",
@@ -1587,7 +1585,7 @@ Status InferCol2Im(InferContext& ctx) {
     ctx.SetOutputType(0, len >= 0 ? UnknownDimsType(in.elem, len + 2) : TypeInfo::Tensor(in.elem));
     return Status::Ok();
   }
-  ref::Col2ImParams p;
+  reference::Col2ImParams p;
   ONYX_RETURN_IF_ERROR(Col2ImParams(ctx.node(), image, block, &p));
   if (in.rank() != 3) return ctx.node().Invalid("input 0 must be 3-D, got ", in.ToString());
   int64_t block_size = 1;
@@ -1618,7 +1616,7 @@ Status Col2ImKernel(KernelContext& ctx) {
     return node.NotSupported("input 0 has type ", DTypeName(x.dtype()));
   ONYX_ASSIGN_OR_RETURN(std::vector<int64_t> image, IntsInput(ctx, 1));
   ONYX_ASSIGN_OR_RETURN(std::vector<int64_t> block, IntsInput(ctx, 2));
-  ref::Col2ImParams p;
+  reference::Col2ImParams p;
   ONYX_RETURN_IF_ERROR(Col2ImParams(node, image, block, &p));
   if (x.rank() != 3) return node.Fail("input 0 must be 3-D, got ", ShapeToString(x.shape()));
   const size_t nd = image.size();
@@ -1644,7 +1642,7 @@ Status Col2ImKernel(KernelContext& ctx) {
   Shape shape = {x.dim(0), x.dim(1) / block_size};
   for (int64_t s : image) shape.push_back(s);
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x.dtype(), shape));
-  ref::Col2Im(x, p, y);
+  reference::Col2Im(x, p, y);
   return Status::Ok();
 }
 

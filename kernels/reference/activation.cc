@@ -11,7 +11,7 @@
 #include "kernels/op_helpers.h"
 #include "kernels/reference/elementwise_loops.h"
 
-namespace onyx::kernels::ref {
+namespace onyx::kernels::reference {
 namespace {
 
 // exp for activations: the branch-free float version (vectorises), libm for double.
@@ -282,4 +282,4 @@ Status TanhRef(KernelContext& ctx) {
   return FloatUnaryKernel(ctx, [](auto v) { return Tanh(v); });
 }
 
-}  // namespace onyx::kernels::ref
+}  // namespace onyx::kernels::reference

@@ -5,7 +5,7 @@
 
 #include "kernels/kernel.h"
 
-namespace onyx::kernels::ref {
+namespace onyx::kernels::reference {
 
 Status ReluRef(KernelContext& ctx);  // float types; signed integers from opset 14
 Status LeakyReluRef(KernelContext& ctx);
@@ -26,4 +26,4 @@ Status ThresholdedReluRef(KernelContext& ctx);
 Status ShrinkRef(KernelContext& ctx);  // every numeric type
 Status TanhRef(KernelContext& ctx);
 
-}  // namespace onyx::kernels::ref
+}  // namespace onyx::kernels::reference

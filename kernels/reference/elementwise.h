@@ -13,7 +13,7 @@
 
 #include "kernels/kernel.h"
 
-namespace onyx::kernels::ref {
+namespace onyx::kernels::reference {
 
 // ---- unary math (elementwise_unary.cc); output has the input's type unless noted ----
 Status AbsRef(KernelContext& ctx);
@@ -87,4 +87,4 @@ Status CastLikeRef(KernelContext& ctx);
 Status CastElements(DType from, const void* src, DType to, void* dst, int64_t n, bool saturate,
                     const std::string& round_mode);
 
-}  // namespace onyx::kernels::ref
+}  // namespace onyx::kernels::reference

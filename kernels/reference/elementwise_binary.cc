@@ -10,7 +10,7 @@
 #include "kernels/reference/elementwise.h"
 #include "kernels/reference/elementwise_loops.h"
 
-namespace onyx::kernels::ref {
+namespace onyx::kernels::reference {
 namespace {
 
 // Shapes of one binary evaluation: A and B as they broadcast (B possibly re-aligned under the
@@ -376,4 +376,4 @@ Status LessOrEqualRef(KernelContext& ctx) {
   return CompareBinary<false>(ctx, [](auto a, auto b) { return a <= b; });
 }
 
-}  // namespace onyx::kernels::ref
+}  // namespace onyx::kernels::reference

@@ -13,7 +13,7 @@
 #include "kernels/reference/elementwise.h"
 #include "kernels/reference/elementwise_loops.h"
 
-namespace onyx::kernels::ref {
+namespace onyx::kernels::reference {
 namespace {
 
 constexpr double kTwo63 = 9223372036854775808.0;   // 2^63
@@ -442,4 +442,4 @@ Status CastLikeRef(KernelContext& ctx) {
   return CastTo(ctx, ctx.input(1).dtype());
 }
 
-}  // namespace onyx::kernels::ref
+}  // namespace onyx::kernels::reference

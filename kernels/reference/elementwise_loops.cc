@@ -3,7 +3,7 @@
 
 #include "kernels/op_helpers.h"
 
-namespace onyx::kernels::ref {
+namespace onyx::kernels::reference {
 
 BroadcastPlan MakeBroadcastPlan(const std::vector<Shape>& inputs, const Shape& out) {
   BroadcastPlan p;
@@ -50,4 +50,4 @@ BroadcastPlan MakeBroadcastPlan(const std::vector<Shape>& inputs, const Shape& o
   return p;
 }
 
-}  // namespace onyx::kernels::ref
+}  // namespace onyx::kernels::reference

@@ -20,7 +20,7 @@
 #define ONYX_ELEMENT_INLINE inline
 #endif
 
-namespace onyx::kernels::ref {
+namespace onyx::kernels::reference {
 
 // Type the arithmetic runs in: float for float16/bfloat16 (no C++ arithmetic), T otherwise.
 template <typename T>
@@ -235,4 +235,4 @@ void BinaryBroadcast(const A* a, const Shape& a_shape, const B* b, const Shape& 
   });
 }
 
-}  // namespace onyx::kernels::ref
+}  // namespace onyx::kernels::reference

@@ -6,7 +6,7 @@
 #include "kernels/reference/elementwise.h"
 #include "kernels/reference/elementwise_loops.h"
 
-namespace onyx::kernels::ref {
+namespace onyx::kernels::reference {
 namespace {
 
 template <typename F>
@@ -157,4 +157,4 @@ Status BitwiseNotRef(KernelContext& ctx) {
       [](auto v) { return static_cast<decltype(v)>(~v); });
 }
 
-}  // namespace onyx::kernels::ref
+}  // namespace onyx::kernels::reference

@@ -11,7 +11,7 @@
 #include "kernels/reference/elementwise.h"
 #include "kernels/reference/elementwise_loops.h"
 
-namespace onyx::kernels::ref {
+namespace onyx::kernels::reference {
 namespace {
 
 Status TypeError(KernelContext& ctx, int i) {
@@ -269,4 +269,4 @@ Status ClipRef(KernelContext& ctx) {
   return st;
 }
 
-}  // namespace onyx::kernels::ref
+}  // namespace onyx::kernels::reference

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/activation_rules.h"
 #include "kernels/common/fast_kernel.h"
 #include "kernels/common/simd_kernels.h"
 #include "kernels/op_helpers.h"
@@ -60,42 +61,23 @@ class UnaryKernel : public FastKernel {
   UnaryParams params_;
 };
 
-// Attribute parameters of a unary op for this node.
-UnaryParams ParamsFor(UnaryOp op, const NodeView& node) {
+// Attribute parameters of a unary op for this node: the activation table's (Clip from opset 11:
+// the float range, its bound inputs are read per run); none for the math ops (Exp, Log, ...).
+UnaryParams ParamsFor(UnaryOp, const NodeView& node) {
   UnaryParams p;
-  switch (op) {
-    case UnaryOp::kLeakyRelu:
-      p.alpha = node.attr_float("alpha", 0.01f);
-      break;
-    case UnaryOp::kElu:
-      p.alpha = node.attr_float("alpha", 1.0f);
-      break;
-    case UnaryOp::kHardSigmoid:
-      p.alpha = node.attr_float("alpha", 0.2f);
-      p.beta = node.attr_float("beta", 0.5f);
-      break;
-    case UnaryOp::kClip: {
-      // Opset 6 documents the attribute defaults as +-FLT_MAX; from 11 the bounds are inputs.
-      constexpr float kFltMax = std::numeric_limits<float>::max();
-      p.alpha = -kFltMax;
-      p.beta = kFltMax;
-      if (node.opset() < 11) {
-        p.alpha = node.attr_float("min", -kFltMax);
-        p.beta = node.attr_float("max", kFltMax);
-      }
-      break;
-    }
-    default:
-      break;
-  }
+  if (!FindActivationRule(node.op_type())) return p;
+  StatusOr<Activation> a = ParseActivation(node);
+  if (!a.ok()) return p;  // SupportsUnary has refused the node
+  p.alpha = a.value().alpha;
+  p.beta = a.value().beta;
   return p;
 }
 
 Status SupportsUnary(const NodeView& node, const std::vector<TypeInfo>& types) {
   ONYX_RETURN_IF_ERROR(RequireInputType(types, 0, DType::kFloat));
-  if (node.op_type() == "Gelu") {
-    const std::string a = node.attr_string("approximate", "none");
-    if (a != "none" && a != "tanh") return Unsupported("approximate is '", a, "'");
+  if (FindActivationRule(node.op_type())) {
+    const Status parsed = ParseActivation(node).status();  // e.g. Gelu's approximate
+    if (!parsed.ok()) return Unsupported(parsed.message());
   }
   if (node.op_type() == "Clip" && node.opset() >= 11) {
     for (int i = 1; i <= 2 && i < static_cast<int>(types.size()); ++i)
@@ -132,8 +114,11 @@ KernelEntry UnaryHwyKernel(const std::string& op, UnaryOp kind) {
       [kind, work](const NodeView& node, const std::vector<TypeInfo>&,
                    std::unique_ptr<Kernel> fallback) -> StatusOr<std::unique_ptr<Kernel>> {
         UnaryOp op = kind;
-        if (op == UnaryOp::kGelu && node.attr_string("approximate", "none") == "tanh")
-          op = UnaryOp::kGeluTanh;
+        if (FindActivationRule(node.op_type())) {  // the table's loop (Gelu: its form)
+          StatusOr<Activation> a = ParseActivation(node);
+          const ActivationRule* rule = a.ok() ? FindActivationRule(a.value().kind) : nullptr;
+          if (rule && rule->has_unary_op) op = rule->unary_op;
+        }
         return std::unique_ptr<Kernel>(
             new UnaryKernel(std::move(fallback), UnarySpec{op, work}, ParamsFor(op, node)));
       });

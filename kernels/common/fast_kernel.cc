@@ -43,47 +43,10 @@ KernelEntry WithFallback(const std::string& name, const KernelIsa& isa, Supports
 bool ToUnary(const FusedActivation& a, UnaryOp* op, UnaryParams* p) {
   p->alpha = a.alpha;
   p->beta = a.beta;
-  switch (a.kind) {
-    case ActivationKind::kNone:
-      return false;
-    case ActivationKind::kRelu:
-      *op = UnaryOp::kRelu;
-      return true;
-    case ActivationKind::kLeakyRelu:
-      *op = UnaryOp::kLeakyRelu;
-      return true;
-    case ActivationKind::kClip:
-      *op = UnaryOp::kClip;
-      return true;
-    case ActivationKind::kSigmoid:
-      *op = UnaryOp::kSigmoid;
-      return true;
-    case ActivationKind::kTanh:
-      *op = UnaryOp::kTanh;
-      return true;
-    case ActivationKind::kHardSigmoid:
-      *op = UnaryOp::kHardSigmoid;
-      return true;
-    case ActivationKind::kHardSwish:
-      *op = UnaryOp::kHardSwish;
-      return true;
-    case ActivationKind::kElu:
-      *op = UnaryOp::kElu;
-      return true;
-    case ActivationKind::kGelu:
-      *op = UnaryOp::kGelu;
-      return true;
-    case ActivationKind::kGeluTanh:
-      *op = UnaryOp::kGeluTanh;
-      return true;
-    case ActivationKind::kSoftplus:
-      *op = UnaryOp::kSoftplus;
-      return true;
-    case ActivationKind::kMish:
-      *op = UnaryOp::kMish;
-      return true;
-  }
-  return false;
+  const ActivationRule* rule = FindActivationRule(a.kind);
+  if (!rule || !rule->has_unary_op) return false;
+  *op = rule->unary_op;
+  return true;
 }
 
 namespace {

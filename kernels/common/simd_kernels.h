@@ -11,39 +11,11 @@
 #include <vector>
 
 #include "hwy/aligned_allocator.h"
+#include "kernels/common/unary_op.h"
 
 namespace onyx::kernels::common {
 
-// ---- unary (elementwise_hwy.cc) ----
-enum class UnaryOp : int {
-  kRelu,
-  kLeakyRelu,  // alpha
-  kClip,       // alpha = min, beta = max (max wins when min > max; NaN stays NaN)
-  kSigmoid,
-  kTanh,
-  kErf,
-  kGelu,         // 0.5 x (1 + erf(x / sqrt(2)))
-  kGeluTanh,     // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
-  kHardSigmoid,  // max(0, min(1, alpha x + beta))
-  kHardSwish,
-  kElu,  // alpha
-  kSoftplus,
-  kExp,
-  kLog,
-  kSqrt,
-  kNeg,
-  kAbs,
-  kReciprocal,
-  kMish,     // x tanh(softplus(x))
-  kSquare,   // Pow(x, 2)
-  kCube,     // Pow(x, 3)
-  kPowHalf,  // Pow(x, 0.5): sqrt, except pow(-0, 0.5) = +0 and pow(-inf, 0.5) = +inf
-  kNanTo,    // alpha where x is NaN, else x (com.onyx ReplaceNaN)
-};
-struct UnaryParams {
-  float alpha = 0;
-  float beta = 0;
-};
+// ---- unary (elementwise_hwy.cc; UnaryOp and UnaryParams in unary_op.h) ----
 // dst[i] = op(src[i]) for i < n. In-place safe. NaN propagates (Relu(NaN) = NaN, Clip(NaN) = NaN)
 // except through NanTo. Exact (bitwise equal to the reference) for Relu, LeakyRelu, Clip, Neg,
 // Abs, Sqrt, Reciprocal and NanTo; about 2 ulp for the transcendental ones, 4.3e-7 absolute for

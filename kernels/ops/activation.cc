@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <string>
 
+#include "kernels/activation_rules.h"
 #include "kernels/op_helpers.h"
 #include "kernels/op_registry.h"
 
@@ -46,24 +47,19 @@ Status InferSwiGLU(InferContext& ctx) {
   return InferSameAsInput0(ctx);
 }
 
-// Y has X's type and shape.
+// An activation of the table: its attributes checked once by ParseActivation (the reference
+// kernel reads them the same way); Y has X's type and shape.
 template <uint32_t kAllowed>
 Status InferActivation(InferContext& ctx) {
   ONYX_RETURN_IF_ERROR(CheckType(ctx, 0, kAllowed));
+  ONYX_RETURN_IF_ERROR(ParseActivation(ctx.node()).status());
   return InferSameAsInput0(ctx);
 }
 
-Status InferGelu(InferContext& ctx) {
-  const std::string a = ctx.node().attr_string("approximate", "none");
-  if (a != "none" && a != "tanh")
-    return ctx.node().Invalid("attribute approximate is '", a, "'; expected 'none' or 'tanh'");
-  return InferActivation<kFloats>(ctx);
-}
-
-Status InferCelu(InferContext& ctx) {
-  if (ctx.node().attr_float("alpha", 1.0f) == 0)
-    return ctx.node().Invalid("attribute alpha must not be 0");
-  return InferActivation<kFloats>(ctx);
+// Shrink (not in the table): Y has X's type and shape.
+Status InferShrink(InferContext& ctx) {
+  ONYX_RETURN_IF_ERROR(CheckType(ctx, 0, kNumeric));
+  return InferSameAsInput0(ctx);
 }
 
 // PRelu: slope has X's type and broadcasts unidirectionally onto X; Y is X's type and shape.
@@ -82,27 +78,25 @@ Status InferPRelu(InferContext& ctx) {
 }  // namespace
 
 void RegisterActivation(OpRegistry& r) {
-  // Relu: opset 14 adds the signed integer types.
-  AddRanges(r, "Relu", {1}, InferActivation<kNumeric>, reference::ReluRef);
-  AddRanges(r, "LeakyRelu", {1}, InferActivation<kFloats>, reference::LeakyReluRef);
+  // The table's activations (kernels/activation_rules.cc), each from the opset it appeared in with
+  // a definition of its own from the opset its meaning changed (Selu's constants at 6); Relu
+  // takes the integer types too (signed ones from opset 14, checked by its kernel).
+  for (const ActivationRule& rule : ActivationRules()) {
+    if (rule.since == 0) continue;
+    std::vector<int64_t> sinces = {rule.since};
+    if (rule.changed) sinces.push_back(rule.changed);
+    for (size_t i = 0; i < sinces.size(); ++i) {
+      const int64_t until = i + 1 < sinces.size() ? sinces[i + 1] - 1 : kLatestOpset;
+      r.Add(
+          "", rule.op_type, sinces[i], until,
+          rule.kind == ActivationKind::kRelu ? InferActivation<kNumeric> : InferActivation<kFloats>,
+          reference::ActivationRef);
+    }
+  }
   // PRelu: opset 7 switched to unidirectional numpy broadcasting of slope.
   AddRanges(r, "PRelu", {1, 7}, InferPRelu, reference::PReluRef);
-  AddRanges(r, "Elu", {1}, InferActivation<kFloats>, reference::EluRef);
-  // Selu: opset 6 changed the default alpha/gamma to more precise constants.
-  AddRanges(r, "Selu", {1, 6}, InferActivation<kFloats>, reference::SeluRef);
-  AddRanges(r, "Celu", {12}, InferCelu, reference::CeluRef);
-  AddRanges(r, "Gelu", {20}, InferGelu, reference::GeluRef);
-  AddRanges(r, "Sigmoid", {1}, InferActivation<kFloats>, reference::SigmoidRef);
-  AddRanges(r, "HardSigmoid", {1}, InferActivation<kFloats>, reference::HardSigmoidRef);
-  AddRanges(r, "HardSwish", {14}, InferActivation<kFloats>, reference::HardSwishRef);
-  AddRanges(r, "Softplus", {1}, InferActivation<kFloats>, reference::SoftplusRef);
-  AddRanges(r, "Softsign", {1}, InferActivation<kFloats>, reference::SoftsignRef);
-  AddRanges(r, "Mish", {18}, InferActivation<kFloats>, reference::MishRef);
-  AddRanges(r, "Swish", {24}, InferActivation<kFloats>, reference::SwishRef);
   AddRanges(r, "SwiGLU", {28}, InferSwiGLU, reference::SwiGLURef);
-  AddRanges(r, "ThresholdedRelu", {10}, InferActivation<kFloats>, reference::ThresholdedReluRef);
-  AddRanges(r, "Shrink", {9}, InferActivation<kNumeric>, reference::ShrinkRef);
-  AddRanges(r, "Tanh", {1}, InferActivation<kFloats>, reference::TanhRef);
+  AddRanges(r, "Shrink", {9}, InferShrink, reference::ShrinkRef);
 }
 
 }  // namespace onyx::kernels

@@ -7,23 +7,12 @@
 
 namespace onyx::kernels::reference {
 
-Status ReluRef(KernelContext& ctx);  // float types; signed integers from opset 14
-Status LeakyReluRef(KernelContext& ctx);
-Status PReluRef(KernelContext& ctx);  // slope broadcasts unidirectionally onto X
-Status EluRef(KernelContext& ctx);
-Status SeluRef(KernelContext& ctx);
-Status CeluRef(KernelContext& ctx);
-Status GeluRef(KernelContext& ctx);  // approximate = "none" | "tanh"
-Status SigmoidRef(KernelContext& ctx);
-Status HardSigmoidRef(KernelContext& ctx);
-Status HardSwishRef(KernelContext& ctx);
-Status SoftplusRef(KernelContext& ctx);
-Status SoftsignRef(KernelContext& ctx);
-Status MishRef(KernelContext& ctx);
-Status SwishRef(KernelContext& ctx);   // x * sigmoid(alpha * x), opset 24
+// Every activation of the table (kernels/activation_rules.h): the node's parameters read by
+// ParseActivation and Y = ActivationScalar(X) per element. Relu takes every numeric type (signed
+// integers from opset 14), the others the float types.
+Status ActivationRef(KernelContext& ctx);
+Status PReluRef(KernelContext& ctx);   // slope broadcasts unidirectionally onto X
 Status SwiGLURef(KernelContext& ctx);  // Swish_alpha(A) * B, A and B of one shape, opset 28
-Status ThresholdedReluRef(KernelContext& ctx);
 Status ShrinkRef(KernelContext& ctx);  // every numeric type
-Status TanhRef(KernelContext& ctx);
 
 }  // namespace onyx::kernels::reference

@@ -14,92 +14,20 @@
 namespace onyx::kernels {
 namespace {
 
-struct ActivationSpec {
-  const char* name;
-  ActivationKind kind;
-  int params;  // how many activation_params it takes
-};
-
-constexpr ActivationSpec kActivations[] = {
-    {"Relu", ActivationKind::kRelu, 0},           {"LeakyRelu", ActivationKind::kLeakyRelu, 1},
-    {"Clip", ActivationKind::kClip, 2},           {"Sigmoid", ActivationKind::kSigmoid, 0},
-    {"Tanh", ActivationKind::kTanh, 0},           {"HardSigmoid", ActivationKind::kHardSigmoid, 2},
-    {"HardSwish", ActivationKind::kHardSwish, 0}, {"Elu", ActivationKind::kElu, 1},
-    {"Gelu", ActivationKind::kGelu, 1},  // [0]: erf, [1]: tanh (kGeluTanh)
-    {"Softplus", ActivationKind::kSoftplus, 0},   {"Mish", ActivationKind::kMish, 0},
-};
-
-float Sigmoid(float v) {
-  // exp(-|v|) never overflows.
-  const float e = std::exp(-std::fabs(v));
-  const float s = 1.0f / (1.0f + e);
-  return v >= 0 ? s : e * s;
-}
-
-float Softplus(float v) {
-  return (v > 0 ? v : 0.0f) + std::log1p(std::exp(-std::fabs(v)));
-}
-
 // One activation over [0, n); `z` (may be null) is added first.
 template <ActivationKind K>
 void ActivateRange(const FusedActivation& a, float* y, const float* z, int64_t n) {
-  constexpr float kInvSqrt2 = 0.70710678118654752f;
-  constexpr float kSqrt2OverPi = 0.79788456080286536f;
-  const float alpha = a.alpha, beta = a.beta;
-  for (int64_t i = 0; i < n; ++i) {
-    float v = z ? y[i] + z[i] : y[i];
-    if constexpr (K == ActivationKind::kRelu) {
-      v = v < 0 ? 0.0f : v;  // NaN passes through
-    } else if constexpr (K == ActivationKind::kLeakyRelu) {
-      v = v < 0 ? alpha * v : v;
-    } else if constexpr (K == ActivationKind::kClip) {
-      v = std::min(std::max(v, alpha), beta);
-    } else if constexpr (K == ActivationKind::kSigmoid) {
-      v = Sigmoid(v);
-    } else if constexpr (K == ActivationKind::kTanh) {
-      v = std::tanh(v);
-    } else if constexpr (K == ActivationKind::kHardSigmoid) {
-      v = std::max(0.0f, std::min(1.0f, alpha * v + beta));
-    } else if constexpr (K == ActivationKind::kHardSwish) {
-      v = v * std::max(0.0f, std::min(1.0f, v / 6.0f + 0.5f));
-    } else if constexpr (K == ActivationKind::kElu) {
-      v = v < 0 ? alpha * std::expm1(v) : v;
-    } else if constexpr (K == ActivationKind::kGelu) {
-      v = 0.5f * v * (1.0f + std::erf(v * kInvSqrt2));
-    } else if constexpr (K == ActivationKind::kGeluTanh) {
-      v = 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * (v + 0.044715f * v * v * v)));
-    } else if constexpr (K == ActivationKind::kSoftplus) {
-      v = Softplus(v);
-    } else if constexpr (K == ActivationKind::kMish) {
-      v = v * std::tanh(Softplus(v));
-    }
-    y[i] = v;
+  const float alpha = a.alpha, beta = a.beta, gamma = a.gamma;
+  if (z) {
+    for (int64_t i = 0; i < n; ++i) y[i] = ActivationScalar<K>(y[i] + z[i], alpha, beta, gamma);
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = ActivationScalar<K>(y[i], alpha, beta, gamma);
   }
 }
 
 void Activate(const FusedActivation& a, float* y, const float* z, int64_t n) {
-  switch (a.kind) {
-    case ActivationKind::kNone:
-      if (z) ActivateRange<ActivationKind::kNone>(a, y, z, n);
-      return;
-#define ONYX_ACTIVATION_CASE(K)                   \
-  case ActivationKind::K:                         \
-    ActivateRange<ActivationKind::K>(a, y, z, n); \
-    return;
-      ONYX_ACTIVATION_CASE(kRelu)
-      ONYX_ACTIVATION_CASE(kLeakyRelu)
-      ONYX_ACTIVATION_CASE(kClip)
-      ONYX_ACTIVATION_CASE(kSigmoid)
-      ONYX_ACTIVATION_CASE(kTanh)
-      ONYX_ACTIVATION_CASE(kHardSigmoid)
-      ONYX_ACTIVATION_CASE(kHardSwish)
-      ONYX_ACTIVATION_CASE(kElu)
-      ONYX_ACTIVATION_CASE(kGelu)
-      ONYX_ACTIVATION_CASE(kGeluTanh)
-      ONYX_ACTIVATION_CASE(kSoftplus)
-      ONYX_ACTIVATION_CASE(kMish)
-#undef ONYX_ACTIVATION_CASE
-  }
+  if (a.kind == ActivationKind::kNone && !z) return;
+  VisitActivationKind(a.kind, [&](auto k) { ActivateRange<decltype(k)::value>(a, y, z, n); });
 }
 
 // sum_j f(v[j]) in kLanes independent float partial sums, so the loop vectorises without
@@ -178,66 +106,12 @@ Status CheckVector(const NodeView& node, const Tensor& t, int i, int64_t count) 
 
 }  // namespace
 
-StatusOr<FusedActivation> ParseFusedActivation(const NodeView& node) {
-  FusedActivation a;
-  const std::string name = node.attr_string("activation", "");
-  const std::vector<float> params = node.attr_floats("activation_params");
-  if (name.empty()) {
-    if (!params.empty()) return node.Invalid("attribute 'activation_params' needs an activation");
-    return a;
-  }
-  for (const ActivationSpec& s : kActivations) {
-    if (name != s.name) continue;
-    if (static_cast<int>(params.size()) != s.params) {
-      return node.Invalid("attribute 'activation_params' has ", params.size(),
-                          " values; activation '", name, "' takes ", s.params);
-    }
-    a.kind = s.kind;
-    if (s.params > 0) a.alpha = params[0];
-    if (s.params > 1) a.beta = params[1];
-    if (s.kind == ActivationKind::kGelu) {
-      if (params[0] != 0 && params[0] != 1)
-        return node.Invalid(
-            "attribute 'activation_params' of Gelu must be [0] (erf) or [1] (tanh)");
-      if (params[0] == 1) a.kind = ActivationKind::kGeluTanh;
-      a.alpha = 0;
-    }
-    return a;
-  }
-  return node.Invalid("attribute 'activation' is '", name, "'; expected one of Relu, LeakyRelu, ",
-                      "Clip, Sigmoid, Tanh, HardSigmoid, HardSwish, Elu, Gelu, Softplus, Mish");
-}
-
-std::string ActivationName(ActivationKind kind) {
-  if (kind == ActivationKind::kGeluTanh) return "Gelu";
-  for (const ActivationSpec& s : kActivations)
-    if (s.kind == kind) return s.name;
-  return "";
-}
-
-std::vector<float> ActivationParams(const FusedActivation& a) {
-  switch (a.kind) {
-    case ActivationKind::kLeakyRelu:
-    case ActivationKind::kElu:
-      return {a.alpha};
-    case ActivationKind::kClip:
-    case ActivationKind::kHardSigmoid:
-      return {a.alpha, a.beta};
-    case ActivationKind::kGelu:
-      return {0.0f};
-    case ActivationKind::kGeluTanh:
-      return {1.0f};
-    default:
-      return {};
-  }
-}
-
 void ApplyFusedActivation(const FusedActivation& a, float* y, const float* z, int64_t n,
                           int threads) {
   if (a.kind == ActivationKind::kNone && !z) return;
   // Transcendental activations cost ~10x an add per element.
-  const bool cheap = a.kind == ActivationKind::kNone || a.kind == ActivationKind::kRelu ||
-                     a.kind == ActivationKind::kLeakyRelu || a.kind == ActivationKind::kClip;
+  const ActivationRule* rule = FindActivationRule(a.kind);
+  const bool cheap = !rule || rule->cheap;
   ParallelFor(n, cheap ? 1 : 16, threads, [&](int64_t begin, int64_t end) {
     Activate(a, y + begin, z ? z + begin : nullptr, end - begin);
   });

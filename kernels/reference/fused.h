@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/activation_rules.h"
 #include "kernels/kernel.h"
 #include "kernels/node_view.h"
 #include "onyx/status.h"
@@ -21,38 +22,10 @@ inline constexpr const char* kOnyxDomain = "com.onyx";
 inline constexpr int64_t kOnyxOpset = 1;
 
 // An elementwise activation folded into its producer, with the ONNX semantics of the op it
-// replaces (float32).
-enum class ActivationKind {
-  kNone,
-  kRelu,
-  kLeakyRelu,  // alpha
-  kClip,       // min = alpha, max = beta
-  kSigmoid,
-  kTanh,
-  kHardSigmoid,  // max(0, min(1, alpha * x + beta))
-  kHardSwish,
-  kElu,       // alpha
-  kGelu,      // erf form
-  kGeluTanh,  // tanh approximation
-  kSoftplus,
-  kMish,
-};
-
-struct FusedActivation {
-  ActivationKind kind = ActivationKind::kNone;
-  float alpha = 0;  // first parameter (see ActivationKind)
-  float beta = 0;   // second parameter
-};
-
-// Reads the `activation` (string) and `activation_params` (floats) attributes: "" (none), "Relu",
-// "LeakyRelu" [alpha], "Clip" [min, max], "Sigmoid", "Tanh", "HardSigmoid" [alpha, beta],
-// "HardSwish", "Elu" [alpha], "Gelu" [0 = erf | 1 = tanh], "Softplus", "Mish". An unknown name or a
-// wrong parameter count is an error naming the node and attribute.
-StatusOr<FusedActivation> ParseFusedActivation(const NodeView& node);
-
-// The attribute values that ParseFusedActivation reads back as `a`.
-std::string ActivationName(ActivationKind kind);
-std::vector<float> ActivationParams(const FusedActivation& a);
+// replaces (float32). The kinds, their parameters and the parser of the `activation` /
+// `activation_params` attributes (ParseFusedActivation, ActivationName, ActivationParams) are the
+// activation table's (kernels/activation_rules.h).
+using FusedActivation = Activation;
 
 // y[i] = act(y[i] + z[i]) for i < n (z may be null), on up to `threads` threads. In place.
 void ApplyFusedActivation(const FusedActivation& a, float* y, const float* z, int64_t n,

@@ -10,6 +10,7 @@
 #include <new>
 #include <unordered_map>
 
+#include "kernels/activation_rules.h"
 #include "kernels/thread_variants.h"
 #include "memory/aligned_alloc.h"
 
@@ -304,57 +305,69 @@ struct Eltwise {
   float alpha = 0.f, beta = 0.f;
 };
 
-// The eltwise sequence that computes an ONNX activation exactly; false when there is none.
-bool ActivationSteps(const std::string& act, const std::vector<float>& p,
-                     std::vector<Eltwise>* steps) {
+// The eltwise sequence that computes an activation of the table exactly; false when there is none.
+bool ActivationSteps(const Activation& a, std::vector<Eltwise>* steps) {
   using A = dnnl::algorithm;
-  auto param = [&](size_t i, float def) { return i < p.size() ? p[i] : def; };
   steps->clear();
-  if (act.empty()) return true;
-  if (act == "Relu") {
-    steps->push_back({A::eltwise_relu, 0.f});
-  } else if (act == "LeakyRelu") {
-    steps->push_back({A::eltwise_relu, param(0, 0.01f)});
-  } else if (act == "Clip") {
-    steps->push_back({A::eltwise_clip, param(0, -std::numeric_limits<float>::infinity()),
-                      param(1, std::numeric_limits<float>::infinity())});
-  } else if (act == "Sigmoid") {
-    steps->push_back({A::eltwise_logistic});
-  } else if (act == "Tanh") {
-    steps->push_back({A::eltwise_tanh});
-  } else if (act == "HardSigmoid") {
-    // max(0, min(1, alpha * x + beta)): a linear step then a clip to [0, 1].
-    steps->push_back({A::eltwise_linear, param(0, 0.2f), param(1, 0.5f)});
-    steps->push_back({A::eltwise_clip, 0.f, 1.f});
-  } else if (act == "HardSwish") {
-    steps->push_back({A::eltwise_hardswish});
-  } else if (act == "Elu") {
-    steps->push_back({A::eltwise_elu, param(0, 1.f)});
-  } else if (act == "Gelu") {
-    steps->push_back({param(0, 0.f) != 0.f ? A::eltwise_gelu_tanh : A::eltwise_gelu_erf});
-  } else if (act == "Softplus") {
-    steps->push_back({A::eltwise_soft_relu});
-  } else if (act == "Mish") {
-    steps->push_back({A::eltwise_mish});
-  } else {
-    return false;
+  switch (a.kind) {
+    case ActivationKind::kNone:
+      return true;
+    case ActivationKind::kRelu:
+      steps->push_back({A::eltwise_relu, 0.f});
+      return true;
+    case ActivationKind::kLeakyRelu:
+      steps->push_back({A::eltwise_relu, a.alpha});
+      return true;
+    case ActivationKind::kClip:
+      steps->push_back({A::eltwise_clip, a.alpha, a.beta});
+      return true;
+    case ActivationKind::kSigmoid:
+      steps->push_back({A::eltwise_logistic});
+      return true;
+    case ActivationKind::kTanh:
+      steps->push_back({A::eltwise_tanh});
+      return true;
+    case ActivationKind::kHardSigmoid:
+      // max(0, min(1, alpha * x + beta)): a linear step then a clip to [0, 1].
+      steps->push_back({A::eltwise_linear, a.alpha, a.beta});
+      steps->push_back({A::eltwise_clip, 0.f, 1.f});
+      return true;
+    case ActivationKind::kHardSwish:
+      steps->push_back({A::eltwise_hardswish});
+      return true;
+    case ActivationKind::kElu:
+      steps->push_back({A::eltwise_elu, a.alpha});
+      return true;
+    case ActivationKind::kGelu:
+      steps->push_back({A::eltwise_gelu_erf});
+      return true;
+    case ActivationKind::kGeluTanh:
+      steps->push_back({A::eltwise_gelu_tanh});
+      return true;
+    case ActivationKind::kSoftplus:
+      steps->push_back({A::eltwise_soft_relu});
+      return true;
+    case ActivationKind::kMish:
+      steps->push_back({A::eltwise_mish});
+      return true;
+    default:
+      return false;
   }
-  return true;
 }
 
 }  // namespace
 
 bool ActivationSupported(const NodeView& node) {
   std::vector<Eltwise> steps;
-  return ActivationSteps(node.attr_string("activation", ""), node.attr_floats("activation_params"),
-                         &steps);
+  StatusOr<Activation> a = ParseFusedActivation(node);
+  return a.ok() && ActivationSteps(a.value(), &steps);
 }
 
 Status AppendActivation(const NodeView& node, dnnl::post_ops& ops) {
   std::vector<Eltwise> steps;
-  const std::string act = node.attr_string("activation", "");
-  if (!ActivationSteps(act, node.attr_floats("activation_params"), &steps))
-    return node.NotSupported("activation '", act, "' has no oneDNN post-op");
+  ONYX_ASSIGN_OR_RETURN(const Activation a, ParseFusedActivation(node));
+  if (!ActivationSteps(a, &steps))
+    return node.NotSupported("activation '", ActivationName(a.kind), "' has no oneDNN post-op");
   for (const Eltwise& e : steps) ops.append_eltwise(1.f, e.alg, e.alpha, e.beta);
   return Status::Ok();
 }

@@ -4,6 +4,7 @@
 // com.onyx ChannelAffine; further per-channel Mul / Add / Sub and ChannelAffines merge into it,
 // and a following activation becomes its post-op. (A ChannelAffine right after a Conv folds into
 // the Conv's weights instead: conv_rules.cc.)
+#include "kernels/activation_rules.h"
 #include "kernels/node_view.h"
 #include "planner/fusion/rule_helpers.h"
 #include "planner/fusion/rules.h"
@@ -15,8 +16,6 @@ using P = Pattern;
 using kernels::FusedActivation;
 
 constexpr const char* kAffine = "com.onyx:ChannelAffine";
-constexpr const char* kActivations =
-    "Relu|LeakyRelu|Clip|Sigmoid|Tanh|HardSigmoid|HardSwish|Elu|Gelu|Softplus|Mish";
 
 // The number of channels (axis 1) of a float value of rank >= 2, or -1.
 int64_t Channels(const FusionGraph& g, int slot) {
@@ -170,7 +169,7 @@ Rule ActivationRule() {
   Rule r;
   r.name = "ChannelAffineActivation";
   r.kind = "ChannelAffineActivation";
-  r.pattern = P::Op(kActivations, {P::Op(kAffine).As("a")}).As("act");
+  r.pattern = P::Op(kernels::FusableActivationOps(), {P::Op(kAffine).As("a")}).As("act");
   r.valid = [](const Match& m, const FusionGraph& g) {
     return OpenAffine(g, Captured(g, m, "a")) && ActivationOf(g, Captured(g, m, "act")).has_value();
   };

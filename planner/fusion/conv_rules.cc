@@ -8,6 +8,7 @@
 // - an activation after a Conv becomes FusedConv's post-op;
 // - an Add (or two-input Sum) of the Conv's output and a same-shaped residual becomes FusedConv's
 //   sum post-op Z (before the activation).
+#include "kernels/activation_rules.h"
 #include "kernels/node_view.h"
 #include "planner/fusion/rule_helpers.h"
 #include "planner/fusion/rules.h"
@@ -18,8 +19,6 @@ namespace {
 using P = Pattern;
 
 constexpr const char* kConv = "Conv|com.onyx:FusedConv";
-constexpr const char* kActivations =
-    "Relu|LeakyRelu|Clip|Sigmoid|Tanh|HardSigmoid|HardSwish|Elu|Gelu|Softplus|Mish";
 
 bool IsFusedConv(const ir::Node& n) {
   return n.domain == kernels::kOnyxDomain && n.op_type == "FusedConv";
@@ -266,7 +265,7 @@ void AddConvRules(std::vector<Rule>& rules) {
   Rule act;
   act.name = "ConvActivation";
   act.kind = "ConvActivation";
-  act.pattern = P::Op(kActivations, {conv}).As("act");
+  act.pattern = P::Op(kernels::FusableActivationOps(), {conv}).As("act");
   act.valid = [](const Match& m, const FusionGraph& g) {
     const FusionNode& c = Captured(g, m, "conv");
     if (c.outputs.size() != 1 || !IsFloat32(g, c.inputs[0]) || !IsFloat32(g, c.outputs[0]))

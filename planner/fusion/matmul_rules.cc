@@ -10,6 +10,7 @@
 #include <cmath>
 #include <optional>
 
+#include "kernels/activation_rules.h"
 #include "kernels/node_view.h"
 #include "planner/fusion/rule_helpers.h"
 #include "planner/fusion/rules.h"
@@ -22,8 +23,6 @@ using kernels::ActivationKind;
 using kernels::FusedActivation;
 
 constexpr const char* kMatMul = "MatMul|Gemm|com.onyx:FusedMatMul";
-constexpr const char* kActivations =
-    "Relu|LeakyRelu|Clip|Sigmoid|Tanh|HardSigmoid|HardSwish|Elu|Gelu|Softplus|Mish";
 
 // A matrix product read as FusedMatMul's operands and attributes.
 struct Product {
@@ -134,7 +133,7 @@ Rule ActivationRule() {
   Rule r;
   r.name = "MatMulActivation";
   r.kind = "MatMulActivation";
-  r.pattern = P::Op(kActivations, {P::Op(kMatMul).As("mm")}).As("act");
+  r.pattern = P::Op(kernels::FusableActivationOps(), {P::Op(kMatMul).As("mm")}).As("act");
   r.valid = [](const Match& m, const FusionGraph& g) {
     auto p = ReadProduct(g, Captured(g, m, "mm"));
     return p && p->act.kind == ActivationKind::kNone &&

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "kernels/activation_rules.h"
 #include "kernels/node_view.h"
 
 namespace onyx::planner::fusion {
@@ -103,54 +104,23 @@ bool BatchNormAffine(const FusionGraph& g, const FusionNode& bn, int64_t channel
 std::optional<FusedActivation> ActivationOf(const FusionGraph& g, const FusionNode& n) {
   const ir::Node& node = *n.node;
   if (!node.domain.empty() || n.inputs.empty() || !IsFloat32(g, n.inputs[0])) return std::nullopt;
-  const kernels::NodeView v(node);
-  const std::string& op = node.op_type;
-  FusedActivation a;
-  if (op == "Relu") {
-    a.kind = ActivationKind::kRelu;
-  } else if (op == "LeakyRelu") {
-    a.kind = ActivationKind::kLeakyRelu;
-    a.alpha = v.attr_float("alpha", 0.01f);
-  } else if (op == "Clip") {
-    a.kind = ActivationKind::kClip;
+  const kernels::ActivationRule* rule = kernels::FindActivationRule(node.op_type);
+  if (!rule || !rule->fusable) return std::nullopt;
+  // The table reads and checks the attributes (an invalid one leaves the node to its kernel).
+  StatusOr<FusedActivation> parsed = kernels::ParseActivation(kernels::NodeView(node));
+  if (!parsed.ok()) return std::nullopt;
+  FusedActivation a = *parsed;
+  if (a.kind == ActivationKind::kClip && node.opset >= 11) {
+    // From opset 11 the bounds are optional inputs: each must be a constant to fold.
     constexpr float kInf = std::numeric_limits<float>::infinity();
-    if (node.opset < 11) {
-      // Clip-6 defaults are the float range; equal to no bound for every finite input.
-      a.alpha = v.attr_float("min", std::numeric_limits<float>::lowest());
-      a.beta = v.attr_float("max", std::numeric_limits<float>::max());
-    } else {
-      a.alpha = -kInf;
-      a.beta = kInf;
-      for (int i : {1, 2}) {
-        if (static_cast<int>(n.inputs.size()) <= i || n.inputs[i] < 0) continue;
-        const std::optional<float> bound = ScalarConstant(g, n.inputs[i]);
-        if (!bound) return std::nullopt;
-        (i == 1 ? a.alpha : a.beta) = *bound;
-      }
+    a.alpha = -kInf;
+    a.beta = kInf;
+    for (int i : {1, 2}) {
+      if (static_cast<int>(n.inputs.size()) <= i || n.inputs[i] < 0) continue;
+      const std::optional<float> bound = ScalarConstant(g, n.inputs[i]);
+      if (!bound) return std::nullopt;
+      (i == 1 ? a.alpha : a.beta) = *bound;
     }
-  } else if (op == "Sigmoid") {
-    a.kind = ActivationKind::kSigmoid;
-  } else if (op == "Tanh") {
-    a.kind = ActivationKind::kTanh;
-  } else if (op == "HardSigmoid") {
-    a.kind = ActivationKind::kHardSigmoid;
-    a.alpha = v.attr_float("alpha", 0.2f);
-    a.beta = v.attr_float("beta", 0.5f);
-  } else if (op == "HardSwish") {
-    a.kind = ActivationKind::kHardSwish;
-  } else if (op == "Elu") {
-    a.kind = ActivationKind::kElu;
-    a.alpha = v.attr_float("alpha", 1.0f);
-  } else if (op == "Gelu") {
-    const std::string approx = v.attr_string("approximate", "none");
-    if (approx != "none" && approx != "tanh") return std::nullopt;
-    a.kind = approx == "tanh" ? ActivationKind::kGeluTanh : ActivationKind::kGelu;
-  } else if (op == "Softplus") {
-    a.kind = ActivationKind::kSoftplus;
-  } else if (op == "Mish") {
-    a.kind = ActivationKind::kMish;
-  } else {
-    return std::nullopt;
   }
   return a;
 }

@@ -8,6 +8,7 @@
 #include "kernels/common/fast_kernel.h"
 #include "kernels/common/simd_kernels.h"
 #include "kernels/op_helpers.h"
+#include "kernels/ops/softmax_attrs.h"
 
 namespace onyx::kernels::common {
 namespace {
@@ -17,9 +18,9 @@ constexpr int64_t kSoftmaxWork = 8;
 // Columns of one slab task: enough to amortise the passes, small enough to split across threads.
 constexpr int64_t kSlabColumns = 256;
 
-class SoftmaxKernel : public FastKernel {
+class SoftmaxF32Kernel : public FastKernel {
  public:
-  SoftmaxKernel(std::unique_ptr<Kernel> fallback, SoftmaxKind kind)
+  SoftmaxF32Kernel(std::unique_ptr<Kernel> fallback, SoftmaxKind kind)
       : FastKernel(std::move(fallback)), kind_(kind) {}
 
   Status Run(KernelContext& ctx) const override {
@@ -28,21 +29,10 @@ class SoftmaxKernel : public FastKernel {
     const Tensor& x = ctx.input(0);
     const int64_t rank = x.rank();
     if (rank == 0 || x.numel() == 0) return Fallback(ctx);
-    // Opsets 1-12 flatten X to [prod(dims[:axis]), prod(dims[axis:])] (default axis 1); opset 13
-    // normalises along the single axis (default -1).
-    const bool coerce_2d = ctx.node().opset() < 13;
-    int64_t axis = ctx.node().attr_int("axis", coerce_2d ? 1 : -1);
-    const int64_t hi = coerce_2d ? rank : rank - 1;
-    if (axis < -rank || axis > hi) return Fallback(ctx);
-    if (axis < 0) axis += rank;
-    int64_t outer = 1, n = 1, inner = 1;
-    for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
-    if (coerce_2d) {
-      for (int64_t d = axis; d < rank; ++d) n *= x.dim(d);
-    } else {
-      n = x.dim(axis);
-      for (int64_t d = axis + 1; d < rank; ++d) inner *= x.dim(d);
-    }
+    StatusOr<SoftmaxAttrs> attrs = ParseSoftmax(ctx.node(), rank);
+    if (!attrs.ok()) return Fallback(ctx);  // the reference kernel reports it
+    const SoftmaxView v = attrs.value().ViewOf(x.shape());
+    const int64_t outer = v.outer, n = v.n, inner = v.inner;
     Tensor y = ctx.Output(0, DType::kFloat, x.shape());
     const float* src = x.data<float>();
     float* dst = y.data<float>();
@@ -83,7 +73,7 @@ KernelEntry SoftmaxHwyKernel(const std::string& op, SoftmaxKind kind) {
       op + "_f32_hwy", HighwayIsa(), SupportsSoftmax,
       [kind](const NodeView&, const std::vector<TypeInfo>&,
              std::unique_ptr<Kernel> fallback) -> StatusOr<std::unique_ptr<Kernel>> {
-        return std::unique_ptr<Kernel>(new SoftmaxKernel(std::move(fallback), kind));
+        return std::unique_ptr<Kernel>(new SoftmaxF32Kernel(std::move(fallback), kind));
       });
 }
 

@@ -14,6 +14,7 @@
 
 #include "kernels/op_helpers.h"
 #include "kernels/op_registry.h"
+#include "kernels/ops/softmax_attrs.h"
 #include "kernels/reference/conv_pool.h"
 #include "kernels/reference/matmul.h"
 #include "kernels/reference/quantization.h"
@@ -589,28 +590,18 @@ Status QLinearGlobalAveragePoolKernel(KernelContext& ctx) {
 // ---- QLinearSoftmax: X, X_scale, x_zp, y_scale, y_zp; attributes axis, opset ----
 
 // QLinearSoftmax's attributes: `opset` (required) is the Softmax version the node stands for;
-// `axis` defaults to 1 before opset 13 and to -1 from it, as ONNX Runtime reads it.
-struct SoftmaxAttrs {
-  int64_t opset = 13;
-  int64_t axis = -1;  // normalised to [0, rank) when the rank is known
-};
-
-StatusOr<SoftmaxAttrs> ParseSoftmax(const NodeView& node, int64_t rank) {
-  SoftmaxAttrs a;
-  ONYX_ASSIGN_OR_RETURN(a.opset, node.RequiredInt("opset"));
-  if (a.opset < 1) return node.Invalid("attribute 'opset' is ", a.opset, "; expected >= 1");
-  a.axis = node.attr_int("axis", a.opset < 13 ? 1 : -1);
-  if (rank >= 0) {
-    ONYX_ASSIGN_OR_RETURN(a.axis, NormalizeAxis(node, a.axis, rank, "attribute 'axis'"));
-  }
-  return a;
+// `axis` follows that version's rule (ParseSoftmax), as ONNX Runtime reads it.
+StatusOr<SoftmaxAttrs> ParseQLinearSoftmax(const NodeView& node, int64_t rank) {
+  ONYX_ASSIGN_OR_RETURN(const int64_t opset, node.RequiredInt("opset"));
+  if (opset < 1) return node.Invalid("attribute 'opset' is ", opset, "; expected >= 1");
+  return ParseSoftmax(node, opset, rank);
 }
 
 Status InferQLinearSoftmax(InferContext& ctx) {
   ONYX_RETURN_IF_ERROR(CheckQuantized(ctx, 0, "X", 1, "X_scale", 2));
   ONYX_RETURN_IF_ERROR(CheckQuantized(ctx, -1, "", 3, "y_scale", 4));
   ONYX_RETURN_IF_ERROR(ExpectSameType(ctx, 4, 0));
-  ONYX_RETURN_IF_ERROR(ParseSoftmax(ctx.node(), ctx.input_type(0).rank()).status());
+  ONYX_RETURN_IF_ERROR(ParseQLinearSoftmax(ctx.node(), ctx.input_type(0).rank()).status());
   return InferSameAsInput0(ctx);
 }
 
@@ -619,16 +610,10 @@ Status QLinearSoftmaxKernel(KernelContext& ctx) {
   ONYX_ASSIGN_OR_RETURN(const Tensor* x, QuantizedInput(ctx, 0, "X"));
   ONYX_ASSIGN_OR_RETURN(QuantParams qx, ReadQuant(ctx, 1, "X_scale", 2, x->dtype()));
   ONYX_ASSIGN_OR_RETURN(QuantParams qy, ReadQuant(ctx, 3, "y_scale", 4, x->dtype()));
-  ONYX_ASSIGN_OR_RETURN(SoftmaxAttrs attrs, ParseSoftmax(ctx.node(), x->rank()));
-  // x as [outer, n, inner] around the axis; opset < 13 flattens [axis, rank) into n (the
-  // Softmax-1/11 rule), later opsets take the axis alone.
-  int64_t outer = 1, n = 1, inner = 1;
-  for (int64_t d = 0; d < x->rank(); ++d) {
-    int64_t& part = d < attrs.axis ? outer : (d == attrs.axis || attrs.opset < 13 ? n : inner);
-    part *= x->dim(d);
-  }
+  ONYX_ASSIGN_OR_RETURN(const SoftmaxAttrs attrs, ParseQLinearSoftmax(ctx.node(), x->rank()));
+  const SoftmaxView v = attrs.ViewOf(x->shape());
   ONYX_ASSIGN_OR_RETURN(Tensor y, NewOutput(ctx, 0, x->dtype(), x->shape()));
-  reference::QLinearSoftmax(*x, qx, qy, outer, n, inner, y);
+  reference::QLinearSoftmax(*x, qx, qy, v.outer, v.n, v.inner, y);
   return Status::Ok();
 }
 

@@ -8,6 +8,7 @@
 
 #include "kernels/op_helpers.h"
 #include "kernels/op_registry.h"
+#include "kernels/ops/softmax_attrs.h"
 
 namespace onyx::kernels {
 namespace {
@@ -239,27 +240,16 @@ Status ArgKernel(KernelContext& ctx) {
   return ok ? Status::Ok() : TypeError(node, 0, x.dtype());
 }
 
-// ---- Softmax / LogSoftmax / Hardmax ----
-// Opsets 1-12 coerce X to 2-D [prod(dims[:axis]), prod(dims[axis:])] and normalise each row
-// (default axis 1). Opset 13 normalises along the single axis `axis` (default -1).
+// ---- Softmax / LogSoftmax / Hardmax: the axis rule is ParseSoftmax's (softmax_attrs.h) ----
 Status InferSoftmax(InferContext& ctx) {
-  const NodeView& node = ctx.node();
   ONYX_RETURN_IF_ERROR(RequireInput0(ctx));
   ONYX_RETURN_IF_ERROR(ExpectInputType(ctx, 0, kFloatTypes));
   const TypeInfo& x = ctx.input_type(0);
-  if (x.has_shape && x.rank() > 0) {
-    const int64_t def = node.opset() >= 13 ? -1 : 1;
-    const int64_t axis = node.attr_int("axis", def);
-    // Opsets < 13 accept axis == rank (a 2-D view with an empty second factor is never useful,
-    // but [-r, r] is what the old spec allows).
-    const int64_t hi = node.opset() >= 13 ? x.rank() - 1 : x.rank();
-    if (axis < -x.rank() || axis > hi)
-      return node.Invalid("axis ", axis, " is out of range for input 0 of rank ", x.rank());
-  }
+  if (x.has_shape) ONYX_RETURN_IF_ERROR(ParseSoftmax(ctx.node(), x.rank()).status());
   return InferSameAsInput0(ctx);
 }
 
-Status SoftmaxKernel(KernelContext& ctx) {
+Status SoftmaxRef(KernelContext& ctx) {
   const NodeView& node = ctx.node();
   ONYX_RETURN_IF_ERROR(RequireInput0(ctx));
   const Tensor& x = ctx.input(0);
@@ -267,28 +257,14 @@ Status SoftmaxKernel(KernelContext& ctx) {
   const reference::SoftmaxKind kind = op == "Softmax"      ? reference::SoftmaxKind::kSoftmax
                                       : op == "LogSoftmax" ? reference::SoftmaxKind::kLogSoftmax
                                                            : reference::SoftmaxKind::kHardmax;
-  const int64_t rank = x.rank();
-  int64_t outer = 1, n = 1, inner = 1;
-  if (rank > 0) {
-    const bool coerce_2d = node.opset() < 13;
-    int64_t axis = node.attr_int("axis", coerce_2d ? 1 : -1);
-    const int64_t hi = coerce_2d ? rank : rank - 1;
-    if (axis < -rank || axis > hi)
-      return node.Invalid("axis ", axis, " is out of range for input 0 of rank ", rank);
-    if (axis < 0) axis += rank;
-    outer = Product(x.shape(), 0, axis);
-    if (coerce_2d) {
-      n = Product(x.shape(), axis, rank);
-    } else {
-      n = x.dim(axis);
-      inner = Product(x.shape(), axis + 1, rank);
-    }
-  }
+  ONYX_ASSIGN_OR_RETURN(const SoftmaxAttrs attrs, ParseSoftmax(node, x.rank()));
+  const SoftmaxView v = attrs.ViewOf(x.shape());
   Tensor y = ctx.Output(0, x.dtype(), x.shape());
   if (x.numel() == 0) return Status::Ok();
   const bool ok = VisitFloat(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    reference::SoftmaxAxis(kind, x.data<T>(), y.data<T>(), outer, n, inner, ctx.intra_op_threads());
+    reference::SoftmaxAxis(kind, x.data<T>(), y.data<T>(), v.outer, v.n, v.inner,
+                           ctx.intra_op_threads());
   });
   return ok ? Status::Ok() : TypeError(node, 0, x.dtype());
 }
@@ -433,8 +409,8 @@ void RegisterReduction(OpRegistry& r) {
     r.Add("", op, 12, kLatestOpset, InferArg, ArgKernel, "arg_ref_select_last");
   }
   for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"}) {
-    r.Add("", op, 1, 12, InferSoftmax, SoftmaxKernel, "softmax_ref_coerce_2d");
-    r.Add("", op, 13, kLatestOpset, InferSoftmax, SoftmaxKernel, "softmax_ref");
+    r.Add("", op, 1, 12, InferSoftmax, SoftmaxRef, "softmax_ref_coerce_2d");
+    r.Add("", op, 13, kLatestOpset, InferSoftmax, SoftmaxRef, "softmax_ref");
   }
   r.Add("", "CumSum", 11, kLatestOpset, InferCumulative, CumulativeKernel, "cumsum_ref");
   r.Add("", "CumProd", 26, kLatestOpset, InferCumulative, CumulativeKernel, "cumprod_ref");

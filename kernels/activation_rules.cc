@@ -12,80 +12,34 @@ using K = ActivationKind;
 constexpr float kFltMax = std::numeric_limits<float>::max();
 
 // Fusable rows first, in the order of ActivationKind; Gelu's erf row before its tanh row, so a
-// look-up of "Gelu" by name finds the erf row.
+// look-up of "Gelu" by name finds the erf row. Clip's bounds are attributes before opset 11
+// (ParseActivation) and inputs from 11 (the caller); Clip is registered with the elementwise ops
+// (every numeric type) and Gelu's tanh row is Gelu's, hence their `since` 0. Selu's defaults are
+// opset 6's (ParseActivation gives opset 1's shorter constants).
+constexpr float kSeluAlpha = 1.67326319217681884765625f;
+constexpr float kSeluGamma = 1.05070102214813232421875f;
+// clang-format off
 const std::vector<ActivationRule> kRules = {
-    // kind, op, since, changed, alpha, beta, gamma, fusable, cheap, has Highway loop, Highway loop
-    {K::kRelu, "Relu", 1, 0, {}, {}, {}, true, true, true, UnaryOp::kRelu},
-    {K::kLeakyRelu,
-     "LeakyRelu",
-     1,
-     0,
-     {"alpha", 0.01f},
-     {},
-     {},
-     true,
-     true,
-     true,
-     UnaryOp::kLeakyRelu},
-    // Clip's bounds: attributes before opset 11 (ParseActivation), inputs from 11 (the caller).
-    // Registered with the elementwise ops (every numeric type), hence since 0.
-    {K::kClip,
-     "Clip",
-     0,
-     0,
-     {"min", -kFltMax},
-     {"max", kFltMax},
-     {},
-     true,
-     true,
-     true,
-     UnaryOp::kClip},
-    {K::kSigmoid, "Sigmoid", 1, 0, {}, {}, {}, true, false, true, UnaryOp::kSigmoid},
-    {K::kTanh, "Tanh", 1, 0, {}, {}, {}, true, false, true, UnaryOp::kTanh},
-    {K::kHardSigmoid,
-     "HardSigmoid",
-     1,
-     0,
-     {"alpha", 0.2f},
-     {"beta", 0.5f},
-     {},
-     true,
-     true,
-     true,
-     UnaryOp::kHardSigmoid},
-    {K::kHardSwish, "HardSwish", 14, 0, {}, {}, {}, true, true, true, UnaryOp::kHardSwish},
-    {K::kElu, "Elu", 1, 0, {"alpha", 1.0f}, {}, {}, true, false, true, UnaryOp::kElu},
-    {K::kGelu, "Gelu", 20, 0, {}, {}, {}, true, false, true, UnaryOp::kGelu},
-    {K::kGeluTanh, "Gelu", 0, 0, {}, {}, {}, true, false, true, UnaryOp::kGeluTanh},
-    {K::kSoftplus, "Softplus", 1, 0, {}, {}, {}, true, false, true, UnaryOp::kSoftplus},
-    {K::kMish, "Mish", 18, 0, {}, {}, {}, true, false, true, UnaryOp::kMish},
-    // Selu's defaults are opset 6's; ParseActivation gives opset 1's shorter constants.
-    {K::kSelu,
-     "Selu",
-     1,
-     6,
-     {"alpha", 1.67326319217681884765625f},
-     {},
-     {"gamma", 1.05070102214813232421875f},
-     false,
-     false,
-     false,
-     UnaryOp::kRelu},
-    {K::kCelu, "Celu", 12, 0, {"alpha", 1.0f}, {}, {}, false, false, false, UnaryOp::kRelu},
-    {K::kSoftsign, "Softsign", 1, 0, {}, {}, {}, false, false, false, UnaryOp::kRelu},
-    {K::kThresholdedRelu,
-     "ThresholdedRelu",
-     10,
-     0,
-     {"alpha", 1.0f},
-     {},
-     {},
-     false,
-     true,
-     false,
-     UnaryOp::kRelu},
-    {K::kSwish, "Swish", 24, 0, {"alpha", 1.0f}, {}, {}, false, false, false, UnaryOp::kRelu},
+  // kind               op                 since chg  alpha              beta              gamma                fusable inplace cheap  hwy    Highway loop
+  {K::kRelu,            "Relu",            1,    0,   {},                {},               {},                  true,   true,   true,  true,  UnaryOp::kRelu},
+  {K::kLeakyRelu,       "LeakyRelu",       1,    0,   {"alpha", 0.01f},  {},               {},                  true,   true,   true,  true,  UnaryOp::kLeakyRelu},
+  {K::kClip,            "Clip",            0,    0,   {"min", -kFltMax}, {"max", kFltMax}, {},                  true,   false,  true,  true,  UnaryOp::kClip},
+  {K::kSigmoid,         "Sigmoid",         1,    0,   {},                {},               {},                  true,   true,   false, true,  UnaryOp::kSigmoid},
+  {K::kTanh,            "Tanh",            1,    0,   {},                {},               {},                  true,   true,   false, true,  UnaryOp::kTanh},
+  {K::kHardSigmoid,     "HardSigmoid",     1,    0,   {"alpha", 0.2f},   {"beta", 0.5f},   {},                  true,   true,   true,  true,  UnaryOp::kHardSigmoid},
+  {K::kHardSwish,       "HardSwish",       14,   0,   {},                {},               {},                  true,   true,   true,  true,  UnaryOp::kHardSwish},
+  {K::kElu,             "Elu",             1,    0,   {"alpha", 1.0f},   {},               {},                  true,   true,   false, true,  UnaryOp::kElu},
+  {K::kGelu,            "Gelu",            20,   0,   {},                {},               {},                  true,   false,  false, true,  UnaryOp::kGelu},
+  {K::kGeluTanh,        "Gelu",            0,    0,   {},                {},               {},                  true,   false,  false, true,  UnaryOp::kGeluTanh},
+  {K::kSoftplus,        "Softplus",        1,    0,   {},                {},               {},                  true,   true,   false, true,  UnaryOp::kSoftplus},
+  {K::kMish,            "Mish",            18,   0,   {},                {},               {},                  true,   false,  false, true,  UnaryOp::kMish},
+  {K::kSelu,            "Selu",            1,    6,   {"alpha", kSeluAlpha}, {},           {"gamma", kSeluGamma}, false, true,  false, false, UnaryOp::kRelu},
+  {K::kCelu,            "Celu",            12,   0,   {"alpha", 1.0f},   {},               {},                  false,  true,   false, false, UnaryOp::kRelu},
+  {K::kSoftsign,        "Softsign",        1,    0,   {},                {},               {},                  false,  true,   false, false, UnaryOp::kRelu},
+  {K::kThresholdedRelu, "ThresholdedRelu", 10,   0,   {"alpha", 1.0f},   {},               {},                  false,  false,  true,  false, UnaryOp::kRelu},
+  {K::kSwish,           "Swish",           24,   0,   {"alpha", 1.0f},   {},               {},                  false,  false,  false, false, UnaryOp::kRelu},
 };
+// clang-format on
 
 // How many activation_params the fused form carries: the row's parameters in order (alpha,
 // beta), Gelu one (its form).

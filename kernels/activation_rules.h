@@ -69,8 +69,9 @@ struct ActivationRule {
   int64_t since;        // the opset it appeared in; 0: registered elsewhere (Clip, Gelu's tanh row)
   int64_t changed;      // an opset where its meaning changed (a definition of its own), or 0
   ActivationParam alpha, beta, gamma;
-  bool fusable;  // the fusion pass folds it into Conv / MatMul / Gemm / ChannelAffine
-  bool cheap;    // a few flops per element, no transcendental function
+  bool fusable;   // the fusion pass folds it into Conv / MatMul / Gemm / ChannelAffine
+  bool in_place;  // output 0 may take input 0's buffer (OpDef::inplace_input)
+  bool cheap;     // a few flops per element, no transcendental function
   bool has_unary_op;
   common::UnaryOp unary_op;  // its Highway loop (UnaryF32) when has_unary_op
 };

@@ -67,12 +67,19 @@ std::vector<std::pair<int64_t, int64_t>> OpRegistry::Ranges(const std::string& d
   return out;
 }
 
-void OpRegistry::MarkInPlace(const std::vector<std::string>& op_types) {
-  for (const std::string& op : op_types) {
-    auto it = ops_.find({"", op});
-    if (it == ops_.end()) continue;
-    for (auto& def : it->second) def->inplace_input = 0;
-  }
+OpDefs& OpDefs::InPlace(int input) {
+  for (OpDef* d : defs_) d->inplace_input = input;
+  return *this;
+}
+
+OpDefs& OpDefs::Layout(LayoutTrait layout) {
+  for (OpDef* d : defs_) d->layout = layout;
+  return *this;
+}
+
+OpDefs& OpDefs::Activation(const ActivationRule* rule) {
+  for (OpDef* d : defs_) d->activation = rule;
+  return *this;
 }
 
 void OpRegistry::MarkImpls(const std::function<bool(const std::string&, bool)>& invariant) {
@@ -145,13 +152,15 @@ std::vector<const OpDef*> OpRegistry::All() const {
   return out;
 }
 
-void AddRanges(OpRegistry& r, const char* op, std::initializer_list<int64_t> sinces, InferFn infer,
-               KernelFn fn) {
+OpDefs AddRanges(OpRegistry& r, const char* op, std::initializer_list<int64_t> sinces,
+                 InferFn infer, KernelFn fn) {
+  std::vector<OpDef*> defs;
   const int64_t* s = sinces.begin();
   for (size_t i = 0; i < sinces.size(); ++i) {
     const int64_t until = i + 1 < sinces.size() ? s[i + 1] - 1 : kLatestOpset;
-    r.Add("", op, s[i], until, infer, fn);
+    defs.push_back(&r.Add("", op, s[i], until, infer, fn));
   }
+  return OpDefs(std::move(defs));
 }
 
 }  // namespace onyx::kernels

@@ -46,6 +46,16 @@ struct KernelImpl {
   KernelIsa isa;
 };
 
+struct ActivationRule;  // kernels/activation_rules.h
+
+// How the layout pass (planner/layout.cc) may run an ai.onnx op on channels-last storage as it is.
+enum class LayoutTrait {
+  kNone,
+  kUnaryElementwise,      // Y[i] = f(X[i]); other inputs are scalars (Clip's bounds)
+  kBroadcastElementwise,  // Y[i] from element i of each input after numpy broadcasting
+  kConcatAxis,            // joins its inputs along attribute `axis`, remapped to the stored dim
+};
+
 struct OpDef;
 
 // One line of an operator's kernel list (kernels/kernel_lists.cc): makes the impl for each
@@ -72,6 +82,24 @@ struct OpDef {
   // Output 0 may be written over input `inplace_input`'s buffer (same dtype and size) because
   // the kernel reads input element i before it writes output element i; -1 = never.
   int inplace_input = -1;
+  LayoutTrait layout = LayoutTrait::kNone;
+  // The activation table's row when the op is one of its activations (fusable or not).
+  const ActivationRule* activation = nullptr;
+};
+
+// The definitions one AddRanges call made, to declare their traits where the op is registered:
+//   AddRanges(r, "Abs", {1}, InferUnary, AbsRef).InPlace().Layout(LayoutTrait::kUnaryElementwise);
+class OpDefs {
+ public:
+  explicit OpDefs(std::vector<OpDef*> defs) : defs_(std::move(defs)) {}
+  // Output 0 may take input `input`'s buffer (OpDef::inplace_input).
+  OpDefs& InPlace(int input = 0);
+  OpDefs& Layout(LayoutTrait layout);
+  OpDefs& Activation(const ActivationRule* rule);
+  const std::vector<OpDef*>& defs() const { return defs_; }
+
+ private:
+  std::vector<OpDef*> defs_;
 };
 
 class OpRegistry {
@@ -91,8 +119,6 @@ class OpRegistry {
   std::vector<std::pair<int64_t, int64_t>> Ranges(const std::string& domain,
                                                   const std::string& op_type) const;
   std::vector<const OpDef*> All() const;
-  // Marks every registered definition of these ai.onnx ops as able to run in place on input 0.
-  void MarkInPlace(const std::vector<std::string>& op_types);
   // Sets KernelImpl::thread_invariant on every impl that `invariant(impl name, is last)` accepts
   // (the last impl of a definition is its reference kernel).
   void MarkImpls(const std::function<bool(const std::string&, bool)>& invariant);
@@ -126,8 +152,8 @@ KernelIsa HighwayIsa();
 // Registers one ai.onnx definition per semantic range of `op`: `sinces` are the opsets where its
 // behaviour changed, each range ending where the next begins (the last at kLatestOpset). Every
 // range gets the same infer function and reference kernel, which branch on the node's opset.
-void AddRanges(OpRegistry& r, const char* op, std::initializer_list<int64_t> sinces, InferFn infer,
-               KernelFn fn);
+OpDefs AddRanges(OpRegistry& r, const char* op, std::initializer_list<int64_t> sinces,
+                 InferFn infer, KernelFn fn);
 
 // Implemented in kernels/ops/register_all.cc: calls every family's Register function (the
 // definitions with their reference kernels) in order, then SetKernelLists.

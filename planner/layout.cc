@@ -19,21 +19,10 @@ using kernels::OpRegistry;
 const Shape kToChannelsLast = {0, 2, 3, 1};
 const Shape kToChannelsFirst = {0, 3, 1, 2};
 
-// Elementwise ops whose output element i depends only on element i of each input (after
-// broadcasting), so they run unchanged on permuted storage.
-bool IsUnaryElementwise(const ir::Node& n) {
-  static const std::set<std::string> ops = {
-      "Relu", "LeakyRelu", "Clip",  "Sigmoid", "Tanh",     "HardSigmoid", "HardSwish",
-      "Elu",  "Selu",      "Celu",  "Gelu",    "Softplus", "Softsign",    "Mish",
-      "Abs",  "Neg",       "Exp",   "Log",     "Sqrt",     "Reciprocal",  "Floor",
-      "Ceil", "Round",     "Erf",   "Sin",     "Cos",      "Identity",    "ThresholdedRelu",
-      "Sign", "IsNaN",     "IsInf", "Not"};
-  return n.domain.empty() && ops.count(n.op_type);
-}
-bool IsBinaryElementwise(const ir::Node& n) {
-  static const std::set<std::string> ops = {"Add", "Sub", "Mul", "Div",  "Max",
-                                            "Min", "Sum", "Pow", "PRelu"};
-  return n.domain.empty() && ops.count(n.op_type);
+// The op's layout trait (kernels/op_registry.h, declared where each ai.onnx op is registered):
+// elementwise ops run unchanged on permuted storage, Concat with its axis remapped.
+kernels::LayoutTrait LayoutOf(const PlanStep& st) {
+  return st.op && st.node && st.node->domain.empty() ? st.op->layout : kernels::LayoutTrait::kNone;
 }
 
 Shape Permute(const Shape& s, const Shape& perm) {
@@ -312,8 +301,9 @@ class LayoutPass {
     const ir::Node& n = *st.node;
     const bool lookup = IsLookup(n);
     const bool qdq = IsPerTensorQdq(n) || lookup;
-    const bool unary = qdq || IsUnaryElementwise(n);
-    if (!unary && !IsBinaryElementwise(n)) return false;
+    const kernels::LayoutTrait layout = LayoutOf(st);
+    const bool unary = qdq || layout == kernels::LayoutTrait::kUnaryElementwise;
+    if (!unary && layout != kernels::LayoutTrait::kBroadcastElementwise) return false;
     if (st.outputs.size() != 1 || st.outputs[0] < 0) return false;
     const TypeInfo& y = TypeOf(st.outputs[0]);
     if (!(IsStatic4dFloat(y) || (qdq && IsStatic4d8Bit(y)))) return false;
@@ -477,8 +467,8 @@ class LayoutPass {
 
   bool TryConcat(PlanStep& st, std::vector<PlanStep>& before) {
     const ir::Node& n = *st.node;
-    if (!n.domain.empty() || n.op_type != "Concat" || st.outputs.size() != 1 || st.outputs[0] < 0 ||
-        !IsStatic4dFloat(TypeOf(st.outputs[0])))
+    if (LayoutOf(st) != kernels::LayoutTrait::kConcatAxis || st.outputs.size() != 1 ||
+        st.outputs[0] < 0 || !IsStatic4dFloat(TypeOf(st.outputs[0])))
       return false;
     bool any_cl = false;
     for (int id : st.inputs) {

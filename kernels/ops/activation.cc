@@ -87,14 +87,19 @@ void RegisterActivation(OpRegistry& r) {
     if (rule.changed) sinces.push_back(rule.changed);
     for (size_t i = 0; i < sinces.size(); ++i) {
       const int64_t until = i + 1 < sinces.size() ? sinces[i + 1] - 1 : kLatestOpset;
-      r.Add(
+      OpDef& def = r.Add(
           "", rule.op_type, sinces[i], until,
           rule.kind == ActivationKind::kRelu ? InferActivation<kNumeric> : InferActivation<kFloats>,
           reference::ActivationRef);
+      // Traits from the row: every activation is elementwise, so layout-free.
+      def.activation = &rule;
+      def.layout = LayoutTrait::kUnaryElementwise;
+      if (rule.in_place) def.inplace_input = 0;
     }
   }
   // PRelu: opset 7 switched to unidirectional numpy broadcasting of slope.
-  AddRanges(r, "PRelu", {1, 7}, InferPRelu, reference::PReluRef);
+  AddRanges(r, "PRelu", {1, 7}, InferPRelu, reference::PReluRef)
+      .Layout(LayoutTrait::kBroadcastElementwise);
   AddRanges(r, "SwiGLU", {28}, InferSwiGLU, reference::SwiGLURef);
   AddRanges(r, "Shrink", {9}, InferShrink, reference::ShrinkRef);
 }

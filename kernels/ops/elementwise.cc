@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <string>
 
+#include "kernels/activation_rules.h"
 #include "kernels/op_helpers.h"
 #include "kernels/op_registry.h"
 
@@ -209,17 +210,33 @@ Status InferIsInf(InferContext& ctx) {
 
 }  // namespace
 
+// Traits: InPlace where the kernel reads input-0 element i before writing output element i
+// (kernels/reference/elementwise_loops.cc; variadic Sum/Max/Min are left out, their output must
+// not overlap inputs beyond the second); Layout for the ops that run on channels-last storage
+// unchanged (planner/layout.cc).
 void RegisterElementwise(OpRegistry& r) {
   // Hot in light models first.
-  AddRanges(r, "Add", {1, 7}, InferBinary<kNumeric, false>, reference::AddRef);
-  AddRanges(r, "Mul", {1, 7}, InferBinary<kNumeric, false>, reference::MulRef);
-  AddRanges(r, "Sum", {1, 8}, InferVariadic<kNumeric>, reference::SumRef);
-  AddRanges(r, "Clip", {1, 11}, InferClip, reference::ClipRef);
+  AddRanges(r, "Add", {1, 7}, InferBinary<kNumeric, false>, reference::AddRef)
+      .InPlace()
+      .Layout(LayoutTrait::kBroadcastElementwise);
+  AddRanges(r, "Mul", {1, 7}, InferBinary<kNumeric, false>, reference::MulRef)
+      .InPlace()
+      .Layout(LayoutTrait::kBroadcastElementwise);
+  AddRanges(r, "Sum", {1, 8}, InferVariadic<kNumeric>, reference::SumRef)
+      .Layout(LayoutTrait::kBroadcastElementwise);
+  AddRanges(r, "Clip", {1, 11}, InferClip, reference::ClipRef)
+      .Layout(LayoutTrait::kUnaryElementwise)
+      .Activation(FindActivationRule(ActivationKind::kClip));
 
   // Arithmetic (opset < 7: legacy broadcast attributes).
-  AddRanges(r, "Sub", {1, 7}, InferBinary<kNumeric, false>, reference::SubRef);
-  AddRanges(r, "Div", {1, 7}, InferBinary<kNumeric, false>, reference::DivRef);
-  AddRanges(r, "Pow", {1, 7, 12}, InferPow, reference::PowRef);  // 12: exponent type may differ
+  AddRanges(r, "Sub", {1, 7}, InferBinary<kNumeric, false>, reference::SubRef)
+      .InPlace()
+      .Layout(LayoutTrait::kBroadcastElementwise);
+  AddRanges(r, "Div", {1, 7}, InferBinary<kNumeric, false>, reference::DivRef)
+      .InPlace()
+      .Layout(LayoutTrait::kBroadcastElementwise);
+  AddRanges(r, "Pow", {1, 7, 12}, InferPow, reference::PowRef)
+      .Layout(LayoutTrait::kBroadcastElementwise);  // 12: exponent type may differ
   AddRanges(r, "Mod", {10}, InferBinary<kNumeric, false>, reference::ModRef);
   AddRanges(r, "BitShift", {11, 28}, InferBitShift, reference::BitShiftRef);
   AddRanges(r, "BitwiseAnd", {18}, InferBinary<kInts, false>, reference::BitwiseAndRef);
@@ -238,8 +255,10 @@ void RegisterElementwise(OpRegistry& r) {
   AddRanges(r, "LessOrEqual", {12}, InferBinary<kNumeric | kBool, true>, reference::LessOrEqualRef);
 
   // Variadic (multidirectional broadcasting from opset 8) and selection.
-  AddRanges(r, "Max", {1, 8}, InferVariadic<kNumeric>, reference::MaxRef);
-  AddRanges(r, "Min", {1, 8}, InferVariadic<kNumeric>, reference::MinRef);
+  AddRanges(r, "Max", {1, 8}, InferVariadic<kNumeric>, reference::MaxRef)
+      .Layout(LayoutTrait::kBroadcastElementwise);
+  AddRanges(r, "Min", {1, 8}, InferVariadic<kNumeric>, reference::MinRef)
+      .Layout(LayoutTrait::kBroadcastElementwise);
   AddRanges(r, "Mean", {1, 8}, InferVariadic<kFloats>, reference::MeanRef);
   AddRanges(r, "Where", {9}, InferWhere, reference::WhereRef);
 
@@ -248,18 +267,40 @@ void RegisterElementwise(OpRegistry& r) {
   AddRanges(r, "CastLike", {15, 19, 24}, InferCastLike, reference::CastLikeRef);
 
   // Unary math.
-  AddRanges(r, "Abs", {1}, InferUnary<kNumeric>, reference::AbsRef);
-  AddRanges(r, "Neg", {1}, InferUnary<kNumeric>, reference::NegRef);
-  AddRanges(r, "Sign", {9}, InferUnary<kNumeric>, reference::SignRef);
-  AddRanges(r, "Reciprocal", {1}, InferUnary<kFloats>, reference::ReciprocalRef);
-  AddRanges(r, "Floor", {1}, InferUnary<kFloats>, reference::FloorRef);
-  AddRanges(r, "Ceil", {1}, InferUnary<kFloats>, reference::CeilRef);
-  AddRanges(r, "Round", {11}, InferUnary<kFloats>, reference::RoundRef);
-  AddRanges(r, "Sqrt", {1}, InferUnary<kFloats>, reference::SqrtRef);
-  AddRanges(r, "Exp", {1}, InferUnary<kFloats>, reference::ExpRef);
-  AddRanges(r, "Log", {1}, InferUnary<kFloats>, reference::LogRef);
-  AddRanges(r, "Sin", {7}, InferUnary<kFloats>, reference::SinRef);
-  AddRanges(r, "Cos", {7}, InferUnary<kFloats>, reference::CosRef);
+  AddRanges(r, "Abs", {1}, InferUnary<kNumeric>, reference::AbsRef)
+      .InPlace()
+      .Layout(LayoutTrait::kUnaryElementwise);
+  AddRanges(r, "Neg", {1}, InferUnary<kNumeric>, reference::NegRef)
+      .InPlace()
+      .Layout(LayoutTrait::kUnaryElementwise);
+  AddRanges(r, "Sign", {9}, InferUnary<kNumeric>, reference::SignRef)
+      .Layout(LayoutTrait::kUnaryElementwise);
+  AddRanges(r, "Reciprocal", {1}, InferUnary<kFloats>, reference::ReciprocalRef)
+      .InPlace()
+      .Layout(LayoutTrait::kUnaryElementwise);
+  AddRanges(r, "Floor", {1}, InferUnary<kFloats>, reference::FloorRef)
+      .InPlace()
+      .Layout(LayoutTrait::kUnaryElementwise);
+  AddRanges(r, "Ceil", {1}, InferUnary<kFloats>, reference::CeilRef)
+      .InPlace()
+      .Layout(LayoutTrait::kUnaryElementwise);
+  AddRanges(r, "Round", {11}, InferUnary<kFloats>, reference::RoundRef)
+      .Layout(LayoutTrait::kUnaryElementwise);
+  AddRanges(r, "Sqrt", {1}, InferUnary<kFloats>, reference::SqrtRef)
+      .InPlace()
+      .Layout(LayoutTrait::kUnaryElementwise);
+  AddRanges(r, "Exp", {1}, InferUnary<kFloats>, reference::ExpRef)
+      .InPlace()
+      .Layout(LayoutTrait::kUnaryElementwise);
+  AddRanges(r, "Log", {1}, InferUnary<kFloats>, reference::LogRef)
+      .InPlace()
+      .Layout(LayoutTrait::kUnaryElementwise);
+  AddRanges(r, "Sin", {7}, InferUnary<kFloats>, reference::SinRef)
+      .InPlace()
+      .Layout(LayoutTrait::kUnaryElementwise);
+  AddRanges(r, "Cos", {7}, InferUnary<kFloats>, reference::CosRef)
+      .InPlace()
+      .Layout(LayoutTrait::kUnaryElementwise);
   AddRanges(r, "Tan", {7}, InferUnary<kFloats>, reference::TanRef);
   AddRanges(r, "Asin", {7}, InferUnary<kFloats>, reference::AsinRef);
   AddRanges(r, "Acos", {7}, InferUnary<kFloats>, reference::AcosRef);
@@ -269,10 +310,14 @@ void RegisterElementwise(OpRegistry& r) {
   AddRanges(r, "Asinh", {9}, InferUnary<kFloats>, reference::AsinhRef);
   AddRanges(r, "Acosh", {9}, InferUnary<kFloats>, reference::AcoshRef);
   AddRanges(r, "Atanh", {9}, InferUnary<kFloats>, reference::AtanhRef);
-  AddRanges(r, "Erf", {9}, InferUnary<kNumeric>, reference::ErfRef);
-  AddRanges(r, "IsNaN", {9}, InferPredicate<kFloats>, reference::IsNaNRef);
-  AddRanges(r, "IsInf", {10}, InferIsInf, reference::IsInfRef);
-  AddRanges(r, "Not", {1}, InferUnary<kBool>, reference::NotRef);
+  AddRanges(r, "Erf", {9}, InferUnary<kNumeric>, reference::ErfRef)
+      .Layout(LayoutTrait::kUnaryElementwise);
+  AddRanges(r, "IsNaN", {9}, InferPredicate<kFloats>, reference::IsNaNRef)
+      .Layout(LayoutTrait::kUnaryElementwise);
+  AddRanges(r, "IsInf", {10}, InferIsInf, reference::IsInfRef)
+      .Layout(LayoutTrait::kUnaryElementwise);
+  AddRanges(r, "Not", {1}, InferUnary<kBool>, reference::NotRef)
+      .Layout(LayoutTrait::kUnaryElementwise);
   AddRanges(r, "BitwiseNot", {18}, InferUnary<kInts>, reference::BitwiseNotRef);
 }
 

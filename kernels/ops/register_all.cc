@@ -60,17 +60,6 @@ void RegisterAllOps(OpRegistry& r) {
   RegisterImageDecoder(r);
   RegisterFused(r);
   RegisterLayout(r);
-  // Elementwise kernels that read input-0 element i before writing output element i (checked
-  // in kernels/reference/elementwise_loops.cc and activation.cc), so the planner may give their
-  // output the dying input's arena bytes. Variadic Sum/Mean/Max/Min are left out: their output
-  // must not overlap inputs beyond the second.
-  r.MarkInPlace({"Abs", "Neg",  "Reciprocal", "Floor",       "Ceil",      "Sqrt",     "Exp",
-                 "Log", "Sin",  "Cos",        "Tanh",        "Sigmoid",   "Relu",     "LeakyRelu",
-                 "Elu", "Selu", "Celu",       "HardSigmoid", "HardSwish", "Softplus", "Softsign",
-                 "Add", "Sub",  "Mul",        "Div"});
-  // Shape-only ops copy input 0 unchanged, and skip the copy when given its buffer: in the arena
-  // they cost nothing.
-  r.MarkInPlace({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"});
   // Each operator's fast kernels, in front of its reference kernel (kernels/kernel_lists.cc).
   SetKernelLists(r);
   // Last: the determinism audit marks the impls registered above (docs/determinism.md).

@@ -1648,23 +1648,25 @@ Status Col2ImKernel(KernelContext& ctx) {
 
 }  // namespace
 
+// Shape-only ops (Reshape, Flatten, Squeeze, Unsqueeze, Identity) copy input 0 unchanged and skip
+// the copy when given its buffer: in place, they cost nothing in the arena.
 void RegisterTensorShape(OpRegistry& r) {
   // Opset 1-4: 'shape' attribute; 5: input; 14: allowzero. Later versions only add types.
-  r.Add("", "Reshape", 1, 4, InferReshape, ReshapeKernel);
-  r.Add("", "Reshape", 5, 13, InferReshape, ReshapeKernel);
-  r.Add("", "Reshape", 14, kLatestOpset, InferReshape, ReshapeKernel);
+  r.Add("", "Reshape", 1, 4, InferReshape, ReshapeKernel).inplace_input = 0;
+  r.Add("", "Reshape", 5, 13, InferReshape, ReshapeKernel).inplace_input = 0;
+  r.Add("", "Reshape", 14, kLatestOpset, InferReshape, ReshapeKernel).inplace_input = 0;
   // Opset 11: negative axis.
-  r.Add("", "Flatten", 1, 10, InferFlatten, FlattenKernel);
-  r.Add("", "Flatten", 11, kLatestOpset, InferFlatten, FlattenKernel);
+  r.Add("", "Flatten", 1, 10, InferFlatten, FlattenKernel).inplace_input = 0;
+  r.Add("", "Flatten", 11, kLatestOpset, InferFlatten, FlattenKernel).inplace_input = 0;
   // Opset 13: axes move from attribute to input.
-  r.Add("", "Squeeze", 1, 12, InferSqueeze, SqueezeKernel);
-  r.Add("", "Squeeze", 13, kLatestOpset, InferSqueeze, SqueezeKernel);
-  r.Add("", "Unsqueeze", 1, 12, InferUnsqueeze, UnsqueezeKernel);
-  r.Add("", "Unsqueeze", 13, kLatestOpset, InferUnsqueeze, UnsqueezeKernel);
+  r.Add("", "Squeeze", 1, 12, InferSqueeze, SqueezeKernel).inplace_input = 0;
+  r.Add("", "Squeeze", 13, kLatestOpset, InferSqueeze, SqueezeKernel).inplace_input = 0;
+  r.Add("", "Unsqueeze", 1, 12, InferUnsqueeze, UnsqueezeKernel).inplace_input = 0;
+  r.Add("", "Unsqueeze", 13, kLatestOpset, InferUnsqueeze, UnsqueezeKernel).inplace_input = 0;
   r.Add("", "Transpose", 1, kLatestOpset, InferTranspose, TransposeKernel);
   // Opset 1: axis defaults to 1; 4: required; 11: negative.
-  r.Add("", "Concat", 1, 3, InferConcat, ConcatKernel);
-  r.Add("", "Concat", 4, kLatestOpset, InferConcat, ConcatKernel);
+  r.Add("", "Concat", 1, 3, InferConcat, ConcatKernel).layout = LayoutTrait::kConcatAxis;
+  r.Add("", "Concat", 4, kLatestOpset, InferConcat, ConcatKernel).layout = LayoutTrait::kConcatAxis;
   // Opset 1: split attribute or input; 2: attribute; 13: input; 18: num_outputs.
   r.Add("", "Split", 1, 1, InferSplit, SplitKernel);
   r.Add("", "Split", 2, 12, InferSplit, SplitKernel);
@@ -1687,7 +1689,9 @@ void RegisterTensorShape(OpRegistry& r) {
   r.Add("", "Shape", 15, kLatestOpset, InferShape, ShapeKernel);
   r.Add("", "Size", 1, kLatestOpset, InferSize, SizeKernel);
   // Opset 14: sequences; 16: optionals.
-  r.Add("", "Identity", 1, kLatestOpset, InferPassThrough, IdentityKernel);
+  OpDef& identity = r.Add("", "Identity", 1, kLatestOpset, InferPassThrough, IdentityKernel);
+  identity.inplace_input = 0;
+  identity.layout = LayoutTrait::kUnaryElementwise;
   // Opset 9..13 add sparse_value and the value_* attributes.
   r.Add("", "Constant", 1, kLatestOpset, InferConstant, ConstantKernel);
   r.Add("", "ConstantOfShape", 9, kLatestOpset, InferConstantOfShape, ConstantOfShapeKernel);

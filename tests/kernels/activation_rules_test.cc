@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/node_view.h"
+#include "kernels/op_registry.h"
 #include "tests/kernels/kernel_harness.h"
 
 namespace onyx::testing {
@@ -210,6 +211,23 @@ TEST(ActivationRules, FusedFormRoundTrips) {
     EXPECT_EQ(parsed.value().kind, a.kind) << rule.op_type;
     EXPECT_EQ(parsed.value().alpha, a.alpha) << rule.op_type;
     EXPECT_EQ(parsed.value().beta, a.beta) << rule.op_type;
+  }
+}
+
+// Every row is registered as an ai.onnx operator whose definition carries the row and the traits
+// the planner reads (layout-free; in place as the row says), at every opset from its first.
+TEST(ActivationRules, DefinitionsCarryTheRowAndItsTraits) {
+  const kernels::OpRegistry& r = kernels::OpRegistry::Global();
+  for (const ActivationRule& rule : kernels::ActivationRules()) {
+    if (rule.kind == ActivationKind::kGeluTanh) continue;  // Gelu's own row
+    const int64_t since = rule.kind == ActivationKind::kClip ? 1 : rule.since;
+    for (int64_t opset : {since, int64_t{24}}) {
+      const kernels::OpDef* def = r.Find("", rule.op_type, opset);
+      ASSERT_NE(def, nullptr) << rule.op_type << " opset " << opset;
+      EXPECT_EQ(def->activation, &rule) << rule.op_type;
+      EXPECT_EQ(def->layout, kernels::LayoutTrait::kUnaryElementwise) << rule.op_type;
+      EXPECT_EQ(def->inplace_input, rule.in_place ? 0 : -1) << rule.op_type;
+    }
   }
 }
 

@@ -15,7 +15,10 @@ void RegisterMatmul(OpRegistry& r);
 void RegisterRecurrent(OpRegistry& r);
 void RegisterControlFlow(OpRegistry& r);
 void RegisterSequence(OpRegistry& r);
-void RegisterImageSignal(OpRegistry& r);
+void RegisterResize(OpRegistry& r);
+void RegisterGridSample(OpRegistry& r);
+void RegisterSpectral(OpRegistry& r);
+void RegisterNonMaxSuppression(OpRegistry& r);
 void RegisterQuantization(OpRegistry& r);
 void RegisterQuantizationMs(OpRegistry& r);       // com.microsoft QOperator ops
 void RegisterDynamicQuantizeLstm(OpRegistry& r);  // com.microsoft DynamicQuantizeLSTM
@@ -23,6 +26,11 @@ void RegisterTransformerMs(OpRegistry& r);        // com.microsoft transformer o
 void RegisterText(OpRegistry& r);
 void RegisterRandom(OpRegistry& r);
 void RegisterAttention(OpRegistry& r);
+void RegisterRotaryEmbedding(OpRegistry& r);
+void RegisterTensorScatter(OpRegistry& r);
+void RegisterBitCast(OpRegistry& r);
+void RegisterCausalConvWithState(OpRegistry& r);
+void RegisterLinearAttention(OpRegistry& r);
 void RegisterMl(OpRegistry& r);
 void RegisterTraining(OpRegistry& r);
 void RegisterLoss(OpRegistry& r);
@@ -44,7 +52,10 @@ void RegisterAllOps(OpRegistry& r) {
   RegisterRecurrent(r);
   RegisterControlFlow(r);
   RegisterSequence(r);
-  RegisterImageSignal(r);
+  RegisterResize(r);
+  RegisterGridSample(r);
+  RegisterSpectral(r);
+  RegisterNonMaxSuppression(r);
   RegisterQuantization(r);
   RegisterQuantizationMs(r);
   RegisterDynamicQuantizeLstm(r);
@@ -52,6 +63,11 @@ void RegisterAllOps(OpRegistry& r) {
   RegisterText(r);
   RegisterRandom(r);
   RegisterAttention(r);
+  RegisterRotaryEmbedding(r);
+  RegisterTensorScatter(r);
+  RegisterBitCast(r);
+  RegisterCausalConvWithState(r);
+  RegisterLinearAttention(r);
   RegisterMl(r);
   RegisterTraining(r);
   RegisterLoss(r);

@@ -1,7 +1,7 @@
 // Reference kernels for the attention-era operators: Attention (opset 23/24), FlexAttention
 // (ai.onnx.preview 1), RotaryEmbedding (23), TensorScatter (24), BitCast (26),
 // CausalConvWithState (27) and LinearAttention (27). Shapes are validated by the callers in
-// kernels/ops/attention.cc; these loops trust them.
+// kernels/ops/ (attention.cc, rotary_embedding.cc, tensor_scatter.cc, ...); these loops trust them.
 #pragma once
 
 #include <cstdint>

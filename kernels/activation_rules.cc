@@ -18,8 +18,10 @@ constexpr float kFltMax = std::numeric_limits<float>::max();
 // opset 6's (ParseActivation gives opset 1's shorter constants).
 constexpr float kSeluAlpha = 1.67326319217681884765625f;
 constexpr float kSeluGamma = 1.05070102214813232421875f;
-// clang-format off
-const std::vector<ActivationRule> kRules = {
+// A function-local static: the table may be read during other files' static initialisation.
+const std::vector<ActivationRule>& Rules() {
+  // clang-format off
+  static const std::vector<ActivationRule> kRules = {
   // kind               op                 since chg  alpha              beta              gamma                fusable inplace cheap  hwy    Highway loop
   {K::kRelu,            "Relu",            1,    0,   {},                {},               {},                  true,   true,   true,  true,  UnaryOp::kRelu},
   {K::kLeakyRelu,       "LeakyRelu",       1,    0,   {"alpha", 0.01f},  {},               {},                  true,   true,   true,  true,  UnaryOp::kLeakyRelu},
@@ -39,7 +41,9 @@ const std::vector<ActivationRule> kRules = {
   {K::kThresholdedRelu, "ThresholdedRelu", 10,   0,   {"alpha", 1.0f},   {},               {},                  false,  false,  true,  false, UnaryOp::kRelu},
   {K::kSwish,           "Swish",           24,   0,   {"alpha", 1.0f},   {},               {},                  false,  false,  false, false, UnaryOp::kRelu},
 };
-// clang-format on
+  // clang-format on
+  return kRules;
+}
 
 // How many activation_params the fused form carries: the row's parameters in order (alpha,
 // beta), Gelu one (its form).
@@ -54,7 +58,7 @@ float Read(const NodeView& node, const ActivationParam& p) {
 
 std::string FusableNames(const char* separator) {
   std::string s;
-  for (const ActivationRule& r : kRules) {
+  for (const ActivationRule& r : Rules()) {
     if (!r.fusable || r.kind == K::kGeluTanh) continue;
     if (!s.empty()) s += separator;
     s += r.op_type;
@@ -65,17 +69,17 @@ std::string FusableNames(const char* separator) {
 }  // namespace
 
 const std::vector<ActivationRule>& ActivationRules() {
-  return kRules;
+  return Rules();
 }
 
 const ActivationRule* FindActivationRule(ActivationKind kind) {
-  for (const ActivationRule& r : kRules)
+  for (const ActivationRule& r : Rules())
     if (r.kind == kind) return &r;
   return nullptr;
 }
 
 const ActivationRule* FindActivationRule(std::string_view op_type) {
-  for (const ActivationRule& r : kRules)
+  for (const ActivationRule& r : Rules())
     if (op_type == r.op_type) return &r;
   return nullptr;
 }

@@ -4,6 +4,7 @@
 // each rejection). Adding a kernel for one ISA is its file plus one entry here; the enumerated
 // kernel tests and benchmarks (tests/kernels/kernel_grid*) pick it up from the registry.
 
+#include "kernels/activation_rules.h"
 #include "kernels/common/common_kernels.h"
 #include "kernels/common/highway_dispatch.h"
 #include "kernels/op_registry.h"
@@ -76,24 +77,17 @@ void SetKernelLists(OpRegistry& r) {
     r.SetKernels("", op, {VariadicHwyKernel(op, kind)});
   r.SetKernels("", "Pow", {PowHwyKernel()});
   r.SetKernels("", "PRelu", {PReluHwyKernel()});
-  for (const auto& [op, kind] : {std::pair{"Relu", UnaryOp::kRelu},
-                                 {"LeakyRelu", UnaryOp::kLeakyRelu},
-                                 {"Clip", UnaryOp::kClip},
-                                 {"Sigmoid", UnaryOp::kSigmoid},
-                                 {"Tanh", UnaryOp::kTanh},
-                                 {"Erf", UnaryOp::kErf},
-                                 {"Gelu", UnaryOp::kGelu},
-                                 {"HardSigmoid", UnaryOp::kHardSigmoid},
-                                 {"HardSwish", UnaryOp::kHardSwish},
-                                 {"Elu", UnaryOp::kElu},
-                                 {"Softplus", UnaryOp::kSoftplus},
+  // The activations with a Highway loop: the table's rows (kernels/activation_rules.cc).
+  for (const ActivationRule& rule : ActivationRules())
+    if (rule.has_unary_op && rule.kind != ActivationKind::kGeluTanh)  // Gelu's row picks its form
+      r.SetKernels("", rule.op_type, {UnaryHwyKernel(rule.op_type, rule.unary_op)});
+  for (const auto& [op, kind] : {std::pair{"Erf", UnaryOp::kErf},
                                  {"Exp", UnaryOp::kExp},
                                  {"Log", UnaryOp::kLog},
                                  {"Sqrt", UnaryOp::kSqrt},
                                  {"Neg", UnaryOp::kNeg},
                                  {"Abs", UnaryOp::kAbs},
-                                 {"Reciprocal", UnaryOp::kReciprocal},
-                                 {"Mish", UnaryOp::kMish}})
+                                 {"Reciprocal", UnaryOp::kReciprocal}})
     r.SetKernels("", op, {UnaryHwyKernel(op, kind)});
   r.SetKernels(onyx, "ReplaceNaN", {ReplaceNaNHwyKernel()});
 

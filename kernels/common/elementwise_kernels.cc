@@ -89,12 +89,10 @@ Status SupportsUnary(const NodeView& node, const std::vector<TypeInfo>& types) {
 
 // Work per element, for the thread split: a transcendental costs about eight plain operations.
 int64_t UnaryWork(UnaryOp op) {
+  for (const ActivationRule& rule : ActivationRules())  // an activation: the table says
+    if (rule.has_unary_op && rule.unary_op == op)
+      return rule.cheap ? kCheapWork : kTranscendentalWork;
   switch (op) {
-    case UnaryOp::kRelu:
-    case UnaryOp::kLeakyRelu:
-    case UnaryOp::kClip:
-    case UnaryOp::kHardSigmoid:
-    case UnaryOp::kHardSwish:
     case UnaryOp::kSqrt:
     case UnaryOp::kNeg:
     case UnaryOp::kAbs:

@@ -5,12 +5,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "kernels/ir/graph.h"
+#include "kernels/op_registry.h"
 #include "onyx/status.h"
 #include "onyx/tensor.h"
 
@@ -42,9 +44,14 @@ struct RunOptions {
   // Output 0 is given input 0's buffer (same dtype and element count), as the planner does for
   // ops marked in-place. Input 0 is copied first, so the caller's tensor is left alone.
   bool output_over_input0 = false;
+  // Same for another input (the planner's OpDef::inplace_input); -1: none beyond the above.
+  int output_over_input = -1;
   // Inputs handed to a plan-time kernel (create_with_info) as constants, as the planner does for
   // initializers; the others are seen only at run time.
   std::vector<int> constant_inputs;
+  // Output buffers of one run are handed to the next (PreparedImpl::Run, the benchmarks), as the
+  // plan's arena slots are; false: fresh buffers filled with a garbage pattern every run.
+  bool reuse_outputs = false;
 };
 
 struct RunResult {
@@ -52,6 +59,9 @@ struct RunResult {
   std::string impl;             // the impl that ran
   std::string variant;          // its kernel's variant() ("" when it has none)
   std::vector<Tensor> outputs;  // one per node output (undefined when not written)
+  // The impl declined the node (its `supports`, or kUnsupported from its creation, which makes
+  // the planner try the next impl): `status` says why.
+  bool declined = false;
 };
 
 // Runs the impl called `impl` of the node's OpDef ("" = the reference impl, the last one) on
@@ -59,6 +69,32 @@ struct RunResult {
 // not registered or its `supports` rejects the node.
 RunResult RunImpl(const NodeSpec& spec, const std::vector<Tensor>& inputs, const std::string& impl,
                   const RunOptions& options = {});
+
+// Same, for an impl the caller already holds (the enumerated grid test walks OpDef::impls).
+RunResult RunImpl(const kernels::KernelImpl& impl, const NodeSpec& spec,
+                  const std::vector<Tensor>& inputs, const RunOptions& options = {});
+
+// One impl's kernel created for one node and its inputs, run as often as wanted (the grid
+// benchmarks time Run()). A node the impl declines gives a RunResult with `declined` set.
+class PreparedImpl {
+ public:
+  PreparedImpl(const kernels::KernelImpl& impl, const NodeSpec& spec, std::vector<Tensor> inputs,
+               const RunOptions& options = {});
+  ~PreparedImpl();
+  PreparedImpl(const PreparedImpl&) = delete;
+  PreparedImpl& operator=(const PreparedImpl&) = delete;
+  bool ok() const { return status_.ok(); }
+  const Status& status() const { return status_; }
+  bool declined() const { return declined_; }
+  RunResult Run();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+  std::string impl_, variant_;
+  Status status_;
+  bool declined_ = false;
+};
 
 // Expects `plan` (a Session::DescribePlan text) to run `impl` ("[impl]"). Under ONYX_ISA=scalar,
 // where the planner takes no SIMD kernel, it expects the opposite: `impl` absent.

@@ -1,0 +1,186 @@
+// The enumerated kernel test: every registered non-reference impl of every operator definition
+// runs on every grid case (kernel_grid.h) it accepts, against the definition's reference impl (its
+// last), compared with the operator's named tolerance; once with its constants as plan-time
+// initializers, once with its output written over the input the definition allows (in place) on
+// two threads. An impl no grid case reaches fails the test. Registered once per ONYX_ISA level
+// (tests/CMakeLists.txt): impls that run above the process's cap are not run, and a level this
+// CPU lacks skips the whole test.
+#include "tests/kernels/kernel_grid.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu_features.h"
+#include "kernels/op_registry.h"
+#include "tests/kernels/kernel_harness.h"
+
+namespace onyx::testing {
+namespace {
+
+using kernels::OpDef;
+
+// The opset a case runs at against `def`, or -1 when their ranges do not overlap.
+int64_t OpsetFor(const GridCase& c, const OpDef& def) {
+  const int64_t lo = std::max(c.min_opset, def.since);
+  const int64_t hi = std::min(c.max_opset, def.until);
+  return lo <= hi ? lo : -1;
+}
+
+std::string DefName(const OpDef& def) {
+  return (def.domain.empty() ? "" : def.domain + ".") + def.op_type + "-" +
+         std::to_string(def.since);
+}
+
+// Definitions that have at least one non-reference impl.
+std::vector<const OpDef*> DefsWithFastImpls() {
+  std::vector<const OpDef*> defs;
+  for (const OpDef* def : kernels::OpRegistry::Global().All())
+    if (def->impls.size() > 1) defs.push_back(def);
+  return defs;
+}
+
+// Grid cases of `def`'s operator, each with the opset it runs at.
+std::vector<std::pair<const GridCase*, int64_t>> CasesOf(const OpDef& def) {
+  std::vector<std::pair<const GridCase*, int64_t>> cases;
+  for (const GridCase& c : KernelGrid()) {
+    if (c.domain != def.domain || c.op != def.op_type) continue;
+    const int64_t opset = OpsetFor(c, def);
+    if (opset >= 0) cases.push_back({&c, opset});
+  }
+  return cases;
+}
+
+// Skips the test when ONYX_ISA names a level this CPU lacks (its ctest entry on a smaller CPU).
+bool IsaCapUsable(std::string* why) {
+  const auto cap = kernels::EnvIsaCap();
+  if (!cap.ok()) *why = cap.status().message();
+  return cap.ok();
+}
+
+TEST(KernelGrid, EveryRegisteredKernelHasACase) {
+  std::string why;
+  if (!IsaCapUsable(&why)) GTEST_SKIP() << why;
+  int pairs = 0, covered = 0;
+  std::set<std::string> impl_names;
+  for (const OpDef* def : DefsWithFastImpls()) {
+    const auto cases = CasesOf(*def);
+    for (size_t k = 0; k + 1 < def->impls.size(); ++k) {
+      const kernels::KernelImpl& impl = def->impls[k];
+      ++pairs;
+      impl_names.insert(impl.name);
+      std::string reasons;
+      bool taken = false;
+      for (const auto& [c, opset] : cases) {
+        RunOptions o;
+        o.constant_inputs = ConstantInputsOf(*c);
+        PreparedImpl p(impl, SpecOf(*c, opset), InputsOf(*c, 1), o);
+        if (!p.declined()) {
+          taken = true;
+          break;
+        }
+        if (reasons.size() < 2000) reasons += "\n    " + c->name + ": " + p.status().message();
+      }
+      if (taken)
+        ++covered;
+      else
+        ADD_FAILURE() << "registered kernel " << impl.name << " (" << DefName(*def)
+                      << ") has no grid case"
+                      << (cases.empty() ? " (the grid has no case for this operator and opset)"
+                                        : ": every case was declined:" + reasons);
+    }
+  }
+  std::printf(
+      "[grid] coverage: %d of %d (definition, fast impl) pairs, %zu impl names, %zu cases\n",
+      covered, pairs, impl_names.size(), KernelGrid().size());
+}
+
+TEST(KernelGrid, FastKernelsMatchTheReference) {
+  std::string why;
+  if (!IsaCapUsable(&why)) GTEST_SKIP() << why;
+  const kernels::IsaLevel cap = kernels::ProcessIsaCap();
+  const auto start = std::chrono::steady_clock::now();
+  int comparisons = 0, above_cap = 0, runs_declined = 0;
+  std::set<std::string> impls_run;
+  std::set<const GridCase*> cases_run;
+  for (const OpDef* def : DefsWithFastImpls()) {
+    const kernels::KernelImpl& ref_impl = def->impls.back();
+    for (const auto& [c, opset] : CasesOf(*def)) {
+      const NodeSpec spec = SpecOf(*c, opset);
+      const std::vector<Tensor> inputs = InputsOf(*c, 1);
+      const std::vector<int> constants = ConstantInputsOf(*c);
+      const std::string what =
+          DefName(*def) + " case " + c->name + " (opset " + std::to_string(opset) + ")";
+      RunOptions ref_options;
+      ref_options.constant_inputs = constants;
+      const RunResult ref = RunImpl(ref_impl, spec, inputs, ref_options);
+      if (!ref.status.ok()) {
+        ADD_FAILURE() << "grid case " << what << " is invalid: the reference impl " << ref_impl.name
+                      << " fails: " << ref.status.message();
+        continue;
+      }
+      const Tolerance tol = ToleranceFor(def->domain, def->op_type);
+      for (size_t k = 0; k + 1 < def->impls.size(); ++k) {
+        const kernels::KernelImpl& impl = def->impls[k];
+        if (!kernels::IsaAtMost(impl.isa.RunsAt(), cap)) {
+          ++above_cap;
+          continue;
+        }
+        struct Variant {
+          const char* name;
+          int threads;
+          int over;  // output 0 written over this input; -1: a fresh buffer
+        };
+        std::vector<Variant> variants = {{"", 1, -1}};
+        if (def->inplace_input >= 0 && def->inplace_input < static_cast<int>(inputs.size()) &&
+            inputs[def->inplace_input].defined())
+          variants.push_back({" in place, 2 threads", 2, def->inplace_input});
+        for (const Variant& v : variants) {
+          RunOptions o;
+          o.threads = v.threads;
+          o.output_over_input = v.over;
+          o.constant_inputs = constants;
+          const RunResult got = RunImpl(impl, spec, inputs, o);
+          if (got.declined) {
+            ++runs_declined;
+            break;
+          }
+          impls_run.insert(impl.name);
+          cases_run.insert(c);
+          ++comparisons;
+          if (!got.status.ok()) {
+            ADD_FAILURE() << impl.name << " on " << what << v.name
+                          << " fails: " << got.status.message();
+            continue;
+          }
+          const std::string diff = CompareOutputs(got.outputs, ref.outputs, tol);
+          EXPECT_EQ(diff, "") << impl.name << (got.variant.empty() ? "" : "/" + got.variant)
+                              << " on " << what << v.name << " vs " << ref_impl.name;
+        }
+      }
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf(
+      "[grid] ONYX_ISA cap %s: %zu impls run on %zu cases, %d comparisons; %d runs of impls "
+      "above the cap skipped, %d (impl, case) pairs declined; %.2f s\n",
+      kernels::IsaName(cap), impls_run.size(), cases_run.size(), comparisons, above_cap,
+      runs_declined, seconds);
+}
+
+// Every case name is unique within its operator (failure messages and benchmarks name them).
+TEST(KernelGrid, CaseNamesAreUnique) {
+  std::set<std::string> seen;
+  for (const GridCase& c : KernelGrid())
+    EXPECT_TRUE(seen.insert(c.domain + "." + c.op + "/" + c.name).second)
+        << c.op << " case " << c.name << " is listed twice";
+}
+
+}  // namespace
+}  // namespace onyx::testing

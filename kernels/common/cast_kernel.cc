@@ -61,10 +61,19 @@ bool ConvertFrom(DType from, const void* src, D* dst, int64_t n, int threads) {
   }
 }
 
+// The target type: an int from opset 6, the type's name ("FLOAT", "DOUBLE") before; other names
+// give kUndefined, which the kernel declines.
+DType TargetOf(const NodeView& node) {
+  const ir::Attribute* a = node.node().attr("to");
+  if (a && a->type == ir::AttrType::kString)
+    return a->s == "FLOAT" ? DType::kFloat : a->s == "DOUBLE" ? DType::kDouble : DType::kUndefined;
+  return static_cast<DType>(node.attr_int("to", 0));
+}
+
 class CastKernel : public FastKernel {
  public:
   CastKernel(const NodeView& node, std::unique_ptr<Kernel> fallback)
-      : FastKernel(std::move(fallback)), to_(static_cast<DType>(node.attr_int("to", 0))) {}
+      : FastKernel(std::move(fallback)), to_(TargetOf(node)) {}
 
   Status Run(KernelContext& ctx) const override {
     if (!ctx.input_value(0).is_tensor() || !SourceTaken(ctx.input(0).dtype())) return Fallback(ctx);
@@ -83,7 +92,7 @@ class CastKernel : public FastKernel {
 };
 
 Status SupportsCast(const NodeView& node, const std::vector<TypeInfo>& types) {
-  const DType to = static_cast<DType>(node.attr_int("to", 0));
+  const DType to = TargetOf(node);
   if (to != DType::kFloat && to != DType::kDouble)
     return node.NotSupported("to float or double only");
   if (types.empty() || !types[0].is_tensor() || !SourceTaken(types[0].elem))

@@ -258,6 +258,8 @@ void AddNormalization(Grid& g) {
         {F32({4, 67}), Const(F32({67}))}, 1, 17);
   g.Add("", "LayerNormalization", "two_axes", {IntAttr("axis", 1)},
         {F32({2, 3, 11}), Const(F32({3, 11})), Const(F32({3, 11}))}, 1, 17);
+  g.Add("", "LayerNormalization", "small_variance", {FloatAttr("epsilon", 1e-4f)},
+        {F32({3, 37}, -0.01, 0.01), Const(F32({37})), Const(F32({37}))}, 1, 17);
   g.Add("", "LayerNormalization", "specials", {}, {Specials({2, 37}), F32({37}), F32({37})}, 1, 17);
   g.Add("", "LRN", "size3",
         {IntAttr("size", 3), FloatAttr("alpha", 1e-3f), FloatAttr("beta", 0.75f),
@@ -680,6 +682,13 @@ void AddTransformer(Grid& g) {
     g.Add(domain, "SkipLayerNormalization", "specials", {},
           {Specials({2, 37}), F32({2, 37}), Const(F32({37})), Const(F32({37}))});
   }
+  // Rows of small variance, where epsilon is a large part of the denominator.
+  for (const char* domain : {kMs, kOnyx})
+    g.Add(
+        domain, "SkipLayerNormalization", "small_variance", {FloatAttr("epsilon", 1e-4f)},
+        {F32({3, 37}, -0.01, 0.01), F32({3, 37}, -0.01, 0.01), Const(F32({37})), Const(F32({37}))});
+  g.Add(kMs, "SkipSimplifiedLayerNormalization", "small_variance", {FloatAttr("epsilon", 1e-4f)},
+        {F32({3, 37}, -0.01, 0.01), F32({3, 37}, -0.01, 0.01), Const(F32({37}))});
   g.Add(kMs, "SkipLayerNormalization", "broadcast_skip", {},
         {F32({2, 5, 33}), F32({5, 33}), Const(F32({33})), Const(F32({33}))}, 4);
   g.Add(kMs, "SkipSimplifiedLayerNormalization", "bias_33", {FloatAttr("epsilon", 1e-6f)},

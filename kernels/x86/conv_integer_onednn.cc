@@ -30,13 +30,6 @@ using Tag = memory::format_tag;
 
 enum Input { kX, kW, kXZero, kWZero };
 
-bool CpuHasVnni() {
-  CapOnednn();
-  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
-  return isa == dnnl::cpu_isa::avx512_core_vnni || isa == dnnl::cpu_isa::avx512_core_bf16 ||
-         isa == dnnl::cpu_isa::avx512_core_amx;
-}
-
 int32_t ZeroPointAt(const Tensor& z, int64_t i) {
   return z.dtype() == DType::kUInt8 ? z.data<uint8_t>()[i] : z.data<int8_t>()[i];
 }

@@ -115,6 +115,13 @@ bool CpuHasBf16() {
   return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
 }
 
+bool CpuHasVnni() {
+  CapOnednn();
+  const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+  return isa == dnnl::cpu_isa::avx512_core_vnni || isa == dnnl::cpu_isa::avx512_core_bf16 ||
+         isa == dnnl::cpu_isa::avx512_core_amx;
+}
+
 dnnl::primitive_attr ScratchpadAttr() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

@@ -26,6 +26,10 @@ dnnl::engine& CpuEngine();
 
 // Whether oneDNN computes bfloat16 natively here (AVX512-BF16 or AMX), for SessionOptions::bf16.
 bool CpuHasBf16();
+// Whether oneDNN's int8 kernels here multiply with AVX512-VNNI or AMX. Without them (SSE4.1,
+// AVX2, AVX-512 without VNNI) they add pairs of uint8 x int8 products in 16 bits (vpmaddubsw),
+// which saturates on full-range inputs: the int8 impls decline there and the reference runs.
+bool CpuHasVnni();
 
 // oneDNN 2.6 on Debian threads with GNU OpenMP: its team size follows the calling thread's
 // nthreads-var, so each kernel sets it before creating and before executing a primitive.

@@ -232,6 +232,7 @@ class QLinearConvOnednn : public Kernel {
 }  // namespace
 
 Status QLinearConvOnednnSupports(const NodeView& node, const std::vector<TypeInfo>& types) {
+  if (!CpuHasVnni()) return node.NotSupported("needs a CPU with AVX512-VNNI or AMX");
   if (types.size() < 8) return node.NotSupported("needs 8 or 9 inputs");
   const TypeInfo& x = types[kX];
   const TypeInfo& w = types[kW];

@@ -339,6 +339,7 @@ class QuantizedMatMulOnednn : public Kernel {
 
 Status QuantizedMatMulOnednnSupports(const NodeView& node, const std::vector<TypeInfo>& types) {
   const Operands ops = OperandsOf(node);
+  if (!CpuHasVnni()) return node.NotSupported("needs a CPU with AVX512-VNNI or AMX");
   if (types.size() <= static_cast<size_t>(ops.b)) return node.NotSupported("needs A and B");
   const TypeInfo& a = types[0];
   const TypeInfo& b = types[ops.b];

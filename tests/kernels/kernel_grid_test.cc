@@ -64,25 +64,29 @@ bool IsaCapUsable(std::string* why) {
   return cap.ok();
 }
 
-TEST(KernelGrid, EveryRegisteredKernelHasACase) {
-  std::string why;
-  if (!IsaCapUsable(&why)) GTEST_SKIP() << why;
-  // Under a cap below the machine's an impl may decline every node for the cap's sake (oneDNN's
-  // int8 kernels below VNNI, its global pooling below AVX-512): coverage is judged uncapped,
-  // and only for impls this CPU can run at all.
-  const bool uncapped = kernels::ProcessIsaCap() == kernels::MachineIsa();
-  int pairs = 0, covered = 0, not_here = 0;
+// What the coverage check found over a set of definitions.
+struct Coverage {
+  int pairs = 0;     // (definition, fast impl) pairs checked
+  int covered = 0;   // of which some grid case reaches the impl
+  int not_here = 0;  // pairs left out: the impl needs an ISA above this CPU's
   std::set<std::string> impl_names;
-  for (const OpDef* def : DefsWithFastImpls()) {
+  std::vector<std::string> uncovered;  // one message per pair no case reaches
+};
+
+// For each non-reference impl of each definition: whether some grid case of its operator, at an
+// opset of its range, is taken by it (`supports` accepts it and creation does not decline it).
+Coverage CheckCoverage(const std::vector<const OpDef*>& defs) {
+  Coverage cov;
+  for (const OpDef* def : defs) {
     const auto cases = CasesOf(*def);
     for (size_t k = 0; k + 1 < def->impls.size(); ++k) {
       const kernels::KernelImpl& impl = def->impls[k];
       if (!kernels::IsaAtMost(impl.isa.min, kernels::MachineIsa())) {
-        ++not_here;
+        ++cov.not_here;
         continue;
       }
-      ++pairs;
-      impl_names.insert(impl.name);
+      ++cov.pairs;
+      cov.impl_names.insert(impl.name);
       std::string reasons;
       bool taken = false;
       for (const auto& [c, opset] : cases) {
@@ -95,22 +99,70 @@ TEST(KernelGrid, EveryRegisteredKernelHasACase) {
         }
         if (reasons.size() < 2000) reasons += "\n    " + c->name + ": " + p.status().message();
       }
-      if (taken)
-        ++covered;
-      else if (!uncapped)
-        std::printf("[grid] %s (%s) declines every case under ONYX_ISA=%s\n", impl.name.c_str(),
-                    DefName(*def).c_str(), kernels::IsaName(kernels::ProcessIsaCap()));
-      else
-        ADD_FAILURE() << "registered kernel " << impl.name << " (" << DefName(*def)
-                      << ") has no grid case"
-                      << (cases.empty() ? " (the grid has no case for this operator and opset)"
-                                        : ": every case was declined:" + reasons);
+      if (taken) {
+        ++cov.covered;
+        continue;
+      }
+      cov.uncovered.push_back(
+          "registered kernel " + impl.name + " (" + DefName(*def) + ") has no grid case" +
+          (cases.empty() ? " (the grid has no case for this operator and opset)"
+                         : ": every case was declined:" + reasons));
     }
+  }
+  return cov;
+}
+
+TEST(KernelGrid, EveryRegisteredKernelHasACase) {
+  std::string why;
+  if (!IsaCapUsable(&why)) GTEST_SKIP() << why;
+  // Under a cap below the machine's an impl may decline every node for the cap's sake (oneDNN's
+  // int8 kernels below VNNI, its global pooling below AVX-512): coverage is judged uncapped,
+  // and only for impls this CPU can run at all.
+  const bool uncapped = kernels::ProcessIsaCap() == kernels::MachineIsa();
+  const Coverage cov = CheckCoverage(DefsWithFastImpls());
+  for (const std::string& m : cov.uncovered) {
+    if (uncapped)
+      ADD_FAILURE() << m;
+    else
+      std::printf("[grid] under ONYX_ISA=%s: %s\n", kernels::IsaName(kernels::ProcessIsaCap()),
+                  m.substr(0, m.find(':')).c_str());
   }
   std::printf(
       "[grid] coverage: %d of %d (definition, fast impl) pairs, %zu impl names, %zu cases; %d "
       "pairs need a CPU above this one\n",
-      covered, pairs, impl_names.size(), KernelGrid().size(), not_here);
+      cov.covered, cov.pairs, cov.impl_names.size(), KernelGrid().size(), cov.not_here);
+}
+
+// The check itself: an impl that declines every case, and one of an operator the grid lacks, are
+// named; one that takes a case is not (definitions built here, outside the registry).
+TEST(KernelGrid, CoverageCheckNamesAnImplWithoutCases) {
+  const OpDef* relu = kernels::OpRegistry::Global().Find("", "Relu", 14);
+  ASSERT_NE(relu, nullptr);
+  OpDef def = *relu;
+  kernels::KernelImpl declines;
+  declines.name = "Relu_f32_declines_all";
+  declines.supports = [](const kernels::NodeView& node, const std::vector<TypeInfo>&) {
+    return node.NotSupported("declines everything");
+  };
+  declines.create = relu->impls.back().create;
+  kernels::KernelImpl takes = declines;
+  takes.name = "Relu_f32_takes_all";
+  takes.supports = nullptr;
+  def.impls = {declines, takes, relu->impls.back()};
+  OpDef unknown = def;
+  unknown.domain = "com.onyx";
+  unknown.op_type = "NoGridCases";
+  unknown.impls = {takes, relu->impls.back()};
+  const Coverage cov = CheckCoverage({&def, &unknown});
+  EXPECT_EQ(cov.pairs, 3);
+  EXPECT_EQ(cov.covered, 1);
+  ASSERT_EQ(cov.uncovered.size(), 2u);
+  EXPECT_NE(cov.uncovered[0].find("registered kernel Relu_f32_declines_all (Relu-"),
+            std::string::npos)
+      << cov.uncovered[0];
+  EXPECT_NE(cov.uncovered[0].find("declines everything"), std::string::npos) << cov.uncovered[0];
+  EXPECT_NE(cov.uncovered[1].find("the grid has no case for this operator"), std::string::npos)
+      << cov.uncovered[1];
 }
 
 TEST(KernelGrid, FastKernelsMatchTheReference) {

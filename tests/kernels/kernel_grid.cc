@@ -952,7 +952,9 @@ std::vector<Tensor> InputsOf(const GridCase& c, uint32_t seed, int scale) {
       continue;
     }
     Shape shape = in.shape;
-    if (scale > 1 && !in.constant && c.scale_dim >= 0 &&
+    // Graph inputs of input 0's rank grow together (same-shape operands stay equal; a
+    // broadcast operand of lower rank keeps its shape).
+    if (scale > 1 && !in.constant && c.scale_dim >= 0 && shape.size() == c.inputs[0].shape.size() &&
         static_cast<int>(shape.size()) > c.scale_dim)
       shape[c.scale_dim] *= scale;
     Tensor t = Tensor::Allocate(in.dtype, shape);

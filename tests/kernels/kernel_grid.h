@@ -57,7 +57,8 @@ struct GridCase {
   std::vector<GridInput> inputs;
   int outputs = 1;
   // Graph inputs a benchmark may enlarge: when set, the grid benchmark's --grid_scale multiplies
-  // dim `scale_dim` of every input whose rank exceeds it (only cases where that stays valid).
+  // dim `scale_dim` of every non-constant input of input 0's rank (set only on cases where that
+  // stays a valid node).
   int scale_dim = -1;
 };
 

@@ -196,6 +196,7 @@ void AddSoftmax(Grid& g) {
     g.Add("", op, "first_axis", {IntAttr("axis", 0)}, {F32({6, 11})}, 1, 13);
     g.Add("", op, "one_element_rows", {IntAttr("axis", -1)}, {F32({5, 1})}, 1, 11);
     g.Add("", op, "large_values", {IntAttr("axis", -1)}, {F32({3, 19}, 80, 120)}, 1, 11);
+    g.Add("", op, "specials", {IntAttr("axis", -1)}, {Specials({4, 37})}, 1, 11);
     g.Add("", op, "neg_inf", {IntAttr("axis", -1)},
           {Values(DType::kFloat, {2, 3}, {-INFINITY, 0, 1, -INFINITY, -INFINITY, 2})}, 1, 11)
         .inputs[0]
@@ -232,6 +233,10 @@ void AddReductions(Grid& g) {
                             std::vector<double>(a.axes.begin(), a.axes.end())));
       g.Add("", op.name, std::string(a.name) + "_input", attrs, in, 1, op.axes_input_from);
     }
+    g.Add("", op.name, "specials_attr", {IntsAttr("axes", {1})}, {Specials({3, 37})}, 1, 1,
+          op.axes_input_from - 1);
+    g.Add("", op.name, "specials_input", {}, {Specials({3, 37}), Values(kI64, {1}, {1})}, 1,
+          op.axes_input_from);
     g.Add("", op.name, "odd_row_attr", {IntsAttr("axes", {1})}, {F32({2, 67})}, 1, 1,
           op.axes_input_from - 1);
     g.Add("", op.name, "odd_row_input", {}, {F32({2, 67}), Values(kI64, {1}, {1})}, 1,
@@ -373,6 +378,13 @@ void AddQuantization(Grid& g) {
            Values(t, {3}, {1, 0, 7})},
           1, 13);
   }
+  // Blocked scales (opset 21): blocks of 3 along axis 1.
+  g.Add("", "DequantizeLinear", "blocked_i8", {IntAttr("axis", 1), IntAttr("block_size", 3)},
+        {Ints(kI8, {4, 6}, -128, 128), Const(F32({4, 2}, 0.01, 0.1)), Const(Ints(kI8, {4, 2}, -9, 9))},
+        1, 21);
+  g.Add("", "QuantizeLinear", "blocked_u8", {IntAttr("axis", 1), IntAttr("block_size", 3)},
+        {F32({4, 6}, -5, 5), Const(F32({4, 2}, 0.01, 0.1)), Const(Ints(kU8, {4, 2}, 100, 150))}, 1,
+        21);
   g.Add("", "QuantizeLinear", "default_uint8", {},
         {F32({3, 37}, -5, 5), Values(DType::kFloat, {}, {0.05})}, 1, 10);
   g.Add("", "DynamicQuantizeLinear", "odd", {}, {F32({3, 37}, -3, 5)}, 3, 11).scale_dim = 1;
@@ -486,6 +498,7 @@ void AddConvPool(Grid& g) {
           {F32(x)});
     g.Add(domain, op, "2x2_s2", {IntsAttr("kernel_shape", {2, 2}), IntsAttr("strides", {2, 2})},
           {F32(x)});
+    g.Add(domain, op, "specials_3x3", {IntsAttr("kernel_shape", {3, 3})}, {Specials(x)});
     g.Add(domain, op, "ceil_mode",
           {IntsAttr("kernel_shape", {3, 3}), IntsAttr("strides", {2, 2}), IntAttr("ceil_mode", 1)},
           {F32(x)}, 1, nhwc ? 1 : 10);
@@ -501,6 +514,7 @@ void AddConvPool(Grid& g) {
   for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) {
     g.Add("", op, "nchw_odd", {}, {F32({2, 5, 7, 9})});
     g.Add("", op, "one_pixel", {}, {F32({3, 37, 1, 1})});
+    g.Add("", op, "specials", {}, {Specials({2, 3, 5, 7})});
     g.Add("", op, "1d_long", {}, {F32({2, 3, 67})}).scale_dim = 2;
   }
   // Integer convolutions.

@@ -69,6 +69,8 @@ struct Tolerance {
   std::string name;  // "exact", "transcendental", "float_sum", ...
   double atol = 0;
   double rtol = 0;
+  // Where the reference gives NaN any value is accepted (the fast kernel's max ignores NaN).
+  bool nan_unordered = false;
 };
 
 // Every case of the grid, grouped by operator.

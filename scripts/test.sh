@@ -40,10 +40,12 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DONYX_SANITIZE=ON 
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache \
   -DPython3_EXECUTABLE="$ROOT/.venv/bin/python" >/dev/null
 cmake --build build-asan -j"$(nproc)" --target onyx_engine_test onyx_planner_test onyx_kernels_test \
-  onyx_fuzzers
-# The kernel tests run every fast kernel (tails, borders, in-place outputs) on every Highway target.
+  onyx_kernel_grid_test onyx_fuzzers
+# The kernel tests run every fast kernel (tails, borders, in-place outputs) on every Highway target;
+# the kernel grid runs every registered one under each ISA level (kernel_grid.isa_*).
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan --output-on-failure -j2 -R '^(loader|session|arena_plan|shape_inference|Limits)\.'
+  ctest --test-dir build-asan --output-on-failure -j2 \
+  -R '^(loader|session|arena_plan|shape_inference|Limits|kernel_grid)\.'
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 build-asan/tests/onyx_kernels_test \
   --gtest_brief=1
 echo "== fuzzers: saved crash inputs, then 60 s per harness from the node-test seeds (ASan + UBSan)"

@@ -350,7 +350,7 @@ void AddQuantization(Grid& g) {
     const double lo = t == kU8 ? 0 : -128, hi = t == kU8 ? 256 : 128;
     g.Add("", "DequantizeLinear", "per_tensor_" + tn, {},
           {Ints(t, {3, 37}, lo, hi), Values(DType::kFloat, {}, {0.05}),
-           Values(t, {}, {t == kU8 ? 128 : -3})},
+           Values(t, {}, {t == kU8 ? 128.0 : -3.0})},
           1, 10)
         .scale_dim = 1;
     g.Add("", "DequantizeLinear", "no_zero_point_" + tn, {},
@@ -361,7 +361,7 @@ void AddQuantization(Grid& g) {
           1, 13);
     g.Add("", "QuantizeLinear", "per_tensor_" + tn, {},
           {F32({3, 37}, -30, 30), Values(DType::kFloat, {}, {0.05}),
-           Values(t, {}, {t == kU8 ? 128 : -3})},
+           Values(t, {}, {t == kU8 ? 128.0 : -3.0})},
           1, 10)
         .scale_dim = 1;
     // Saturation at both ends, and halves (round to nearest even).

@@ -53,6 +53,14 @@ class SmallConvKernel : public FastKernel {
     std::vector<float> rows(static_cast<size_t>(positions_ * k_));
     Gather(x.data<float>(), rows.data());
     Tensor y = ctx.Output(0, DType::kFloat, y_shape_);
+    // The planner may give Y the residual's buffer (NhwcConv's inplace_input): Z is read after
+    // the product is written, so it is kept aside first (few positions: a small copy).
+    const float* z = has_z ? ctx.input(3).data<float>() : nullptr;
+    std::vector<float> z_copy;
+    if (z != nullptr && z == y.data<float>()) {
+      z_copy.assign(z, z + y.numel());
+      z = z_copy.data();
+    }
     // Channels-last output is the product's [positions, M] as it is; channels-first is its
     // transpose per image.
     std::vector<float> tmp;
@@ -73,8 +81,7 @@ class SmallConvKernel : public FastKernel {
             dst[(n * m_ + m) * per_image + p] = tmp[(n * per_image + p) * m_ + m];
     }
     if (act_.kind != ActivationKind::kNone || has_z)
-      ApplyFusedActivation(act_, y.data<float>(), has_z ? ctx.input(3).data<float>() : nullptr,
-                           y.numel(), 1);
+      ApplyFusedActivation(act_, y.data<float>(), z, y.numel(), 1);
     return Status::Ok();
   }
 

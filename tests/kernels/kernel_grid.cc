@@ -470,6 +470,10 @@ void AddConvPool(Grid& g) {
   g.Add(kOnyx, "NhwcConv", "depthwise_strided_odd",
         {IntAttr("group", 13), IntsAttr("strides", {2, 2}), IntsAttr("pads", {1, 0, 1, 1})},
         {F32({2, 8, 7, 13}, -1, 1), Const(F32({13, 1, 3, 3}, -1, 1))});
+  g.Add(kOnyx, "NhwcConv", "depthwise_residual_relu",
+        {IntAttr("group", 16), IntsAttr("pads", {1, 1, 1, 1}), StringAttr("activation", "Relu")},
+        {F32({1, 6, 7, 16}, -1, 1), Const(F32({16, 1, 3, 3}, -1, 1)), Const(F32({16}, -1, 1)),
+         F32({1, 6, 7, 16}, -1, 1)});
   g.Add(kOnyx, "NhwcConv", "sparse_1x1", {},
         {F32({1, 5, 5, 48}, -1, 1), SparseF32({40, 48, 1, 1}), Const(F32({40}, -1, 1))});
   g.Add(kOnyx, "NhwcConv", "sparse_1x1_residual", {StringAttr("activation", "Relu")},
@@ -480,6 +484,9 @@ void AddConvPool(Grid& g) {
   g.Add(kOnyx, "NhwcConv", "1x1_residual", {},
         {F32({1, 5, 7, 13}, -1, 1), Const(F32({17, 13, 1, 1}, -1, 1)), Omitted(),
          F32({1, 5, 7, 17}, -1, 1)});
+  g.Add(kOnyx, "NhwcConv", "few_positions_1d_residual", {StringAttr("activation", "Tanh")},
+        {F32({1, 7, 9}, -1, 1), Const(F32({10, 9, 3}, -1, 1)), Const(F32({10}, -1, 1)),
+         F32({1, 5, 10}, -1, 1)});
   g.Add(kOnyx, "NhwcConv", "one_position", {},
         {F32({2, 3, 3, 5}, -1, 1), Const(F32({6, 5, 3, 3}, -1, 1)), Const(F32({6}, -1, 1))});
   g.Add("", "ConvTranspose", "strided_output_padding",
@@ -515,6 +522,8 @@ void AddConvPool(Grid& g) {
   for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) {
     g.Add("", op, "nchw_odd", {}, {F32({2, 5, 7, 9})});
     g.Add("", op, "one_pixel", {}, {F32({3, 37, 1, 1})});
+    g.Add("", op, "channels_16", {}, {F32({2, 16, 5, 5})});
+    g.Add("", op, "channels_64", {}, {F32({1, 64, 3, 3})});
     g.Add("", op, "specials", {}, {Specials({2, 3, 5, 7})});
     g.Add("", op, "1d_long", {}, {F32({2, 3, 67})}).scale_dim = 2;
   }
@@ -570,6 +579,11 @@ void AddProducts(Grid& g) {
          F32({2, 3, 17}, -1, 1)});
   g.Add(kOnyx, "FusedMatMul", "trans_alpha", {IntAttr("transB", 1), FloatAttr("alpha", 0.25f)},
         {F32({4, 9}, -1, 1), Const(F32({6, 9}, -1, 1))});
+  g.Add(kOnyx, "FusedMatMul", "sparse_b_residual_leaky",
+        {StringAttr("activation", "LeakyRelu"), FloatsAttr("activation_params", {0.2f})},
+        {F32({2, 3, 48}, -1, 1), SparseF32({48, 40}), Const(F32({40}, -1, 1)),
+         F32({2, 3, 40}, -1, 1)});
+  g.Add("", "Gemm", "sparse_b_no_c", {}, {F32({7, 32}, -1, 1), SparseF32({32, 33})}, 1, 11);
   g.Add(kOnyx, "FusedMatMul", "sparse_b_bias", {},
         {F32({5, 48}, -1, 1), SparseF32({48, 40}), Const(F32({40}, -1, 1))});
   g.Add("", "MatMulInteger", "u8_i8_zero_points", {},

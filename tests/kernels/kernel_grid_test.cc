@@ -103,10 +103,10 @@ Coverage CheckCoverage(const std::vector<const OpDef*>& defs) {
         ++cov.covered;
         continue;
       }
-      cov.uncovered.push_back(
-          "registered kernel " + impl.name + " (" + DefName(*def) + ") has no grid case" +
-          (cases.empty() ? " (the grid has no case for this operator and opset)"
-                         : ": every case was declined:" + reasons));
+      cov.uncovered.push_back("registered kernel " + impl.name + " (" + DefName(*def) +
+                              ") has no grid case" +
+                              (cases.empty() ? " (the grid has no case for this operator and opset)"
+                                             : ": every case was declined:" + reasons));
     }
   }
   return cov;
@@ -165,6 +165,8 @@ TEST(KernelGrid, CoverageCheckNamesAnImplWithoutCases) {
       << cov.uncovered[1];
 }
 
+constexpr int kScale = 16;
+
 TEST(KernelGrid, FastKernelsMatchTheReference) {
   std::string why;
   if (!IsaCapUsable(&why)) GTEST_SKIP() << why;
@@ -175,68 +177,82 @@ TEST(KernelGrid, FastKernelsMatchTheReference) {
   std::set<const GridCase*> cases_run;
   for (const OpDef* def : DefsWithFastImpls()) {
     const kernels::KernelImpl& ref_impl = def->impls.back();
-    for (const auto& [c, opset] : CasesOf(*def)) {
-      const NodeSpec spec = SpecOf(*c, opset);
-      const std::vector<Tensor> inputs = InputsOf(*c, 1);
-      const std::vector<int> constants = ConstantInputsOf(*c);
-      const std::string what =
-          DefName(*def) + " case " + c->name + " (opset " + std::to_string(opset) + ")";
-      RunOptions ref_options;
-      ref_options.constant_inputs = constants;
-      const RunResult ref = RunImpl(ref_impl, spec, inputs, ref_options);
-      if (!ref.status.ok()) {
-        ADD_FAILURE() << "grid case " << what << " is invalid: the reference impl " << ref_impl.name
-                      << " fails: " << ref.status.message();
-        continue;
-      }
-      const Tolerance tol = ToleranceFor(def->domain, def->op_type);
-      for (size_t k = 0; k + 1 < def->impls.size(); ++k) {
-        const kernels::KernelImpl& impl = def->impls[k];
-        if (!kernels::IsaAtMost(impl.isa.RunsAt(), cap)) {
-          ++above_cap;
+    for (const auto& [case_ptr, case_opset] : CasesOf(*def)) {
+      // Cases that mark a dimension also run 16 times larger on 4 threads: the kernels' threaded
+      // splits start above sizes the small cases reach.
+      const GridCase* c = case_ptr;
+      const int64_t opset = case_opset;
+      for (int scale : {1, kScale}) {
+        if (scale > 1 && c->scale_dim < 0) continue;
+        const NodeSpec spec = SpecOf(*c, opset);
+        const std::vector<Tensor> inputs = InputsOf(*c, 1, scale);
+        const std::vector<int> constants = ConstantInputsOf(*c);
+        const std::string what = DefName(*def) + " case " + c->name +
+                                 (scale > 1 ? " x" + std::to_string(scale) : "") + " (opset " +
+                                 std::to_string(opset) + ")";
+        RunOptions ref_options;
+        ref_options.constant_inputs = constants;
+        const RunResult ref = RunImpl(ref_impl, spec, inputs, ref_options);
+        if (!ref.status.ok()) {
+          ADD_FAILURE() << "grid case " << what << " is invalid: the reference impl "
+                        << ref_impl.name << " fails: " << ref.status.message();
           continue;
         }
-        struct Variant {
-          const char* name;
-          int threads;
-          int over;        // output 0 written over this input; -1: a fresh buffer
-          bool constants;  // the case's constant inputs handed to the kernel at creation
-        };
-        // The first variant decides whether the impl takes the case; a later one it declines
-        // (e.g. weights it packs only when they are constant) is left out.
-        std::vector<Variant> variants = {{"", 1, -1, true}};
-        if (def->inplace_input >= 0 && def->inplace_input < static_cast<int>(inputs.size()) &&
-            inputs[def->inplace_input].defined())
-          variants.push_back({" in place, 2 threads", 2, def->inplace_input, true});
-        else
-          variants.push_back({" 2 threads", 2, -1, true});
-        if (!constants.empty() && impl.create_with_info)
-          variants.push_back({" constants seen at run time", 1, -1, false});
-        for (size_t vi = 0; vi < variants.size(); ++vi) {
-          const Variant& v = variants[vi];
-          RunOptions o;
-          o.threads = v.threads;
-          o.output_over_input = v.over;
-          if (v.constants) o.constant_inputs = constants;
-          const RunResult got = RunImpl(impl, spec, inputs, o);
-          if (got.declined) {
-            if (vi == 0) {
-              ++runs_declined;
-              break;
+        const Tolerance tol = ToleranceFor(def->domain, def->op_type);
+        for (size_t k = 0; k + 1 < def->impls.size(); ++k) {
+          const kernels::KernelImpl& impl = def->impls[k];
+          if (!kernels::IsaAtMost(impl.isa.RunsAt(), cap)) {
+            ++above_cap;
+            continue;
+          }
+          struct Variant {
+            const char* name;
+            int threads;
+            int over;        // output 0 written over this input; -1: a fresh buffer
+            bool constants;  // the case's constant inputs handed to the kernel at creation
+          };
+          // The first variant decides whether the impl takes the case; a later one it declines
+          // (e.g. weights it packs only when they are constant) is left out.
+          const bool in_place = def->inplace_input >= 0 &&
+                                def->inplace_input < static_cast<int>(inputs.size()) &&
+                                inputs[def->inplace_input].defined();
+          std::vector<Variant> variants = {{"", 1, -1, true}};
+          if (scale > 1) {
+            variants = {{" on 4 threads", 4, -1, true}};
+            if (in_place) variants.push_back({" in place, 4 threads", 4, def->inplace_input, true});
+          } else if (in_place) {
+            variants.push_back({" in place, 2 threads", 2, def->inplace_input, true});
+          } else {
+            variants.push_back({" 2 threads", 2, -1, true});
+          }
+          if (scale == 1 && !constants.empty() && impl.create_with_info)
+            variants.push_back({" constants seen at run time", 1, -1, false});
+          for (size_t vi = 0; vi < variants.size(); ++vi) {
+            const Variant& v = variants[vi];
+            RunOptions o;
+            o.threads = v.threads;
+            o.output_over_input = v.over;
+            if (v.constants) o.constant_inputs = constants;
+            const RunResult got = RunImpl(impl, spec, inputs, o);
+            if (got.declined) {
+              if (vi == 0) {
+                ++runs_declined;
+                break;
+              }
+              continue;
             }
-            continue;
+            impls_run.insert(impl.name);
+            cases_run.insert(c);
+            ++comparisons;
+            if (!got.status.ok()) {
+              ADD_FAILURE() << impl.name << " on " << what << v.name
+                            << " fails: " << got.status.message();
+              continue;
+            }
+            const std::string diff = CompareOutputs(got.outputs, ref.outputs, tol);
+            EXPECT_EQ(diff, "") << impl.name << (got.variant.empty() ? "" : "/" + got.variant)
+                                << " on " << what << v.name << " vs " << ref_impl.name;
           }
-          impls_run.insert(impl.name);
-          cases_run.insert(c);
-          ++comparisons;
-          if (!got.status.ok()) {
-            ADD_FAILURE() << impl.name << " on " << what << v.name
-                          << " fails: " << got.status.message();
-            continue;
-          }
-          const std::string diff = CompareOutputs(got.outputs, ref.outputs, tol);
-          EXPECT_EQ(diff, "") << impl.name << (got.variant.empty() ? "" : "/" + got.variant)
-                              << " on " << what << v.name << " vs " << ref_impl.name;
         }
       }
     }

@@ -270,7 +270,11 @@ Status ConvIntegerOnednnSupports(const NodeView& node, const std::vector<TypeInf
 }  // namespace
 
 KernelImpl ConvIntegerOnednnImpl(const std::string& name) {
-  return OnednnImpl(name, ConvIntegerOnednnSupports, ConvIntegerOnednn::Create);
+  KernelImpl impl = OnednnImpl(name, ConvIntegerOnednnSupports, ConvIntegerOnednn::Create);
+  // oneDNN's int8 kernels are exact only with VNNI or AMX (CpuHasVnni): below, the planner
+  // reports "runs at avx512_vnni, above the ISA cap".
+  impl.isa.min = IsaLevel::kAvx512Vnni;
+  return impl;
 }
 
 }  // namespace onyx::kernels::x86

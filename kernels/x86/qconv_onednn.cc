@@ -267,7 +267,11 @@ Status QLinearConvOnednnSupports(const NodeView& node, const std::vector<TypeInf
 }
 
 KernelImpl QLinearConvOnednnImpl(const std::string& name) {
-  return OnednnImpl(name, QLinearConvOnednnSupports, QLinearConvOnednn::Create);
+  KernelImpl impl = OnednnImpl(name, QLinearConvOnednnSupports, QLinearConvOnednn::Create);
+  // oneDNN's int8 kernels are exact only with VNNI or AMX (CpuHasVnni): below, the planner
+  // reports "runs at avx512_vnni, above the ISA cap".
+  impl.isa.min = IsaLevel::kAvx512Vnni;
+  return impl;
 }
 
 }  // namespace onyx::kernels::x86

@@ -368,7 +368,11 @@ Status QuantizedMatMulOnednnSupports(const NodeView& node, const std::vector<Typ
 }
 
 KernelImpl QuantizedMatMulOnednnImpl(const std::string& name) {
-  return OnednnImpl(name, QuantizedMatMulOnednnSupports, QuantizedMatMulOnednn::Create);
+  KernelImpl impl = OnednnImpl(name, QuantizedMatMulOnednnSupports, QuantizedMatMulOnednn::Create);
+  // oneDNN's int8 kernels are exact only with VNNI or AMX (CpuHasVnni): below, the planner
+  // reports "runs at avx512_vnni, above the ISA cap".
+  impl.isa.min = IsaLevel::kAvx512Vnni;
+  return impl;
 }
 
 }  // namespace onyx::kernels::x86

@@ -183,6 +183,15 @@ void AddElementwise(Grid& g) {
   g.Add("", "Pow", "cube", {}, {F32({2, 67}), Values(DType::kFloat, {1}, {3})}, 1, 7);
   g.Add("", "Pow", "negative_base", {}, {F32({3, 37}, -3, 3), F32({37}, -2, 2)}, 1, 7);
   for (const char* op : {"Max", "Min", "Sum"}) AddVariadic(g, op);
+  // PRelu: a slope per channel, per last-axis element, one for all, of X's own shape, and one
+  // over two middle axes.
+  g.Add("", "PRelu", "channel_slope", {}, {Specials({2, 5, 7, 9}), Const(F32({5, 1, 1}, 0, 1))}, 1,
+        7)
+      .scale_dim = 3;
+  g.Add("", "PRelu", "last_axis_slope", {}, {Specials({3, 37}), F32({37}, -1, 1)}, 1, 7);
+  g.Add("", "PRelu", "scalar_slope", {}, {F32({2, 67}), Const(F32({1}, 0, 1))}, 1, 7);
+  g.Add("", "PRelu", "same_shape", {}, {F32({4, 33}), F32({4, 33}, -1, 1)}, 1, 7);
+  g.Add("", "PRelu", "middle_slope", {}, {F32({2, 3, 4, 5}), Const(F32({3, 4, 1}, 0, 1))}, 1, 7);
 }
 
 // ---- softmax, reductions, normalization ----
@@ -906,6 +915,7 @@ Tolerance ToleranceFor(const std::string& domain, const std::string& op) {
       {"Neg", &kExact},
       {"Relu", &kExact},
       {"LeakyRelu", &kExact},
+      {"PRelu", &kExact},
       {"Clip", &kExact},
       {"Max", &kExact},
       {"Min", &kExact},

@@ -51,28 +51,28 @@ TapRange InsideTaps(int64_t origin, int64_t taps, int64_t dilation, int64_t size
   return r;
 }
 
-// One row's work shared by its outputs: the rows of taps inside the image and the activation.
-template <class D>
+// One row's work shared by its outputs: the rows of taps inside the image. (No vectors: SVE's
+// sizeless vector types cannot be struct members.)
 struct RowContext {
   const DepthwiseConvArgs* a;
   int64_t iy0;  // input row of tap ky = 0
   TapRange ky;  // taps inside the image
-  hn::VFromD<D> lo, hi;
 };
 
 // Adds the residual, applies the activation and stores output ox, channels [c, c + n).
 template <bool kFull, class D>
-HWY_INLINE void Finish(D d, const RowContext<D>& r, hn::VFromD<D> v, int64_t ox, int64_t c,
-                       size_t n) {
+HWY_INLINE void Finish(D d, const RowContext& r, hn::VFromD<D> v, int64_t ox, int64_t c, size_t n) {
   const DepthwiseConvArgs& a = *r.a;
   const int64_t off = ox * a.geometry.channels + c;
   if (a.z) v = hn::Add(v, Load<kFull>(d, a.z + off, n));
-  Store<kFull>(d, ApplyVectorActivation(d, a.activation, v, r.lo, r.hi), a.y + off, n);
+  Store<kFull>(
+      d, ApplyVectorActivation(d, a.activation, v, hn::Set(d, a.clip_lo), hn::Set(d, a.clip_hi)),
+      a.y + off, n);
 }
 
 // Output ox, channels [c, c + n), with a bounds check per tap (the borders).
 template <bool kFull, class D>
-HWY_INLINE void Single(D d, const RowContext<D>& r, int64_t ox, int64_t c, size_t n) {
+HWY_INLINE void Single(D d, const RowContext& r, int64_t ox, int64_t c, size_t n) {
   const DepthwiseConvArgs& a = *r.a;
   const DepthwiseGeometry& g = a.geometry;
   const int64_t cs = g.channels;  // stride between pixels
@@ -91,7 +91,7 @@ HWY_INLINE void Single(D d, const RowContext<D>& r, int64_t ox, int64_t c, size_
 
 // Outputs ox..ox+3, channels [c, c + n), every tap inside the row: each weight load serves four.
 template <bool kFull, class D>
-HWY_INLINE void Four(D d, const RowContext<D>& r, int64_t ox, int64_t c, size_t n) {
+HWY_INLINE void Four(D d, const RowContext& r, int64_t ox, int64_t c, size_t n) {
   const DepthwiseConvArgs& a = *r.a;
   const DepthwiseGeometry& g = a.geometry;
   const int64_t cs = g.channels;
@@ -120,7 +120,7 @@ HWY_INLINE void Four(D d, const RowContext<D>& r, int64_t ox, int64_t c, size_t 
 // independent accumulators hide the FMA latency: with four (one vector per pass) the dependent
 // chains of 9 taps ran at 2.5 cycles per FMA.
 template <class D>
-HWY_INLINE void FourByFour(D d, const RowContext<D>& r, int64_t ox, int64_t c) {
+HWY_INLINE void FourByFour(D d, const RowContext& r, int64_t ox, int64_t c) {
   const DepthwiseConvArgs& a = *r.a;
   const DepthwiseGeometry& g = a.geometry;
   const int64_t cs = g.channels, ws = a.weight_stride;
@@ -180,8 +180,7 @@ void DepthwiseConvRowF32Impl(const DepthwiseConvArgs& a) {
   const D d;
   const DepthwiseGeometry& g = a.geometry;
   const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
-  RowContext<D> r{
-      &a, a.oy * g.stride_h - g.pad_top, {}, hn::Set(d, a.clip_lo), hn::Set(d, a.clip_hi)};
+  RowContext r{&a, a.oy * g.stride_h - g.pad_top, {}};
   r.ky = InsideTaps(r.iy0, g.kernel_h, g.dilation_h, g.in_h);
   // Outputs whose taps all fall inside the row: ox in [inner_lo, inner_hi).
   const int64_t inner_lo = std::min(g.out_w, (g.pad_left + g.stride_w - 1) / g.stride_w);

@@ -1,6 +1,12 @@
 // Highway loop of Int32RowsTimes8BitMatrix (int_product.h): for up to four rows of q at once, a
 // vector of columns stays in registers while W's pairs of rows stream by, each widened from 8 to
 // 16 bits once and taken by one pairwise multiply-add (two rows of W) per row of q.
+// SVE's sizeless vector types cannot form arrays, which these loops keep their accumulators in:
+// on AArch64 this file builds for NEON only, which SVE machines run too (before any Highway
+// header: it shapes HWY_TARGETS).
+#if defined(__aarch64__)
+#define HWY_DISABLED_TARGETS (HWY_SVE | HWY_SVE2 | HWY_SVE_256 | HWY_SVE2_128)
+#endif
 #include <cstddef>
 #include <cstdint>
 #include <cstring>

@@ -1,6 +1,12 @@
 // Highway loops of MatMulNBits with 4-bit weights (contracts in transformer_ms_kernels.h): each
 // block of B is dequantised into a small float buffer as it is read (low nibbles, then high
 // nibbles), and every row of A, permuted the same way once per run, takes its dot product with it.
+// SVE's sizeless vector types cannot form arrays, which these loops keep their accumulators in:
+// on AArch64 this file builds for NEON only, which SVE machines run too (before any Highway
+// header: it shapes HWY_TARGETS).
+#if defined(__aarch64__)
+#define HWY_DISABLED_TARGETS (HWY_SVE | HWY_SVE2 | HWY_SVE_256 | HWY_SVE2_128)
+#endif
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>

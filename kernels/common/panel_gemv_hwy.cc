@@ -1,6 +1,12 @@
 // Highway loop of a product of a few rows with a matrix packed in column panels (oneDNN's blocked
 // weights): one pass over B per call, so a decoder's one-token step streams its weights at the
 // memory's speed (see simd_kernels.h for the contract).
+// SVE's sizeless vector types cannot form arrays, which these loops keep their accumulators in:
+// on AArch64 this file builds for NEON only, which SVE machines run too (before any Highway
+// header: it shapes HWY_TARGETS).
+#if defined(__aarch64__)
+#define HWY_DISABLED_TARGETS (HWY_SVE | HWY_SVE2 | HWY_SVE_256 | HWY_SVE2_128)
+#endif
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>

@@ -64,4 +64,7 @@ TSAN_OPTIONS="halt_on_error=1:suppressions=$ROOT/tests/tsan.supp" OMP_THREAD_LIM
   ONYX_TEST_INTRA_OP_THREADS=8 \
   build-tsan/tests/onyx_engine_test --gtest_brief=1 \
   --gtest_filter='Families/ConcurrentRun.*:Bodies/CancelLoop.*:cancel.*:ShapePlans.*'
+echo "== AArch64 under qemu: cross build, then C++ tests, light models, node tests (subset) and a"
+echo "   plan, with a NEON-only CPU model (neoverse-n1) and with SVE2 (max); docs/platforms.md"
+./scripts/test_arm64.sh
 echo "== all tests passed"

@@ -238,8 +238,12 @@ Case Int8Case() {
   b.Node("Tanh", {"d"}, {"t"}, "tanh");
   b.Node("QuantizeLinear", {"t", "ts", "z"}, {"tq"}, "tq");
   b.Node("DequantizeLinear", {"tq", "ts", "z"}, {"table"}, "tdq");
+#if defined(__x86_64__) || defined(_M_X64)
   const bool vnni = __builtin_cpu_supports("avx512vnni");
   const bool vbmi = __builtin_cpu_supports("avx512vbmi");
+#else
+  const bool vnni = false, vbmi = false;
+#endif
   return {"int8",
           b.Bytes(),
           {{"x", shape}},

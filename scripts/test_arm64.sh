@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The AArch64 stage of CI (scripts/test.sh): cross-builds build-arm64/ (Release, ccache, the
+# toolchain file) and runs it under qemu-user twice, with a NEON-only CPU model (neoverse-n1) and
+# with SVE/SVE2 (max): `onyx info --cpu`, the kernel tests, the engine and planner tests that fit
+# (see ENGINE_SKIP), the light models, the node tests of tests/conformance/arm64_node_tests.txt,
+# and `onyx plan` of a small CNN. qemu runs code about 600x slower than the machine would: the tests
+# here are the ones that finish in seconds. docs/platforms.md ("Linux AArch64") explains the route.
+# Needs the x86 setup first (.venv, build/node-tests: scripts/setup.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+export CCACHE_BASEDIR="$ROOT"
+
+./scripts/setup_arm64.sh
+cmake -S . -B build-arm64 -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/toolchains/aarch64-linux-gnu.cmake" \
+  -DONYX_BUILD_PYTHON=OFF -DONYX_BUILD_BENCH=OFF -DONYX_IMAGE_CODECS=OFF \
+  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache \
+  -DPython3_EXECUTABLE="$ROOT/.venv/bin/python" >/dev/null
+cmake --build build-arm64 -j"$(nproc)" --target onyx onyx_kernels_test onyx_engine_test \
+  onyx_planner_test
+
+# The C++ tests under emulation. Left out: the kernel-family suites of the engine tests
+# (Families/*, Bodies/*: concurrent runs, cancellation loops, thread counts and deterministic
+# mode on models that name x86's oneDNN kernels, minutes under qemu; the x86 stages run them),
+# the planner's fusion_order.LightModels (a minute; the light models run in the engine tests),
+# and light VGG-19 (over three minutes emulated). Under max, which repeats the NEON run with SVE,
+# the light models are the five quickest (AlexNet, Inception v1, ShuffleNet, SqueezeNet, ZFNet).
+ENGINE_SKIP='Families/*:Bodies/*:all/light_models.*/vgg19'
+ENGINE_SKIP_MAX="$ENGINE_SKIP:all/light_models.*/densenet121:all/light_models.*/inception_v2"
+ENGINE_SKIP_MAX+=':all/light_models.*/resnet50'
+PLANNER_SKIP='fusion_order.LightModels'
+
+# The node tests that run a non-reference kernel on AArch64, and every convolution, pooling and
+# matrix-product test (tests/conformance/arm64_node_tests.txt says how the list is made), as a
+# folder of links into the x86 build's node tests.
+NODE_DIR=build-arm64/node-tests-subset
+rm -rf "$NODE_DIR"
+mkdir -p "$NODE_DIR"
+for t in $(grep -v '^#' tests/conformance/arm64_node_tests.txt); do
+  ln -s "$ROOT/build/node-tests/newest/$t" "$NODE_DIR/$t"
+done
+# The x86 expected-pass list less the tests the Arm tree cannot pass (reasons in the file).
+sed 's/ *#.*//; /^$/d' tests/conformance/arm64_expected_exclusions.txt >build-arm64/exclusions.txt
+grep -vxF -f build-arm64/exclusions.txt tests/conformance/expected_pass.txt \
+  >build-arm64/expected_pass.txt
+
+for cpu in neoverse-n1 max; do
+  export QEMU_CPU=$cpu
+  echo "-- qemu -cpu $cpu: onyx info --cpu"
+  qemu-aarch64 build-arm64/onyx info --cpu
+  echo "-- qemu -cpu $cpu: kernel tests"
+  qemu-aarch64 build-arm64/tests/onyx_kernels_test --gtest_brief=1
+  skip=$ENGINE_SKIP
+  [ "$cpu" = max ] && skip=$ENGINE_SKIP_MAX
+  echo "-- qemu -cpu $cpu: engine tests and light models (all but $skip)"
+  qemu-aarch64 build-arm64/tests/onyx_engine_test --gtest_brief=1 --gtest_filter="*-$skip"
+  echo "-- qemu -cpu $cpu: planner tests (all but $PLANNER_SKIP)"
+  qemu-aarch64 build-arm64/tests/onyx_planner_test --gtest_brief=1 --gtest_filter="*-$PLANNER_SKIP"
+  echo "-- qemu -cpu $cpu: node tests ($(ls "$NODE_DIR" | wc -l) of $(ls build/node-tests/newest | wc -l))"
+  qemu-aarch64 build-arm64/onyx conformance --data "$NODE_DIR" --quiet \
+    --expected build-arm64/expected_pass.txt
+done
+unset QEMU_CPU
+echo "-- onyx plan under qemu -cpu max: which kernels a small CNN's convolutions and products get"
+QEMU_CPU=max qemu-aarch64 build-arm64/onyx plan --why \
+  .venv/lib/python3*/site-packages/onnx/backend/test/data/light/light_squeezenet.onnx

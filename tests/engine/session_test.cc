@@ -191,12 +191,18 @@ TEST(session, PackedWeightsAreReleasedOnlyWhenPlannedOnce) {
         ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i], 1e-3) << i;
     }
   };
-  // Only oneDNN kernels pack weights: without them (not x86) nothing may be released.
-  const kernels::OpDef* conv = kernels::OpRegistry::Global().Find("", "Conv", 11);
-  ASSERT_NE(conv, nullptr);
-  if (std::none_of(conv->impls.begin(), conv->impls.end(), [](const kernels::KernelImpl& i) {
-        return i.name.find("_onednn") != std::string::npos;
-      })) {
+  // Only oneDNN's and XNNPACK's kernels pack weights (x86's convolutions on Conv, XNNPACK's on
+  // NhwcConv): without them nothing may be released.
+  auto packs = [](const std::string& domain, const std::string& op) {
+    const kernels::OpDef* def =
+        kernels::OpRegistry::Global().Find(domain, op, domain.empty() ? 11 : 1);
+    return def &&
+           std::any_of(def->impls.begin(), def->impls.end(), [](const kernels::KernelImpl& i) {
+             return i.name.find("_onednn") != std::string::npos ||
+                    i.name.find("_xnnpack") != std::string::npos;
+           });
+  };
+  if (!packs("", "Conv") && !packs("com.onyx", "NhwcConv")) {
     EXPECT_EQ(Session::FromBytes(ConvMatMulModel(), fast).released_weight_bytes(), 0u);
     GTEST_SKIP() << "no kernel packs weights on this machine";
   }

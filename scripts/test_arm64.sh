@@ -18,7 +18,7 @@ cmake -S . -B build-arm64 -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache \
   -DPython3_EXECUTABLE="$ROOT/.venv/bin/python" >/dev/null
 cmake --build build-arm64 -j"$(nproc)" --target onyx onyx_kernels_test onyx_engine_test \
-  onyx_planner_test
+  onyx_planner_test onyx_kernel_grid_test
 
 # The C++ tests under emulation. Left out: the kernel-family suites of the engine tests
 # (Families/*, Bodies/*: concurrent runs, cancellation loops, thread counts and deterministic
@@ -66,6 +66,10 @@ for cpu in neoverse-n1 max; do
   fi
   echo "-- qemu -cpu $cpu: kernel tests (all but $kskip; stage at ${SECONDS}s)"
   qemu-aarch64 build-arm64/tests/onyx_kernels_test --gtest_brief=1 --gtest_filter="*-$kskip"
+  # The enumerated kernel test: every kernel registered on AArch64 (Highway at NEON or SVE,
+  # XNNPACK) has a grid case and matches its reference kernel on every case it takes.
+  echo "-- qemu -cpu $cpu: enumerated kernel tests (kernel grid; stage at ${SECONDS}s)"
+  qemu-aarch64 build-arm64/tests/onyx_kernel_grid_test --gtest_brief=1
   echo "-- qemu -cpu $cpu: engine tests and light models (all but $skip; stage at ${SECONDS}s)"
   qemu-aarch64 build-arm64/tests/onyx_engine_test --gtest_brief=1 --gtest_filter="*-$skip"
   echo "-- qemu -cpu $cpu: planner tests (all but $PLANNER_SKIP; stage at ${SECONDS}s)"

@@ -74,33 +74,13 @@ class ConvXnnpack : public Kernel {
       z = ctx.input(3).data<float>();
     }
     Tensor y = ctx.Output(0, DType::kFloat, y_shape_);
-    const int64_t n = y.numel();
-    float* yd = y.data<float>();
-    // The planner may give Y the dying Z's buffer: the convolution then goes to a scratch buffer.
-    std::vector<float> scratch;
-    float* out = yd;
-    if (z == yd) {
-      scratch.resize(static_cast<size_t>(n));
-      out = scratch.data();
-    }
-    const int threads = ctx.intra_op_threads();
-    {
-      std::lock_guard<std::mutex> lock(op_->mu);
-      pthreadpool_t pool = XnnpackPool(threads);
-      ONYX_RETURN_IF_ERROR(
-          FromXnnStatus(node,
-                        xnn_setup_convolution2d_nhwc_f32(op_->op.get(), x_shape_[0], x_shape_[1],
-                                                         x_shape_[2], x.data<float>(), out, pool),
-                        "convolution setup", false));
-      ONYX_RETURN_IF_ERROR(
-          FromXnnStatus(node, xnn_run_operator(op_->op.get(), pool), "convolution run", false));
-    }
-    if (out != yd) {
-      ApplyFusedActivation(act_, yd, out, n, threads);  // act(Z + conv): addition commutes
-    } else if (z || epilogue_) {
-      ApplyFusedActivation(act_, yd, z, n, threads);
-    }
-    return Status::Ok();
+    return RunWithEpilogue(
+        ctx, *op_, y, z, act_, epilogue_,
+        [&](float* out, pthreadpool_t pool) {
+          return xnn_setup_convolution2d_nhwc_f32(op_->op.get(), x_shape_[0], x_shape_[1],
+                                                  x_shape_[2], x.data<float>(), out, pool);
+        },
+        "convolution");
   }
 
  private:

@@ -99,31 +99,13 @@ class FullyConnectedXnnpack : public Kernel {
       z = ctx.input(g_.residual_input).data<float>();
     }
     Tensor y = ctx.Output(0, DType::kFloat, g_.out);
-    const int64_t n = y.numel();
-    float* yd = y.data<float>();
-    std::vector<float> scratch;  // the product, when Y shares the dying Z's buffer
-    float* out = yd;
-    if (z == yd) {
-      scratch.resize(static_cast<size_t>(n));
-      out = scratch.data();
-    }
-    const int threads = ctx.intra_op_threads();
-    {
-      std::lock_guard<std::mutex> lock(op_->mu);
-      pthreadpool_t pool = XnnpackPool(threads);
-      ONYX_RETURN_IF_ERROR(FromXnnStatus(
-          node,
-          xnn_setup_fully_connected_nc_f32(op_->op.get(), g_.rows, a.data<float>(), out, pool),
-          "fully connected setup", false));
-      ONYX_RETURN_IF_ERROR(
-          FromXnnStatus(node, xnn_run_operator(op_->op.get(), pool), "fully connected run", false));
-    }
-    if (out != yd) {
-      ApplyFusedActivation(act_, yd, out, n, threads);  // act(Z + product): addition commutes
-    } else if (z || epilogue_) {
-      ApplyFusedActivation(act_, yd, z, n, threads);
-    }
-    return Status::Ok();
+    return RunWithEpilogue(
+        ctx, *op_, y, z, act_, epilogue_,
+        [&](float* out, pthreadpool_t pool) {
+          return xnn_setup_fully_connected_nc_f32(op_->op.get(), g_.rows, a.data<float>(), out,
+                                                  pool);
+        },
+        "fully connected");
   }
 
  private:

@@ -5,6 +5,8 @@
 
 #include <map>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "kernels/arm/xnnpack_kernels.h"
 #include "kernels/weight_cache.h"
@@ -96,6 +98,36 @@ Status FromXnnStatus(const NodeView& node, xnn_status s, const char* what, bool 
   if (s == xnn_status_success) return Status::Ok();
   if (creating) return node.NotSupported("XNNPACK ", what, ": ", XnnStatusName(s));
   return node.Fail("XNNPACK ", what, ": ", XnnStatusName(s));
+}
+
+Status RunWithEpilogue(KernelContext& ctx, const SharedOperator& op, Tensor& y, const float* z,
+                       const FusedActivation& act, bool epilogue,
+                       const std::function<xnn_status(float* out, pthreadpool_t pool)>& setup,
+                       const char* what) {
+  const NodeView& node = ctx.node();
+  const int64_t n = y.numel();
+  float* yd = y.data<float>();
+  std::vector<float> scratch;
+  float* out = yd;
+  if (z == yd) {
+    scratch.resize(static_cast<size_t>(n));
+    out = scratch.data();
+  }
+  const int threads = ctx.intra_op_threads();
+  {
+    std::lock_guard<std::mutex> lock(op.mu);
+    pthreadpool_t pool = XnnpackPool(threads);
+    ONYX_RETURN_IF_ERROR(
+        FromXnnStatus(node, setup(out, pool), (std::string(what) + " setup").c_str(), false));
+    ONYX_RETURN_IF_ERROR(FromXnnStatus(node, xnn_run_operator(op.op.get(), pool),
+                                       (std::string(what) + " run").c_str(), false));
+  }
+  if (out != yd) {
+    ApplyFusedActivation(act, yd, out, n, threads);  // act(Z + product): addition commutes
+  } else if (z || epilogue) {
+    ApplyFusedActivation(act, yd, z, n, threads);
+  }
+  return Status::Ok();
 }
 
 }  // namespace onyx::kernels::arm

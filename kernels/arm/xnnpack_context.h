@@ -12,6 +12,7 @@
 #include "kernels/cpu_features.h"
 #include "kernels/kernel.h"
 #include "kernels/node_view.h"
+#include "kernels/reference/fused.h"
 #include "onyx/status.h"
 
 namespace onyx::kernels::arm {
@@ -51,6 +52,17 @@ StatusOr<std::shared_ptr<const SharedOperator>> ShareOperator(
 
 // A key part for a constant (a bias) that the weight cache does not hold alive: its bytes.
 std::string ContentKey(const Tensor* t);
+
+// Runs a product-like operator (convolution, fully connected) into Y with onyx's epilogue:
+// Y = act(op(X) + Z) for the optional residual Z (null when absent). `setup` sets the operator's
+// input and output pointers (output `out`) on `pool`; then the operator runs, under its lock.
+// The planner may give Y the dying Z's buffer: the operator then writes a scratch buffer. The
+// activation runs after the operator when there is a residual or `epilogue` (one XNNPACK's clamp
+// cannot express).
+Status RunWithEpilogue(KernelContext& ctx, const SharedOperator& op, Tensor& y, const float* z,
+                       const FusedActivation& act, bool epilogue,
+                       const std::function<xnn_status(float* out, pthreadpool_t pool)>& setup,
+                       const char* what);
 
 // Maps an XNNPACK status to onyx's: creation errors are kUnsupported (the next kernel takes
 // the node), others name the node and `what` failed.

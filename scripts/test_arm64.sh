@@ -23,7 +23,8 @@ cmake --build build-arm64 -j"$(nproc)" --target onyx onyx_kernels_test onyx_engi
 # The C++ tests under emulation. Left out: the kernel-family suites of the engine tests
 # (Families/*, Bodies/*: concurrent runs, cancellation loops, thread counts and deterministic
 # mode on models that name x86's oneDNN kernels, minutes under qemu; the x86 stages run them),
-# the planner's fusion_order.LightModels (a minute; the light models run in the engine tests),
+# the planner's fusion_order.LightModels (a minute; the light models run in the engine tests)
+# and its tests on the benchmark models (below),
 # and light VGG-19 (over three minutes emulated). Under max, which repeats the NEON run with SVE
 # (emulated several times slower), the light models are the two quickest (ShuffleNet, SqueezeNet),
 # and the kernel tests leave out the Winograd, sparse and XNNPACK suites (over nine minutes
@@ -32,7 +33,11 @@ ENGINE_SKIP='Families/*:Bodies/*:all/light_models.*/vgg19'
 ENGINE_SKIP_MAX="$ENGINE_SKIP:all/light_models.*/densenet121:all/light_models.*/inception_v*"
 ENGINE_SKIP_MAX+=':all/light_models.*/resnet50:all/light_models.*/zfnet512'
 ENGINE_SKIP_MAX+=':all/light_models.*/bvlc_alexnet'
-PLANNER_SKIP='fusion_order.LightModels'
+# The planner tests that read the benchmark models (bench/models/out, built by the x86 stage
+# before this one) plan ResNet-50 and friends many times: tens of seconds natively, far too long
+# emulated; the x86 stage runs them.
+PLANNER_SKIP='fusion_order.LightModels:fusion_order.BenchmarkModels'
+PLANNER_SKIP+=':schedule.HundredLoadsGiveTheSamePlan:schedule.ArenaNearMaxLiveOnResnet50'
 # Known Arm failure, left to the XNNPACK kernels' owner: XNNPACK runs its operators with denormals
 # flushed (pthreadpool's DISABLE_DENORMALS, FPCR.FZ on AArch64), so max pooling returns 0 for a
 # 1e-40 input where the reference returns 1e-40; the test (AArch64-only) wants it exact.

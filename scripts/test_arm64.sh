@@ -88,4 +88,8 @@ unset QEMU_CPU
 echo "-- onyx plan (stage at ${SECONDS}s) under qemu -cpu max: which kernels a small CNN's convolutions and products get"
 QEMU_CPU=max qemu-aarch64 build-arm64/onyx plan --why \
   .venv/lib/python3*/site-packages/onnx/backend/test/data/light/light_squeezenet.onnx
+echo "-- onyx plan under qemu -cpu neoverse-n1: light ShuffleNet's convolutions and its Gemm"
+QEMU_CPU=neoverse-n1 qemu-aarch64 build-arm64/onyx plan \
+  .venv/lib/python3*/site-packages/onnx/backend/test/data/light/light_shufflenet.onnx |
+  grep -E '^ +[0-9]+: (NhwcConv|Gemm|MatMul|FusedMatMul|Nhwc.*Pool)'
 echo "-- AArch64 stage done in ${SECONDS}s"

@@ -172,12 +172,7 @@ Status ConvXnnpackSupports(const NodeView& node, const std::vector<TypeInfo>& ty
 }  // namespace
 
 KernelImpl ConvXnnpackImpl(const std::string& name) {
-  KernelImpl impl;
-  impl.name = name;
-  impl.supports = ConvXnnpackSupports;
-  impl.create_with_info = ConvXnnpack::Create;
-  impl.isa = XnnpackIsa();
-  return impl;
+  return XnnpackImpl(name, ConvXnnpackSupports, ConvXnnpack::Create);
 }
 
 }  // namespace onyx::kernels::arm

@@ -172,12 +172,7 @@ Status FullyConnectedXnnpackSupports(const NodeView& node, const std::vector<Typ
 }  // namespace
 
 KernelImpl FullyConnectedXnnpackImpl(const std::string& name) {
-  KernelImpl impl;
-  impl.name = name;
-  impl.supports = FullyConnectedXnnpackSupports;
-  impl.create_with_info = FullyConnectedXnnpack::Create;
-  impl.isa = XnnpackIsa();
-  return impl;
+  return XnnpackImpl(name, FullyConnectedXnnpackSupports, FullyConnectedXnnpack::Create);
 }
 
 }  // namespace onyx::kernels::arm

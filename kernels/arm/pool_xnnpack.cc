@@ -164,15 +164,11 @@ Status AveragePoolSupports(const NodeView& node, const std::vector<TypeInfo>& ty
 }
 
 KernelImpl PoolImpl(const std::string& name, bool max) {
-  KernelImpl impl;
-  impl.name = name;
-  impl.supports = max ? MaxPoolSupports : AveragePoolSupports;
-  impl.create_with_info = [max](const NodeView& node, const std::vector<TypeInfo>& types,
-                                const KernelCreateInfo&) {
-    return PoolXnnpack::Create(node, types, max);
-  };
-  impl.isa = XnnpackIsa();
-  return impl;
+  return XnnpackImpl(
+      name, max ? MaxPoolSupports : AveragePoolSupports,
+      [max](const NodeView& node, const std::vector<TypeInfo>& types, const KernelCreateInfo&) {
+        return PoolXnnpack::Create(node, types, max);
+      });
 }
 
 }  // namespace

@@ -63,8 +63,16 @@ IsaLevel XnnpackLevel() {
 #endif
 }
 
-KernelIsa XnnpackIsa() {
-  return KernelIsa{FirstSimdLevel(), &XnnpackLevel, "xnnpack"};
+KernelImpl XnnpackImpl(
+    const std::string& name,
+    std::function<Status(const NodeView&, const std::vector<TypeInfo>&)> supports,
+    CreateWithInfoFn create) {
+  KernelImpl impl;
+  impl.name = name;
+  impl.supports = std::move(supports);
+  impl.create_with_info = std::move(create);
+  impl.isa = KernelIsa{FirstSimdLevel(), &XnnpackLevel, "xnnpack"};
+  return impl;
 }
 
 StatusOr<std::shared_ptr<const SharedOperator>> ShareOperator(

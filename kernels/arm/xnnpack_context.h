@@ -8,10 +8,12 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "kernels/cpu_features.h"
 #include "kernels/kernel.h"
 #include "kernels/node_view.h"
+#include "kernels/op_registry.h"
 #include "kernels/reference/fused.h"
 #include "onyx/status.h"
 
@@ -52,6 +54,13 @@ StatusOr<std::shared_ptr<const SharedOperator>> ShareOperator(
 
 // A key part for a constant (a bias) that the weight cache does not hold alive: its bytes.
 std::string ContentKey(const Tensor* t);
+
+// An XNNPACK kernel's impl; its ISA is the first SIMD level, dispatched by XNNPACK itself
+// (XnnpackLevel).
+KernelImpl XnnpackImpl(
+    const std::string& name,
+    std::function<Status(const NodeView&, const std::vector<TypeInfo>&)> supports,
+    CreateWithInfoFn create);
 
 // Runs a product-like operator (convolution, fully connected) into Y with onyx's epilogue:
 // Y = act(op(X) + Z) for the optional residual Z (null when absent). `setup` sets the operator's

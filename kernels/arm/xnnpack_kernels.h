@@ -11,10 +11,6 @@ namespace onyx::kernels {
 
 namespace arm {
 
-// The ISA every XNNPACK impl declares: the first SIMD level, dispatched by XNNPACK itself
-// (XnnpackLevel).
-KernelIsa XnnpackIsa();
-
 // com.onyx NhwcConv (2-D): groups, depthwise, pads, strides, dilations, bias, residual and the
 // fused activation. Constant W and B.
 KernelImpl ConvXnnpackImpl(const std::string& name);

@@ -11,10 +11,6 @@ namespace onyx::kernels {
 namespace {
 
 using namespace image_signal_ops;
-using reference::ResizeCoordinateMode;
-using reference::ResizeMode;
-using reference::ResizeNearestMode;
-using reference::ResizeParams;
 
 // ======================= NonMaxSuppression =======================
 

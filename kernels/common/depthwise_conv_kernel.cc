@@ -83,7 +83,7 @@ class DepthwiseConvKernel : public Kernel {
     const int64_t in_image = x.numel() / n, out_row = ow * c;
     // Work items are (image, output row, block of channels); an activation without a register
     // form runs over whole rows afterwards, so then a block is every channel.
-    const int64_t block = has_unary_ ? PaddedChannels(c) : kDepthwiseChannelPad;
+    const int64_t block = loop_act_.has_unary ? PaddedChannels(c) : kDepthwiseChannelPad;
     const int64_t blocks = (c + block - 1) / block;
     const float* xd = x.data<float>();
     float* yd = y.data<float>();
@@ -101,7 +101,8 @@ class DepthwiseConvKernel : public Kernel {
                     a.y = yd + row * out_row;
                     a.z = z ? z + row * out_row : nullptr;
                     DepthwiseConvRowF32(a);
-                    if (has_unary_) UnaryF32(unary_, unary_params_, a.y, a.y, out_row);
+                    if (loop_act_.has_unary)
+                      UnaryF32(loop_act_.unary, loop_act_.unary_params, a.y, a.y, out_row);
                   }
                 });
     return Status::Ok();
@@ -132,15 +133,10 @@ class DepthwiseConvKernel : public Kernel {
 
     ONYX_ASSIGN_OR_RETURN(FusedActivation act, ParseFusedActivation(node));
     args_.weight_stride = PaddedChannels(c);
-    if (act.kind == ActivationKind::kRelu) {
-      args_.activation = VectorActivation::kRelu;
-    } else if (act.kind == ActivationKind::kClip) {
-      args_.activation = VectorActivation::kClip;
-      args_.clip_lo = act.alpha;
-      args_.clip_hi = act.beta;
-    } else {
-      has_unary_ = ToUnary(act, &unary_, &unary_params_);
-    }
+    loop_act_ = SplitLoopActivation(act);
+    args_.activation = loop_act_.in_loop;
+    args_.clip_lo = loop_act_.clip_lo;
+    args_.clip_hi = loop_act_.clip_hi;
     const auto constant = [&](size_t i) {
       return i < info.constants.size() ? info.constants[i] : nullptr;
     };
@@ -171,9 +167,7 @@ class DepthwiseConvKernel : public Kernel {
   std::shared_ptr<const std::vector<float>> weights_;  // packed constant W (shared), or null
   std::vector<float> bias_;                            // packed constant (or absent) B
   bool bias_packed_ = false;
-  bool has_unary_ = false;  // an activation applied over each finished row
-  UnaryOp unary_ = UnaryOp::kRelu;
-  UnaryParams unary_params_;
+  LoopActivation loop_act_;  // Relu/Clip in the vector loop, any other over the output
 };
 
 Status DepthwiseSupports(const NodeView& node, const std::vector<TypeInfo>& types) {

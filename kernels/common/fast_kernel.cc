@@ -49,6 +49,20 @@ bool ToUnary(const FusedActivation& a, UnaryOp* op, UnaryParams* p) {
   return true;
 }
 
+LoopActivation SplitLoopActivation(const FusedActivation& a) {
+  LoopActivation out;
+  if (a.kind == ActivationKind::kRelu) {
+    out.in_loop = VectorActivation::kRelu;
+  } else if (a.kind == ActivationKind::kClip) {
+    out.in_loop = VectorActivation::kClip;
+    out.clip_lo = a.alpha;
+    out.clip_hi = a.beta;
+  } else {
+    out.has_unary = ToUnary(a, &out.unary, &out.unary_params);
+  }
+  return out;
+}
+
 namespace {
 Status CheckTensor(const std::vector<TypeInfo>& types, int i) {
   if (i >= static_cast<int>(types.size()) || !types[i].is_tensor())

@@ -81,6 +81,18 @@ inline int ThreadsFor(int64_t work, int threads) {
 
 // The SIMD unary op computing a fused activation; false for kNone.
 bool ToUnary(const FusedActivation& a, UnaryOp* op, UnaryParams* p);
+// A fused activation for the kernels whose vector loop applies Relu and Clip itself (depthwise,
+// Winograd, block-sparse): those go into the loop (`in_loop`, Clip's bounds); any other runs as a
+// unary op over the finished output.
+struct LoopActivation {
+  VectorActivation in_loop = VectorActivation::kNone;
+  float clip_lo = 0.f, clip_hi = 0.f;
+  bool has_unary = false;
+  UnaryOp unary = UnaryOp::kRelu;
+  UnaryParams unary_params;
+};
+LoopActivation SplitLoopActivation(const FusedActivation& a);
+
 // A kernel computing UnaryF32(op, params) over a float32 input 0, split between the threads at
 // `work` units per element; anything else runs `fallback` (elementwise_kernels.cc).
 std::unique_ptr<Kernel> NewUnaryKernel(std::unique_ptr<Kernel> fallback, UnaryOp op,

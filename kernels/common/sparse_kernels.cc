@@ -133,15 +133,10 @@ Status BlockSparseProduct::Init(const NodeView& node, const std::vector<TypeInfo
   m_ = m;
   bias_error_ = bias_error;
   ONYX_ASSIGN_OR_RETURN(FusedActivation act, ParseFusedActivation(node));
-  if (act.kind == ActivationKind::kRelu) {
-    args_.activation = VectorActivation::kRelu;
-  } else if (act.kind == ActivationKind::kClip) {
-    args_.activation = VectorActivation::kClip;
-    args_.clip_lo = act.alpha;
-    args_.clip_hi = act.beta;
-  } else {
-    has_unary_ = ToUnary(act, &unary_, &unary_params_);
-  }
+  loop_act_ = SplitLoopActivation(act);
+  args_.activation = loop_act_.in_loop;
+  args_.clip_lo = loop_act_.clip_lo;
+  args_.clip_hi = loop_act_.clip_hi;
   args_.dense_m_stride = m_stride;
   args_.dense_k_stride = k_stride;
   ONYX_ASSIGN_OR_RETURN(weights_,
@@ -184,11 +179,11 @@ Status BlockSparseProduct::Run(KernelContext& ctx, const float* x, int64_t lda, 
   a.lda = lda;
   const int threads = ctx.intra_op_threads();
   RunBlockSparse(a, rows, threads);
-  if (has_unary_) {
+  if (loop_act_.has_unary) {
     float* yd = y.data<float>();
     const int64_t n = y.numel();
     ParallelFor(n, 1, ThreadsFor(n, threads), [&](int64_t i0, int64_t i1) {
-      UnaryF32(unary_, unary_params_, yd + i0, yd + i0, i1 - i0);
+      UnaryF32(loop_act_.unary, loop_act_.unary_params, yd + i0, yd + i0, i1 - i0);
     });
   }
   return Status::Ok();

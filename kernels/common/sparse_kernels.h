@@ -80,9 +80,7 @@ class BlockSparseProduct {
   bool bias_packed_ = false;
   int64_t m_ = 0;
   const char* bias_error_ = "";
-  bool has_unary_ = false;  // an activation applied over the finished output
-  UnaryOp unary_ = UnaryOp::kRelu;
-  UnaryParams unary_params_;
+  LoopActivation loop_act_;  // Relu/Clip in the vector loop, any other over the output
 };
 
 }  // namespace onyx::kernels::common

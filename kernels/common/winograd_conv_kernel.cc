@@ -107,11 +107,11 @@ class WinogradConvKernel : public Kernel {
       }
     });
     if (out_of_memory) return node.Fail("out of memory for the Winograd scratch buffers");
-    if (has_unary_) {
+    if (loop_act_.has_unary) {
       float* yd = y.data<float>();
       const int64_t n = y.numel();
       ParallelFor(n, 1, ThreadsFor(n, ctx.intra_op_threads()), [&](int64_t i0, int64_t i1) {
-        UnaryF32(unary_, unary_params_, yd + i0, yd + i0, i1 - i0);
+        UnaryF32(loop_act_.unary, loop_act_.unary_params, yd + i0, yd + i0, i1 - i0);
       });
     }
     return Status::Ok();
@@ -154,15 +154,10 @@ class WinogradConvKernel : public Kernel {
     y_shape_ = {x_shape_[0], a.out_h, a.out_w, a.out_channels};
 
     ONYX_ASSIGN_OR_RETURN(FusedActivation act, ParseFusedActivation(node));
-    if (act.kind == ActivationKind::kRelu) {
-      a.activation = VectorActivation::kRelu;
-    } else if (act.kind == ActivationKind::kClip) {
-      a.activation = VectorActivation::kClip;
-      a.clip_lo = act.alpha;
-      a.clip_hi = act.beta;
-    } else {
-      has_unary_ = ToUnary(act, &unary_, &unary_params_);
-    }
+    loop_act_ = SplitLoopActivation(act);
+    a.activation = loop_act_.in_loop;
+    a.clip_lo = loop_act_.clip_lo;
+    a.clip_hi = loop_act_.clip_hi;
 
     // Blocks of at most MaxBlockTiles tiles, as many as threads at least (when there are that
     // many tiles) and a multiple of them, so that each thread gets the same work. With one
@@ -216,9 +211,7 @@ class WinogradConvKernel : public Kernel {
   std::shared_ptr<const float> weights_;  // transformed constant W (shared), or null
   AlignedFloats bias_;                    // padded constant (or absent) B
   bool bias_packed_ = false;
-  bool has_unary_ = false;  // an activation applied over the finished output
-  UnaryOp unary_ = UnaryOp::kRelu;
-  UnaryParams unary_params_;
+  LoopActivation loop_act_;  // Relu/Clip in the vector loop, any other over the output
 };
 
 }  // namespace

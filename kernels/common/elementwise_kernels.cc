@@ -61,18 +61,6 @@ class UnaryKernel : public FastKernel {
   UnaryParams params_;
 };
 
-// Attribute parameters of a unary op for this node: the activation table's (Clip from opset 11:
-// the float range, its bound inputs are read per run); none for the math ops (Exp, Log, ...).
-UnaryParams ParamsFor(UnaryOp, const NodeView& node) {
-  UnaryParams p;
-  if (!FindActivationRule(node.op_type())) return p;
-  StatusOr<Activation> a = ParseActivation(node);
-  if (!a.ok()) return p;  // SupportsUnary has refused the node
-  p.alpha = a.value().alpha;
-  p.beta = a.value().beta;
-  return p;
-}
-
 Status SupportsUnary(const NodeView& node, const std::vector<TypeInfo>& types) {
   ONYX_RETURN_IF_ERROR(RequireInputType(types, 0, DType::kFloat));
   if (FindActivationRule(node.op_type())) {
@@ -111,14 +99,21 @@ KernelEntry UnaryHwyKernel(const std::string& op, UnaryOp kind) {
       op + "_f32_hwy", HighwayIsa(), SupportsUnary,
       [kind, work](const NodeView& node, const std::vector<TypeInfo>&,
                    std::unique_ptr<Kernel> fallback) -> StatusOr<std::unique_ptr<Kernel>> {
+        // An activation: the table's loop (Gelu: its form) and parameters (Clip from opset 11:
+        // the float range, its bound inputs are read per run). None for Exp, Log, ...
         UnaryOp op = kind;
-        if (FindActivationRule(node.op_type())) {  // the table's loop (Gelu: its form)
-          StatusOr<Activation> a = ParseActivation(node);
+        UnaryParams params;
+        if (FindActivationRule(node.op_type())) {
+          StatusOr<Activation> a = ParseActivation(node);  // SupportsUnary accepted it
           const ActivationRule* rule = a.ok() ? FindActivationRule(a.value().kind) : nullptr;
           if (rule && rule->has_unary_op) op = rule->unary_op;
+          if (a.ok()) {
+            params.alpha = a.value().alpha;
+            params.beta = a.value().beta;
+          }
         }
         return std::unique_ptr<Kernel>(
-            new UnaryKernel(std::move(fallback), UnarySpec{op, work}, ParamsFor(op, node)));
+            new UnaryKernel(std::move(fallback), UnarySpec{op, work}, params));
       });
 }
 

@@ -82,13 +82,13 @@ class PReluKernel : public FastKernel {
     const int64_t k = ShapeElementCount(slope.shape());
     if (slope.rank() > x.rank()) return Fallback(ctx);
     // The slope's dims aligned to X's last ones; which form it has decides the loop.
-    std::vector<int64_t> s(static_cast<size_t>(x.rank() - slope.rank()), 1);
-    for (int64_t dim : slope.shape()) s.push_back(dim);
+    Shape s(static_cast<size_t>(x.rank() - slope.rank()), 1);
+    s.insert(s.end(), slope.shape().begin(), slope.shape().end());
     int64_t period = 0, inner = 1;  // period: slope values per row; inner: elements per value
     if (k == 1) {
       period = 1;
       inner = n;
-    } else if (s == std::vector<int64_t>(xs.begin(), xs.end())) {
+    } else if (s == xs) {
       period = k;  // same shape: one row
     } else if (x.rank() >= 1 && s.back() == xs.back() && k == xs.back()) {
       period = k;  // one slope per element of the last axis (channels-last)

@@ -9,12 +9,14 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "engine/tensor_proto.h"
+#include "engine/weights_in_file.h"
 #include "kernels/op_arity.h"
 #include "memory/mapped_file.h"
 #include "onnx/onnx-ml.pb.h"
@@ -721,7 +723,8 @@ Status ApplyEdits(onnx::ModelProto& mp, const ModelEdits& edits) {
 
 StatusOr<ir::Model> LoadImpl(onnx::ModelProto& mp, const std::string& display_name,
                              const std::string& model_dir, const Limits& limits,
-                             const ModelEdits& edits) {
+                             const ModelEdits& edits,
+                             std::shared_ptr<const memory::RegularFile> model_file = nullptr) {
   const std::string prefix = display_name + ": ";
   if (!mp.has_graph())
     return InvalidModel(prefix,
@@ -738,6 +741,7 @@ StatusOr<ir::Model> LoadImpl(onnx::ModelProto& mp, const std::string& display_na
   st.ir_version = mp.ir_version();
   st.ext.model_dir = model_dir;
   st.ext.max_tensor_bytes = limits.max_tensor_bytes;
+  st.ext.model_file = std::move(model_file);
   OpsetMap opsets;
   for (const auto& os : mp.opset_import()) opsets[NormalizeDomain(os.domain())] = os.version();
   if (opsets.empty())
@@ -796,9 +800,25 @@ StatusOr<ir::Model> LoadModelFromFile(const std::string& path, const Limits& lim
   const std::string dir =
       slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  // The main graph's large initializers are left in the file and read from it into their
+  // tensors (engine/weights_in_file.h); a file whose wire format does not walk is read whole,
+  // and protobuf says what is wrong.
+  auto file = memory::RegularFile::Open(path);
+  if (!file.ok()) return NotFound("cannot open model file '", path, "': ", file.status().message());
+  auto shared = std::make_shared<const memory::RegularFile>(std::move(file).value());
+  std::string bytes;
+  bool plain = false;
+  ONYX_RETURN_IF_ERROR(ReadModelLeavingWeights(*shared, kLeaveInFileMinBytes, &bytes, &plain)
+                           .WithContext(base + ": "));
   onnx::ModelProto mp;
-  ONYX_RETURN_IF_ERROR(ReadModelProto(path, limits, &mp));
-  auto m = LoadImpl(mp, base, dir, limits, edits);
+  if (plain) {
+    ONYX_RETURN_IF_ERROR(ParseModel(bytes.data(), bytes.size(), base + ": ", limits, &mp));
+    std::string().swap(bytes);
+  } else {
+    shared = nullptr;
+    ONYX_RETURN_IF_ERROR(ReadModelProto(path, limits, &mp));
+  }
+  auto m = LoadImpl(mp, base, dir, limits, edits, std::move(shared));
   if (!m.ok()) return m;
   m->path = path;
   return m;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/weights_in_file.h"
 #include "memory/mapped_file.h"
 #include "onnx/onnx-data.pb.h"
 #include "onnx/onnx-ml.pb.h"
@@ -118,11 +119,14 @@ StatusOr<Tensor> ReadExternal(const onnx::TensorProto& p, const ExternalDataCont
                               const Shape& shape, int64_t count, uint64_t bytes) {
   std::string location;
   int64_t offset = 0, length = -1;
+  bool in_model_file = false;
   for (const auto& kv : p.external_data()) {
     const std::string& k = kv.key();
     char* end = nullptr;
     if (k == "location") {
       location = kv.value();
+    } else if (k == kInModelFileKey) {
+      in_model_file = ext.model_file != nullptr;
     } else if (k == "offset" || k == "length") {
       long long v = std::strtoll(kv.value().c_str(), &end, 10);
       if (kv.value().empty() || *end != '\0' || v < 0)
@@ -133,10 +137,18 @@ StatusOr<Tensor> ReadExternal(const onnx::TensorProto& p, const ExternalDataCont
   }
   if (t == DType::kString)
     return InvalidModel(TensorLabel(p), ": string tensors cannot use external data");
-  ONYX_ASSIGN_OR_RETURN(std::string path, ResolveExternalPath(p, location, ext));
-  auto file = memory::RegularFile::Open(path);
-  if (!file.ok())
-    return file.status().WithContext(TensorLabel(p) + ": external data '" + location + "': ");
+  // Bytes the loader left in the model file (engine/weights_in_file.h) come from the file it
+  // has open; any other location is resolved and opened here.
+  std::shared_ptr<const memory::RegularFile> file = in_model_file ? ext.model_file : nullptr;
+  if (in_model_file) {
+    location = "the model file";
+  } else {
+    ONYX_ASSIGN_OR_RETURN(std::string path, ResolveExternalPath(p, location, ext));
+    auto opened = memory::RegularFile::Open(path);
+    if (!opened.ok())
+      return opened.status().WithContext(TensorLabel(p) + ": external data '" + location + "': ");
+    file = std::make_shared<const memory::RegularFile>(std::move(opened).value());
+  }
   const uint64_t size = file->size();
   if (static_cast<uint64_t>(offset) > size)
     return InvalidModel(TensorLabel(p), ": external data offset ", offset, " is past the end of '",

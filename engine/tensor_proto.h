@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "memory/mapped_file.h"
 #include "onyx/status.h"
 #include "onyx/tensor.h"
 #include "onyx/value.h"
@@ -27,6 +28,9 @@ struct ExternalDataContext {
   // Ceiling on the bytes of any one tensor read (Limits::max_tensor_bytes; 0: none). The loader
   // sets it from the session's limits; checked before a buffer is allocated.
   uint64_t max_tensor_bytes = 0;
+  // The model file the loader read, when it left large initializers' bytes there
+  // (engine/weights_in_file.h): tensors marked kInModelFileKey are read from it.
+  std::shared_ptr<const memory::RegularFile> model_file;
 };
 
 // Decodes raw_data (little-endian; sub-byte types packed), the typed repeated fields (float16 and

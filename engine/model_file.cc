@@ -49,7 +49,8 @@ void ForEachInitializer(onnx::GraphProto* g, const std::function<Status(onnx::Te
 
 StatusOr<ModelMetadata> ReadModelMetadata(const std::string& path, const Limits& limits) {
   onnx::ModelProto mp;
-  ONYX_RETURN_IF_ERROR(engine::ReadModelProto(path, limits, &mp));
+  std::shared_ptr<const memory::RegularFile> weights_file;  // the weights are not read
+  ONYX_RETURN_IF_ERROR(engine::ReadModelProtoLeavingWeights(path, limits, &mp, &weights_file));
   return MetadataOf(mp);
 }
 

@@ -789,6 +789,28 @@ Status ReadModelProto(const std::string& path, const Limits& limits, onnx::Model
   return ParseModel(bytes->data.get(), bytes->size, base + ": ", limits, mp);
 }
 
+Status ReadModelProtoLeavingWeights(const std::string& path, const Limits& limits,
+                                    onnx::ModelProto* mp,
+                                    std::shared_ptr<const memory::RegularFile>* file) {
+  // A file whose wire format does not walk is read whole, and protobuf says what is wrong.
+  auto opened = memory::RegularFile::Open(path);
+  if (!opened.ok())
+    return NotFound("cannot open model file '", path, "': ", opened.status().message());
+  const size_t slash = path.find_last_of('/');
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  auto shared = std::make_shared<const memory::RegularFile>(std::move(opened).value());
+  std::string bytes;
+  bool plain = false;
+  ONYX_RETURN_IF_ERROR(ReadModelLeavingWeights(*shared, kLeaveInFileMinBytes, &bytes, &plain)
+                           .WithContext(base + ": "));
+  if (!plain) {
+    *file = nullptr;
+    return ReadModelProto(path, limits, mp);
+  }
+  *file = std::move(shared);
+  return ParseModel(bytes.data(), bytes.size(), base + ": ", limits, mp);
+}
+
 Status ParseModelProto(const std::string& bytes, const std::string& display_name,
                        const Limits& limits, onnx::ModelProto* mp) {
   return ParseModel(bytes.data(), bytes.size(), display_name + ": ", limits, mp);
@@ -800,25 +822,10 @@ StatusOr<ir::Model> LoadModelFromFile(const std::string& path, const Limits& lim
   const std::string dir =
       slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  // The main graph's large initializers are left in the file and read from it into their
-  // tensors (engine/weights_in_file.h); a file whose wire format does not walk is read whole,
-  // and protobuf says what is wrong.
-  auto file = memory::RegularFile::Open(path);
-  if (!file.ok()) return NotFound("cannot open model file '", path, "': ", file.status().message());
-  auto shared = std::make_shared<const memory::RegularFile>(std::move(file).value());
-  std::string bytes;
-  bool plain = false;
-  ONYX_RETURN_IF_ERROR(ReadModelLeavingWeights(*shared, kLeaveInFileMinBytes, &bytes, &plain)
-                           .WithContext(base + ": "));
   onnx::ModelProto mp;
-  if (plain) {
-    ONYX_RETURN_IF_ERROR(ParseModel(bytes.data(), bytes.size(), base + ": ", limits, &mp));
-    std::string().swap(bytes);
-  } else {
-    shared = nullptr;
-    ONYX_RETURN_IF_ERROR(ReadModelProto(path, limits, &mp));
-  }
-  auto m = LoadImpl(mp, base, dir, limits, edits, std::move(shared));
+  std::shared_ptr<const memory::RegularFile> file;
+  ONYX_RETURN_IF_ERROR(ReadModelProtoLeavingWeights(path, limits, &mp, &file));
+  auto m = LoadImpl(mp, base, dir, limits, edits, std::move(file));
   if (!m.ok()) return m;
   m->path = path;
   return m;

@@ -1,9 +1,11 @@
 // The ONNX loader: ModelProto bytes → validated ir::Model (DESIGN contracts 2 and 6).
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "kernels/ir/graph.h"
+#include "memory/mapped_file.h"
 #include "onyx/limits.h"
 #include "onyx/session.h"
 #include "onyx/status.h"
@@ -36,6 +38,12 @@ StatusOr<ir::Model> LoadModelFromBytes(const std::string& bytes,
 // Reads and parses a model file / serialized bytes into `mp` with the loader's checks and errors,
 // without converting it (model metadata, re-saving).
 Status ReadModelProto(const std::string& path, const Limits& limits, onnx::ModelProto* mp);
+// The same for a file, leaving the main graph's large initializers in it
+// (engine/weights_in_file.h): `*file` is the open file to read them from, or null when the file
+// was read whole instead.
+Status ReadModelProtoLeavingWeights(const std::string& path, const Limits& limits,
+                                    onnx::ModelProto* mp,
+                                    std::shared_ptr<const memory::RegularFile>* file);
 Status ParseModelProto(const std::string& bytes, const std::string& display_name,
                        const Limits& limits, onnx::ModelProto* mp);
 

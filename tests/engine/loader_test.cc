@@ -445,8 +445,9 @@ TEST(loader, EmptyTruncatedAndRandomBytes) {
   }
 }
 
-// Files are parsed straight from their mapping and their raw weights moved, not copied, into
-// tensors: the values must still be the file's, and bad files must say what is wrong.
+// Files are read into owned memory (large weights straight into their tensors,
+// engine/weights_in_file.h): the values must still be the file's, and bad files must say what is
+// wrong.
 TEST(loader, ModelFilesEmptyTruncatedDirectoryAndValid) {
   const std::string dir = MakeTempDir();
   ModelBuilder b = OneOutput(onnx::TensorProto::FLOAT, {3});

@@ -35,3 +35,33 @@ def plan_json(cli, path, *args):
                        timeout=120)
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout)
+
+
+# ISA levels at which oneDNN's int8 kernels are registered (isa.min avx512_vnni): below them its
+# 16-bit pair sums saturate, so the int8 operators run on the reference kernels instead.
+INT8_ONEDNN_LEVELS = ("avx512_vnni", "avx512_bf16", "amx")
+
+
+def int8_on_onednn(cli):
+    """Whether this CPU, under the ISA cap (ONYX_ISA), runs the int8 operators on oneDNN: the
+    `cap:` level `onyx info --cpu` prints."""
+    p = subprocess.run([cli, "info", "--cpu"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    cap = next(line.split()[1] for line in p.stdout.splitlines() if line.startswith("cap:"))
+    return cap in INT8_ONEDNN_LEVELS
+
+
+def assert_int8_impls(cli, got, want):
+    """`got` (a plan's impls) is `want` where oneDNN's int8 kernels run; elsewhere none of them is
+    planned (the values are still checked against ONNX Runtime by the caller)."""
+    if int8_on_onednn(cli):
+        assert got == want, got
+    else:
+        assert not any(i.endswith("_8bit_onednn") for i in got), got
+
+
+def skip_without_int8_onednn(cli):
+    import pytest  # noqa: PLC0415
+
+    if not int8_on_onednn(cli):
+        pytest.skip("oneDNN's int8 kernels need VNNI or AMX, which this CPU (or ONYX_ISA) lacks")

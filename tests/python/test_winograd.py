@@ -3,6 +3,7 @@ take them, as the plan shows, and that outputs match ONNX Runtime (the oracle, w
 directly) with the default conv_algorithm "auto" and with "direct", through the CLI and the Python
 API."""
 import json
+import os
 import subprocess
 
 import numpy as np
@@ -13,6 +14,11 @@ from onnx import TensorProto, helper, numpy_helper
 
 
 def _has_avx512():
+    """AVX-512 here, and ONYX_ISA (docs/isa.md) not capping the kernels below it."""
+    levels = ("scalar", "sse4", "avx2", "avx512", "avx512_vnni", "avx512_bf16", "amx")
+    cap = os.environ.get("ONYX_ISA", "")
+    if cap in levels and levels.index(cap) < levels.index("avx512"):
+        return False
     try:
         with open("/proc/cpuinfo") as f:
             return " avx512f" in f.read()

@@ -102,7 +102,14 @@ def bits_equal(a: np.ndarray, b: np.ndarray) -> bool:
     return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
 
 
+ISA_LEVELS = ("scalar", "sse4", "avx2", "avx512", "avx512_vnni", "avx512_bf16", "amx")
+
+
 def has_avx512() -> bool:
+    """AVX-512 on this CPU, and not capped below it by ONYX_ISA (docs/isa.md)."""
+    cap = os.environ.get("ONYX_ISA", "")
+    if cap in ISA_LEVELS and ISA_LEVELS.index(cap) < ISA_LEVELS.index("avx512"):
+        return False
     try:
         with open("/proc/cpuinfo") as f:
             return " avx512f" in f.read()

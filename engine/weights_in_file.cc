@@ -176,7 +176,7 @@ void AppendEntry(const std::string& key, const std::string& value, std::string* 
 
 // A TensorProto in [begin, end) into `out`: without its raw_data when that holds exactly the
 // bytes of its dims and type and at least `min_bytes`, as it is otherwise.
-bool Tensor(WireCursor& c, uint64_t begin, uint64_t end, uint64_t min_bytes, std::string* out) {
+bool WalkTensor(WireCursor& c, uint64_t begin, uint64_t end, uint64_t min_bytes, std::string* out) {
   bool bad = false, dims_ok = true, other_data = false;
   uint64_t elements = 1, data_type = 0, raw_fields = 0;
   Field raw, f;
@@ -235,14 +235,16 @@ bool Tensor(WireCursor& c, uint64_t begin, uint64_t end, uint64_t min_bytes, std
   return true;
 }
 
-bool Graph(WireCursor& c, uint64_t begin, uint64_t end, uint64_t min_bytes, std::string* out) {
+// A GraphProto in [begin, end) into `out`, its initializers through WalkTensor, every other field
+// as it is (subgraphs' initializers stay in their nodes' attributes).
+bool WalkGraph(WireCursor& c, uint64_t begin, uint64_t end, uint64_t min_bytes, std::string* out) {
   bool bad = false;
   Field f;
   c.Seek(begin);
   while (NextField(c, end, &f, &bad)) {
     if (f.number == kGraphInitializer && f.wire == kWireLen) {
       std::string tensor;
-      if (!Tensor(c, f.payload, f.end, min_bytes, &tensor)) return false;
+      if (!WalkTensor(c, f.payload, f.end, min_bytes, &tensor)) return false;
       AppendLenField(kGraphInitializer, tensor, out);
       c.Seek(f.end);
     } else if (!CopyField(c, f, out)) {
@@ -265,7 +267,7 @@ Status ReadModelLeavingWeights(const memory::RegularFile& file, uint64_t min_byt
     bool ok = true;
     if (f.number == kModelGraph && f.wire == kWireLen) {
       std::string graph;
-      ok = Graph(c, f.payload, f.end, min_bytes, &graph);
+      ok = WalkGraph(c, f.payload, f.end, min_bytes, &graph);
       if (ok) AppendLenField(kModelGraph, graph, out);
       c.Seek(f.end);
     } else {

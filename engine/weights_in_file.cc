@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
 #include <vector>
 
 namespace onyx::engine {
@@ -9,7 +10,8 @@ namespace {
 
 // Field numbers of onnx.proto (ModelProto.graph, GraphProto.initializer, TensorProto's fields).
 constexpr uint32_t kModelGraph = 7;
-constexpr uint32_t kGraphInitializer = 5;
+constexpr uint32_t kGraphNode = 1, kGraphInitializer = 5;
+constexpr uint32_t kNodeAttribute = 5, kAttributeTensor = 5;
 constexpr uint32_t kTensorDims = 1, kTensorDataType = 2, kTensorSegment = 3, kTensorRawData = 9;
 constexpr uint32_t kTensorExternalData = 13, kTensorDataLocation = 14;
 constexpr uint32_t kEntryKey = 1, kEntryValue = 2;
@@ -235,23 +237,50 @@ bool WalkTensor(WireCursor& c, uint64_t begin, uint64_t end, uint64_t min_bytes,
   return true;
 }
 
-// A GraphProto in [begin, end) into `out`, its initializers through WalkTensor, every other field
-// as it is (subgraphs' initializers stay in their nodes' attributes).
-bool WalkGraph(WireCursor& c, uint64_t begin, uint64_t end, uint64_t min_bytes, std::string* out) {
+using Walk = bool (*)(WireCursor&, uint64_t, uint64_t, uint64_t, std::string*);
+struct FieldWalk {
+  uint32_t field;
+  Walk walk;
+};
+
+// A message in [begin, end) into `out`: each length-delimited field that `walks` names through
+// its walk, every other field as it is.
+bool WalkFields(WireCursor& c, uint64_t begin, uint64_t end, std::initializer_list<FieldWalk> walks,
+                uint64_t min_bytes, std::string* out) {
   bool bad = false;
   Field f;
   c.Seek(begin);
   while (NextField(c, end, &f, &bad)) {
-    if (f.number == kGraphInitializer && f.wire == kWireLen) {
-      std::string tensor;
-      if (!WalkTensor(c, f.payload, f.end, min_bytes, &tensor)) return false;
-      AppendLenField(kGraphInitializer, tensor, out);
+    Walk walk = nullptr;
+    for (const FieldWalk& w : walks)
+      if (f.number == w.field && f.wire == kWireLen) walk = w.walk;
+    if (walk) {
+      std::string inner;
+      if (!walk(c, f.payload, f.end, min_bytes, &inner)) return false;
+      AppendLenField(f.number, inner, out);
       c.Seek(f.end);
     } else if (!CopyField(c, f, out)) {
       return false;
     }
   }
   return !bad;
+}
+
+// An AttributeProto: its tensor `t` (a Constant node's value: some exporters hold weights there).
+bool WalkAttribute(WireCursor& c, uint64_t begin, uint64_t end, uint64_t min_bytes,
+                   std::string* out) {
+  return WalkFields(c, begin, end, {{kAttributeTensor, WalkTensor}}, min_bytes, out);
+}
+
+bool WalkNode(WireCursor& c, uint64_t begin, uint64_t end, uint64_t min_bytes, std::string* out) {
+  return WalkFields(c, begin, end, {{kNodeAttribute, WalkAttribute}}, min_bytes, out);
+}
+
+// A GraphProto: its initializers and its nodes' attribute tensors (subgraphs, inside attributes
+// `g` and `graphs`, are kept as they are).
+bool WalkGraph(WireCursor& c, uint64_t begin, uint64_t end, uint64_t min_bytes, std::string* out) {
+  return WalkFields(c, begin, end, {{kGraphInitializer, WalkTensor}, {kGraphNode, WalkNode}},
+                    min_bytes, out);
 }
 
 }  // namespace
@@ -261,25 +290,9 @@ Status ReadModelLeavingWeights(const memory::RegularFile& file, uint64_t min_byt
   out->clear();
   *plain = false;
   WireCursor c(file);
-  bool bad = false;
-  Field f;
-  while (NextField(c, file.size(), &f, &bad)) {
-    bool ok = true;
-    if (f.number == kModelGraph && f.wire == kWireLen) {
-      std::string graph;
-      ok = WalkGraph(c, f.payload, f.end, min_bytes, &graph);
-      if (ok) AppendLenField(kModelGraph, graph, out);
-      c.Seek(f.end);
-    } else {
-      ok = CopyField(c, f, out);
-    }
-    if (!ok) {
-      bad = true;
-      break;
-    }
-  }
+  const bool walked = WalkFields(c, 0, file.size(), {{kModelGraph, WalkGraph}}, min_bytes, out);
   if (!c.status.ok()) return c.status;
-  if (bad) {
+  if (!walked) {
     out->clear();
     return Status::Ok();
   }

@@ -3,8 +3,8 @@
 // protobuf copies every raw_data field it parses into a std::string of its own, so a model read
 // whole and then parsed held its weights twice, each copy faulting in fresh pages (BERT-base,
 // 438 MB: half of session creation). Instead the file's wire bytes are walked once and the main
-// graph's large initializers are left in the file: protobuf parses the rest, and each such
-// tensor is read later with one pread straight into its own buffer.
+// graph's large tensors are left in the file: protobuf parses the rest, and each such tensor is
+// read later with one pread straight into its own buffer.
 #pragma once
 
 #include <cstdint>
@@ -20,11 +20,12 @@ namespace onyx::engine {
 // (ExternalDataContext::model_file); elsewhere it is an unknown key.
 inline constexpr const char* kInModelFileKey = "onyx.in_model_file";
 
-// Initializers of the main graph whose raw_data is at least this many bytes stay in the file.
+// Tensors of the main graph whose raw_data is at least this many bytes stay in the file.
 inline constexpr uint64_t kLeaveInFileMinBytes = 16 * 1024;
 
-// The serialized ModelProto in `file`, with every main-graph initializer of a plain numeric type
-// whose raw_data holds at least `min_bytes`, exactly the bytes its dims need, replaced by an
+// The serialized ModelProto in `file`, with every tensor of the main graph (its initializers and
+// its nodes' attribute tensors, such as Constant values) of a plain numeric type whose raw_data
+// holds at least `min_bytes`, exactly the bytes its dims need, replaced by an
 // external_data reference into the file (kInModelFileKey, offset, length; data_location
 // EXTERNAL). Any tensor that does not fit that exact form is kept as it is, so that a malformed
 // one reaches protobuf and the tensor checks unchanged. *plain is false, and `out` empty, when

@@ -126,6 +126,44 @@ TEST(WeightsInFile, LargeInitializersAreReadFromTheFile) {
   EXPECT_EQ(std::memcmp(ints.raw_data(), w.ints.data(), ints.nbytes()), 0);
 }
 
+// A Constant node's value (some exporters hold weights there) is left in the file too.
+TEST(WeightsInFile, ConstantValuesAreReadFromTheFile) {
+  const Weights w = RandomWeights();
+  ModelBuilder b;
+  onnx::NodeProto& n = b.Node("Constant", {}, {"y"});
+  auto* a = n.add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  a->mutable_t()->add_dims(96);
+  a->mutable_t()->add_dims(64);
+  a->mutable_t()->set_raw_data(Bytes(w.big));
+  b.Output("y", onnx::TensorProto::FLOAT, {96, 64});
+  const std::string path = MakeTempDir() + "/constant.onnx";
+  b.Save(path);
+
+  auto file = memory::RegularFile::Open(path);
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  std::string walked;
+  bool plain = false;
+  ASSERT_TRUE(
+      engine::ReadModelLeavingWeights(*file, engine::kLeaveInFileMinBytes, &walked, &plain).ok());
+  ASSERT_TRUE(plain);
+  onnx::ModelProto mp;
+  ASSERT_TRUE(mp.ParseFromString(walked));
+  const onnx::TensorProto& t = mp.graph().node(0).attribute(0).t();
+  EXPECT_EQ(t.data_location(), onnx::TensorProto::EXTERNAL);
+  EXPECT_FALSE(t.has_raw_data());
+
+  auto s = Session::Create(path);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  NamedValues out;
+  ASSERT_TRUE(s->Run({}, {}, &out).ok());
+  const Tensor& y = out[0].second.tensor();
+  ASSERT_EQ(y.shape(), (Shape{96, 64}));
+  EXPECT_EQ(std::memcmp(y.raw_data(), w.big.data(), y.nbytes()), 0);
+}
+
 // raw_data one element short of its dims stays in the parsed model, so the error is the one a
 // model given as bytes gets.
 TEST(WeightsInFile, MismatchedRawDataGivesTheUsualError) {

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/weights_in_file.h"
 #include "memory/mapped_file.h"
@@ -42,9 +44,9 @@ void WriteFile(const std::string& path, const uint8_t* data, size_t size) {
   close(fd);
 }
 
-// Walked with every initializer left in the file: when the input parses as a ModelProto, what
-// the walk gives must parse too, with the same initializers, each left one pointing at exactly
-// the bytes protobuf read as its raw_data.
+// Walked with every tensor left in the file: when the input parses as a ModelProto, what the walk
+// gives must parse too, with the same initializers, nodes and attributes, each tensor left in the
+// file pointing at exactly the bytes protobuf read as its raw_data.
 void CheckWalk(const std::string& path, const uint8_t* data, size_t size) {
   onnx::ModelProto original;
   if (!original.ParseFromArray(data, static_cast<int>(size))) return;
@@ -56,9 +58,20 @@ void CheckWalk(const std::string& path, const uint8_t* data, size_t size) {
   if (!plain) return;
   onnx::ModelProto m;
   if (!m.ParseFromString(walked)) std::abort();
-  if (m.graph().initializer_size() != original.graph().initializer_size()) std::abort();
-  for (int i = 0; i < m.graph().initializer_size(); ++i) {
-    const onnx::TensorProto& t = m.graph().initializer(i);
+  if (m.graph().initializer_size() != original.graph().initializer_size() ||
+      m.graph().node_size() != original.graph().node_size())
+    std::abort();
+  std::vector<std::pair<const onnx::TensorProto*, const onnx::TensorProto*>> tensors;
+  for (int i = 0; i < m.graph().initializer_size(); ++i)
+    tensors.emplace_back(&m.graph().initializer(i), &original.graph().initializer(i));
+  for (int i = 0; i < m.graph().node_size(); ++i) {
+    const onnx::NodeProto &n = m.graph().node(i), &o = original.graph().node(i);
+    if (n.attribute_size() != o.attribute_size()) std::abort();
+    for (int j = 0; j < n.attribute_size(); ++j)
+      if (n.attribute(j).has_t()) tensors.emplace_back(&n.attribute(j).t(), &o.attribute(j).t());
+  }
+  for (const auto& [walked_tensor, original_tensor] : tensors) {
+    const onnx::TensorProto& t = *walked_tensor;
     uint64_t offset = 0, length = 0;
     bool left = false;
     for (const auto& e : t.external_data()) {
@@ -69,7 +82,7 @@ void CheckWalk(const std::string& path, const uint8_t* data, size_t size) {
     if (!left) continue;
     if (offset > size || length > size - offset ||
         std::string(reinterpret_cast<const char*>(data) + offset, length) !=
-            original.graph().initializer(i).raw_data())
+            original_tensor->raw_data())
       std::abort();
   }
 }

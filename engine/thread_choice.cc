@@ -5,14 +5,15 @@
 
 namespace onyx::engine {
 
-double ThreadChoice::Times::Median() const {
-  if (count == 0) return 0;
+double ThreadChoice::Times::Median(int n) const {
+  n = std::min(n, count);
+  if (n <= 0) return 0;
   double v[kKept];
-  std::copy(latest, latest + count, v);
-  std::nth_element(v, v + count / 2, v + count);
-  const double hi = v[count / 2];
-  if (count % 2) return hi;
-  return (*std::max_element(v, v + count / 2) + hi) / 2;
+  for (int k = 0; k < n; ++k) v[k] = latest[(next - 1 - k + kKept) % kKept];
+  std::nth_element(v, v + n / 2, v + n);
+  const double hi = v[n / 2];
+  if (n % 2) return hi;
+  return (*std::max_element(v, v + n / 2) + hi) / 2;
 }
 
 ThreadChoice::ThreadChoice(int max_threads, int start_threads, std::shared_ptr<Probes> probes)
@@ -40,7 +41,7 @@ ThreadChoice::Direction& ThreadChoice::DirectionOf(size_t i) {
 void ThreadChoice::SwitchTo(size_t i) {
   current_ = i;
   probes_->down = probes_->up = Direction{probes_->runs + kMinInterval, kMinInterval};
-  for (Times& t : times_) t.wins = 0;
+  for (Times& t : times_) t.wins = t.fresh = 0;
 }
 
 void ThreadChoice::ProbeSoon(size_t i) {
@@ -102,10 +103,21 @@ bool ThreadChoice::Record(int threads, double seconds) {
   t.latest[t.next] = seconds;
   t.next = (t.next + 1) % Times::kKept;
   t.count = std::min(t.count + 1, Times::kKept);
-  const double now = times_[current_].Median();
+  t.fresh = std::min(t.fresh + 1, Times::kKept);
+  // The current count's runs since the last switch too, once it has some: the runs before it
+  // measured the load the switch answered.
+  const Times& cur = times_[current_];
+  const double now = cur.Median(cur.fresh > 0 ? cur.fresh : Times::kKept);
   if (i != current_) {  // a probe's result
-    if (now > 0 && Faster(t.Median(), now)) {
-      if (++t.wins >= 2 || Faster(t.Median(), now, kSureGain)) {
+    // Judged on the probed count's runs since the last switch: the older ones measured the load
+    // the switch left (two threads slowed by another engine's spinning threads kept a plan that
+    // had moved to one thread there for 15 runs after the load was gone).
+    const double probed = t.Median(t.fresh);
+    if (now > 0 && Faster(probed, now)) {
+      // At once only against a full set of the current count's runs since the last switch: a
+      // new plan's first runs, after another engine's in the process, measured two threads three
+      // times slower than they are.
+      if (++t.wins >= 2 || (cur.fresh >= Times::kKept && Faster(probed, now, kSureGain))) {
         SwitchTo(i);
       } else {  // confirm after a few fresh runs of the current count
         pending_ = static_cast<int>(i);
@@ -130,8 +142,9 @@ bool ThreadChoice::Record(int threads, double seconds) {
   }
   // The current count slowed down past another count's latest runs: switch; a later probe of the
   // count left puts it back if the slowdown was the plan's and not the machine's. Only on a full
-  // set of runs, so that two slow runs just after another engine's threads ran are outvoted.
-  if (t.count < Times::kKept) return false;
+  // set of runs since the last switch, so that two slow runs just after another engine's threads
+  // ran are outvoted.
+  if (t.fresh < Times::kKept) return false;
   for (size_t j = 0; j < times_.size(); ++j)
     if (j != current_ && times_[j].count > 0 && Faster(times_[j].Median(), now, kSlowdownGain)) {
       SwitchTo(j);

@@ -64,7 +64,10 @@ class ThreadChoice {
   // single probe moved SqueezeNet to one thread for dozens of runs.
   static constexpr int64_t kConfirmAfter = 5;
   // A probe this much faster switches at once (a loaded host: two threads took 1.9 times as long
-  // as one on SqueezeNet; the passing slowdowns measured 1.2-1.3 times).
+  // as one on SqueezeNet; the passing slowdowns measured 1.2-1.3 times), when the current count
+  // has a full set of runs since the last switch to compare with: in compare.py a new plan's
+  // first runs, just after OpenVINO's and ORT's, took 3-5 times their time, and the probe at run
+  // 4 moved ShuffleNet to one thread for 8-15 runs.
   static constexpr double kSureGain = 0.6;
   // A count must be this much faster (median of its latest runs) to be switched to, and by
   // at least kMinGainSeconds: runs of a few microseconds differ by noise alone, and each switch
@@ -80,11 +83,13 @@ class ThreadChoice {
     static constexpr int kKept = 5;
     double latest[kKept] = {};  // the latest runs' seconds, a ring
     int count = 0;              // of them valid, up to kKept
+    int fresh = 0;              // of them taken since the last switch, up to kKept
     int next = 0;               // ring position
     int skip = 0;               // runs handed out whose times are not samples
     int wins = 0;               // probes in a row that found it faster than the current count
     int64_t runs = 0;
-    double Median() const;
+    // Of the latest `n` runs (all valid ones when n is larger).
+    double Median(int n = kKept) const;
   };
   size_t IndexOf(int threads) const;
   Direction& DirectionOf(size_t i);

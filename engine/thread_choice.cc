@@ -39,8 +39,14 @@ ThreadChoice::Direction& ThreadChoice::DirectionOf(size_t i) {
 }
 
 void ThreadChoice::SwitchTo(size_t i) {
+  const size_t left = current_;
+  // A switch on fewer than a full set of the current count's runs may have answered a load that
+  // passes at once: the count left is probed again soon.
+  const bool hasty = times_[left].fresh < Times::kKept;
   current_ = i;
   probes_->down = probes_->up = Direction{probes_->runs + kMinInterval, kMinInterval};
+  hasty_from_ = hasty ? static_cast<int>(left) : -1;
+  if (hasty) DirectionOf(left).next = probes_->runs + kConfirmAfter;
   for (Times& t : times_) t.wins = t.fresh = 0;
 }
 
@@ -113,11 +119,11 @@ bool ThreadChoice::Record(int threads, double seconds) {
     // the switch left (two threads slowed by another engine's spinning threads kept a plan that
     // had moved to one thread there for 15 runs after the load was gone).
     const double probed = t.Median(t.fresh);
+    // The count a hasty switch left (see SwitchTo), probed again: one faster run undoes it.
+    const bool undo = static_cast<int>(i) == hasty_from_;
+    hasty_from_ = -1;
     if (now > 0 && Faster(probed, now)) {
-      // At once only against a full set of the current count's runs since the last switch: a
-      // new plan's first runs, after another engine's in the process, measured two threads three
-      // times slower than they are.
-      if (++t.wins >= 2 || (cur.fresh >= Times::kKept && Faster(probed, now, kSureGain))) {
+      if (++t.wins >= 2 || undo || Faster(probed, now, kSureGain)) {
         SwitchTo(i);
       } else {  // confirm after a few fresh runs of the current count
         pending_ = static_cast<int>(i);

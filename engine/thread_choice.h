@@ -64,10 +64,11 @@ class ThreadChoice {
   // single probe moved SqueezeNet to one thread for dozens of runs.
   static constexpr int64_t kConfirmAfter = 5;
   // A probe this much faster switches at once (a loaded host: two threads took 1.9 times as long
-  // as one on SqueezeNet; the passing slowdowns measured 1.2-1.3 times), when the current count
-  // has a full set of runs since the last switch to compare with: in compare.py a new plan's
-  // first runs, just after OpenVINO's and ORT's, took 3-5 times their time, and the probe at run
-  // 4 moved ShuffleNet to one thread for 8-15 runs.
+  // as one on SqueezeNet; the passing slowdowns measured 1.2-1.3 times). A switch made on fewer
+  // than a full set of the current count's runs is hasty: in compare.py a new plan's first runs,
+  // just after OpenVINO's and ORT's, took 3-5 times their time at two threads, and the probe at
+  // run 4 moved ShuffleNet to one thread. The count a hasty switch left is probed again
+  // kConfirmAfter runs later, and one faster run there switches back.
   static constexpr double kSureGain = 0.6;
   // A count must be this much faster (median of its latest runs) to be switched to, and by
   // at least kMinGainSeconds: runs of a few microseconds differ by noise alone, and each switch
@@ -108,6 +109,7 @@ class ThreadChoice {
   size_t burst_ = 0;                // the count of a probe under way
   int burst_left_ = 0;              // its runs still to hand out
   size_t last_ = SIZE_MAX;          // the count handed out last
+  int hasty_from_ = -1;             // the count a switch on too few runs left, until probed again
 };
 
 struct ThreadChoice::Direction {

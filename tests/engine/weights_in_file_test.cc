@@ -71,6 +71,18 @@ Weights RandomWeights() {
   return w;
 }
 
+// The loader's walk of the file at `path` (it must walk), and the ModelProto protobuf parses
+// from it.
+void Walk(const std::string& path, std::string* walked, onnx::ModelProto* mp) {
+  auto file = memory::RegularFile::Open(path);
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  bool plain = false;
+  ASSERT_TRUE(
+      engine::ReadModelLeavingWeights(*file, engine::kLeaveInFileMinBytes, walked, &plain).ok());
+  ASSERT_TRUE(plain);
+  ASSERT_TRUE(mp->ParseFromString(*walked));
+}
+
 TEST(WeightsInFile, LargeInitializersAreReadFromTheFile) {
   const Weights w = RandomWeights();
   const std::string path = MakeTempDir() + "/model.onnx";
@@ -79,16 +91,10 @@ TEST(WeightsInFile, LargeInitializersAreReadFromTheFile) {
 
   // What the loader parses: the three large tensors point into the file, the small one keeps
   // its bytes, and the parsed part is a fraction of the file.
-  auto file = memory::RegularFile::Open(path);
-  ASSERT_TRUE(file.ok()) << file.status().message();
   std::string stripped;
-  bool plain = false;
-  ASSERT_TRUE(
-      engine::ReadModelLeavingWeights(*file, engine::kLeaveInFileMinBytes, &stripped, &plain).ok());
-  ASSERT_TRUE(plain);
-  EXPECT_LT(stripped.size(), 2000u);
   onnx::ModelProto mp;
-  ASSERT_TRUE(mp.ParseFromString(stripped));
+  ASSERT_NO_FATAL_FAILURE(Walk(path, &stripped, &mp));
+  EXPECT_LT(stripped.size(), 2000u);
   std::ifstream in(path, std::ios::binary);
   const std::string whole((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   for (const auto& t : mp.graph().initializer()) {
@@ -142,15 +148,9 @@ TEST(WeightsInFile, ConstantValuesAreReadFromTheFile) {
   const std::string path = MakeTempDir() + "/constant.onnx";
   b.Save(path);
 
-  auto file = memory::RegularFile::Open(path);
-  ASSERT_TRUE(file.ok()) << file.status().message();
   std::string walked;
-  bool plain = false;
-  ASSERT_TRUE(
-      engine::ReadModelLeavingWeights(*file, engine::kLeaveInFileMinBytes, &walked, &plain).ok());
-  ASSERT_TRUE(plain);
   onnx::ModelProto mp;
-  ASSERT_TRUE(mp.ParseFromString(walked));
+  ASSERT_NO_FATAL_FAILURE(Walk(path, &walked, &mp));
   const onnx::TensorProto& t = mp.graph().node(0).attribute(0).t();
   EXPECT_EQ(t.data_location(), onnx::TensorProto::EXTERNAL);
   EXPECT_FALSE(t.has_raw_data());

@@ -49,8 +49,8 @@ void ForEachInitializer(onnx::GraphProto* g, const std::function<Status(onnx::Te
 
 StatusOr<ModelMetadata> ReadModelMetadata(const std::string& path, const Limits& limits) {
   onnx::ModelProto mp;
-  std::shared_ptr<const memory::RegularFile> weights_file;  // the weights are not read
-  ONYX_RETURN_IF_ERROR(engine::ReadModelProtoLeavingWeights(path, limits, &mp, &weights_file));
+  // The metadata needs none of the large tensors: they stay unread in the file.
+  ONYX_RETURN_IF_ERROR(engine::ReadModelProtoLeavingWeights(path, limits, &mp, nullptr));
   return MetadataOf(mp);
 }
 

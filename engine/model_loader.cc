@@ -773,41 +773,55 @@ StatusOr<ir::Model> LoadModelFromBytes(const std::string& bytes, const std::stri
   return LoadImpl(mp, display_name, "", limits, edits);
 }
 
-Status ReadModelProto(const std::string& path, const Limits& limits, onnx::ModelProto* mp) {
-  // A regular file only, opened without blocking: a FIFO or a device is refused at once.
+namespace {
+
+std::string BaseName(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// A regular file only, opened without blocking: a FIFO or a device is refused at once.
+StatusOr<memory::RegularFile> OpenModelFile(const std::string& path) {
   auto file = memory::RegularFile::Open(path);
   if (!file.ok()) return NotFound("cannot open model file '", path, "': ", file.status().message());
-  const size_t slash = path.find_last_of('/');
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  // Read into owned memory, not mapped: a file truncated while it is parsed then gives an
-  // error instead of SIGBUS (the cost, measured: memory/mapped_file.h). The bytes are freed
-  // once parsed; initializers' raw bytes then move, not copy, into tensors.
-  if (file->size() > static_cast<uint64_t>(std::numeric_limits<int>::max()))
-    return ParseModel(nullptr, file->size(), base + ": ", limits, mp);
-  auto bytes = memory::ReadAll(*file);
+  return file;
+}
+
+// The whole file, read into owned memory and parsed. Not mapped: a file truncated while it is
+// parsed then gives an error instead of SIGBUS (the cost, measured: memory/mapped_file.h). The
+// bytes are freed once parsed; initializers' raw bytes then move, not copy, into tensors.
+Status ParseWholeFile(const memory::RegularFile& file, const std::string& base,
+                      const Limits& limits, onnx::ModelProto* mp) {
+  if (file.size() > static_cast<uint64_t>(std::numeric_limits<int>::max()))
+    return ParseModel(nullptr, file.size(), base + ": ", limits, mp);
+  auto bytes = memory::ReadAll(file);
   if (!bytes.ok()) return bytes.status().WithContext(base + ": ");
   return ParseModel(bytes->data.get(), bytes->size, base + ": ", limits, mp);
+}
+
+}  // namespace
+
+Status ReadModelProto(const std::string& path, const Limits& limits, onnx::ModelProto* mp) {
+  ONYX_ASSIGN_OR_RETURN(memory::RegularFile file, OpenModelFile(path));
+  return ParseWholeFile(file, BaseName(path), limits, mp);
 }
 
 Status ReadModelProtoLeavingWeights(const std::string& path, const Limits& limits,
                                     onnx::ModelProto* mp,
                                     std::shared_ptr<const memory::RegularFile>* file) {
-  // A file whose wire format does not walk is read whole, and protobuf says what is wrong.
-  auto opened = memory::RegularFile::Open(path);
-  if (!opened.ok())
-    return NotFound("cannot open model file '", path, "': ", opened.status().message());
-  const size_t slash = path.find_last_of('/');
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  auto shared = std::make_shared<const memory::RegularFile>(std::move(opened).value());
+  ONYX_ASSIGN_OR_RETURN(memory::RegularFile opened, OpenModelFile(path));
+  auto shared = std::make_shared<const memory::RegularFile>(std::move(opened));
+  const std::string base = BaseName(path);
   std::string bytes;
   bool plain = false;
   ONYX_RETURN_IF_ERROR(ReadModelLeavingWeights(*shared, kLeaveInFileMinBytes, &bytes, &plain)
                            .WithContext(base + ": "));
+  // A file whose wire format does not walk is parsed whole, and protobuf says what is wrong.
   if (!plain) {
-    *file = nullptr;
-    return ReadModelProto(path, limits, mp);
+    if (file) *file = nullptr;
+    return ParseWholeFile(*shared, base, limits, mp);
   }
-  *file = std::move(shared);
+  if (file) *file = std::move(shared);
   return ParseModel(bytes.data(), bytes.size(), base + ": ", limits, mp);
 }
 
@@ -821,11 +835,10 @@ StatusOr<ir::Model> LoadModelFromFile(const std::string& path, const Limits& lim
   const size_t slash = path.find_last_of('/');
   const std::string dir =
       slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   onnx::ModelProto mp;
   std::shared_ptr<const memory::RegularFile> file;
   ONYX_RETURN_IF_ERROR(ReadModelProtoLeavingWeights(path, limits, &mp, &file));
-  auto m = LoadImpl(mp, base, dir, limits, edits, std::move(file));
+  auto m = LoadImpl(mp, BaseName(path), dir, limits, edits, std::move(file));
   if (!m.ok()) return m;
   m->path = path;
   return m;

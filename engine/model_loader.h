@@ -39,8 +39,8 @@ StatusOr<ir::Model> LoadModelFromBytes(const std::string& bytes,
 // without converting it (model metadata, re-saving).
 Status ReadModelProto(const std::string& path, const Limits& limits, onnx::ModelProto* mp);
 // The same for a file, leaving the main graph's large initializers in it
-// (engine/weights_in_file.h): `*file` is the open file to read them from, or null when the file
-// was read whole instead.
+// (engine/weights_in_file.h): `*file` (when `file` is given) is the open file to read them from,
+// or null when the file was read whole instead.
 Status ReadModelProtoLeavingWeights(const std::string& path, const Limits& limits,
                                     onnx::ModelProto* mp,
                                     std::shared_ptr<const memory::RegularFile>* file);

@@ -375,15 +375,21 @@ StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& p, const ExternalDataC
   return Unsupported(TensorLabel(p), " has data type ", DTypeName(t), " which onyx cannot read");
 }
 
+uint64_t RawStorageElementBytes(int32_t data_type) {
+  if (!IsKnownDType(data_type)) return 0;
+  const DType t = static_cast<DType>(data_type);
+  return t == DType::kString || IsSubByte(t) ? 0 : DTypeSize(t);
+}
+
 StatusOr<Tensor> TakeTensorFromProto(onnx::TensorProto* p, const ExternalDataContext& ext) {
+  const uint64_t elem = RawStorageElementBytes(p->data_type());
   const bool plain_raw = p->has_raw_data() && p->data_location() != onnx::TensorProto::EXTERNAL &&
-                         !p->has_segment() && IsKnownDType(p->data_type()) &&
-                         !p->raw_data().empty();
-  const DType t = plain_raw ? static_cast<DType>(p->data_type()) : DType::kUndefined;
-  if (!plain_raw || t == DType::kString || IsSubByte(t)) return TensorFromProto(*p, ext);
+                         !p->has_segment() && elem != 0 && !p->raw_data().empty();
+  if (!plain_raw) return TensorFromProto(*p, ext);
+  const DType t = static_cast<DType>(p->data_type());
   // Elements the bytes hold, checked dim by dim so that absurd dims cannot overflow; anything
   // that does not match exactly goes the copying way, which reports the error.
-  const uint64_t elem = DTypeSize(t), count = p->raw_data().size() / elem;
+  const uint64_t count = p->raw_data().size() / elem;
   uint64_t n = 1;
   for (int64_t d : p->dims()) {
     if (d < 0 || (d > 0 && n > count / static_cast<uint64_t>(d))) return TensorFromProto(*p, ext);

@@ -37,6 +37,9 @@ struct ExternalDataContext {
 // bfloat16 in int32_data, ...), string_data and external data. Sub-byte types are unpacked to one
 // byte per element. Errors name the tensor and say what was expected and found.
 StatusOr<Tensor> TensorFromProto(const onnx::TensorProto& proto, const ExternalDataContext& ext);
+// Bytes per element when a TensorProto's raw_data is its tensor's storage as it is: any known
+// type but strings and the sub-byte ones (packed in files); 0 otherwise.
+uint64_t RawStorageElementBytes(int32_t data_type);
 // The same, but a raw_data buffer that already is the tensor's bytes is moved out of `proto`
 // into the tensor instead of copied (model loading: the weights are then held once).
 StatusOr<Tensor> TakeTensorFromProto(onnx::TensorProto* proto, const ExternalDataContext& ext);

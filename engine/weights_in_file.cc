@@ -1,9 +1,12 @@
 #include "engine/weights_in_file.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <initializer_list>
 #include <vector>
+
+#include "engine/tensor_proto.h"
 
 namespace onyx::engine {
 namespace {
@@ -16,32 +19,6 @@ constexpr uint32_t kTensorDims = 1, kTensorDataType = 2, kTensorSegment = 3, kTe
 constexpr uint32_t kTensorExternalData = 13, kTensorDataLocation = 14;
 constexpr uint32_t kEntryKey = 1, kEntryValue = 2;
 constexpr int kWireVarint = 0, kWireFixed64 = 1, kWireLen = 2, kWireFixed32 = 5;
-
-// Bytes per element of the types whose raw_data is the tensor's storage as it is (no sub-byte
-// packing, no strings, no float8 or complex): TensorProto.DataType values.
-uint64_t PlainElementBytes(uint64_t data_type) {
-  switch (data_type) {
-    case 2:
-    case 3:
-    case 9:
-      return 1;  // uint8, int8, bool
-    case 4:
-    case 5:
-    case 10:
-    case 16:
-      return 2;  // uint16, int16, float16, bfloat16
-    case 1:
-    case 6:
-    case 12:
-      return 4;  // float, int32, uint32
-    case 7:
-    case 11:
-    case 13:
-      return 8;  // int64, double, uint64
-    default:
-      return 0;
-  }
-}
 
 // Sequential reads of a region of the file through a window, so that the many small fields
 // between the weights cost few system calls. Malformed input makes a read return false; an I/O
@@ -220,7 +197,9 @@ bool WalkTensor(WireCursor& c, uint64_t begin, uint64_t end, uint64_t min_bytes,
     }
   }
   if (bad) return false;
-  const uint64_t elem = PlainElementBytes(data_type);
+  const uint64_t elem = data_type > static_cast<uint64_t>(INT32_MAX)
+                            ? 0
+                            : RawStorageElementBytes(static_cast<int32_t>(data_type));
   const bool leave = dims_ok && !other_data && raw_fields == 1 && elem != 0 &&
                      raw.length >= min_bytes && elements <= raw.length / elem &&
                      elements * elem == raw.length;

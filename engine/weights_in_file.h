@@ -24,8 +24,9 @@ inline constexpr const char* kInModelFileKey = "onyx.in_model_file";
 inline constexpr uint64_t kLeaveInFileMinBytes = 16 * 1024;
 
 // The serialized ModelProto in `file`, with every tensor of the main graph (its initializers and
-// its nodes' attribute tensors, such as Constant values) of a plain numeric type whose raw_data
-// holds at least `min_bytes`, exactly the bytes its dims need, replaced by an
+// its nodes' attribute tensors, such as Constant values) whose raw_data is its storage as it is
+// (RawStorageElementBytes) and holds at least `min_bytes`, exactly the bytes its dims need,
+// replaced by an
 // external_data reference into the file (kInModelFileKey, offset, length; data_location
 // EXTERNAL). Any tensor that does not fit that exact form is kept as it is, so that a malformed
 // one reaches protobuf and the tensor checks unchanged. *plain is false, and `out` empty, when

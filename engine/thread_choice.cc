@@ -121,7 +121,7 @@ bool ThreadChoice::Record(int threads, double seconds) {
     const double probed = t.Median(t.fresh);
     // The count a hasty switch left (see SwitchTo), probed again: one faster run undoes it.
     const bool undo = static_cast<int>(i) == hasty_from_;
-    hasty_from_ = -1;
+    if (undo) hasty_from_ = -1;  // faster or not, the switch has had its second look
     if (now > 0 && Faster(probed, now)) {
       if (++t.wins >= 2 || undo || Faster(probed, now, kSureGain)) {
         SwitchTo(i);

@@ -134,9 +134,7 @@ class DepthwiseConvKernel : public Kernel {
     ONYX_ASSIGN_OR_RETURN(FusedActivation act, ParseFusedActivation(node));
     args_.weight_stride = PaddedChannels(c);
     loop_act_ = SplitLoopActivation(act);
-    args_.activation = loop_act_.in_loop;
-    args_.clip_lo = loop_act_.clip_lo;
-    args_.clip_hi = loop_act_.clip_hi;
+    loop_act_.SetLoop(&args_);
     const auto constant = [&](size_t i) {
       return i < info.constants.size() ? info.constants[i] : nullptr;
     };

@@ -63,6 +63,13 @@ LoopActivation SplitLoopActivation(const FusedActivation& a) {
   return out;
 }
 
+void LoopActivation::ApplyUnary(float* y, int64_t n, int threads) const {
+  if (!has_unary) return;
+  ParallelFor(n, 1, ThreadsFor(n, threads), [&](int64_t i0, int64_t i1) {
+    UnaryF32(unary, unary_params, y + i0, y + i0, i1 - i0);
+  });
+}
+
 namespace {
 Status CheckTensor(const std::vector<TypeInfo>& types, int i) {
   if (i >= static_cast<int>(types.size()) || !types[i].is_tensor())

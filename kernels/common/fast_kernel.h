@@ -90,6 +90,16 @@ struct LoopActivation {
   bool has_unary = false;
   UnaryOp unary = UnaryOp::kRelu;
   UnaryParams unary_params;
+  // The loop's fields of a kernel's arguments (DepthwiseConvArgs, WinogradConvArgs,
+  // BlockSparseGemmArgs).
+  template <class Args>
+  void SetLoop(Args* a) const {
+    a->activation = in_loop;
+    a->clip_lo = clip_lo;
+    a->clip_hi = clip_hi;
+  }
+  // The unary part over a finished output of n floats, split between the threads.
+  void ApplyUnary(float* y, int64_t n, int threads) const;
 };
 LoopActivation SplitLoopActivation(const FusedActivation& a);
 

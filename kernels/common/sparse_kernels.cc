@@ -134,9 +134,7 @@ Status BlockSparseProduct::Init(const NodeView& node, const std::vector<TypeInfo
   bias_error_ = bias_error;
   ONYX_ASSIGN_OR_RETURN(FusedActivation act, ParseFusedActivation(node));
   loop_act_ = SplitLoopActivation(act);
-  args_.activation = loop_act_.in_loop;
-  args_.clip_lo = loop_act_.clip_lo;
-  args_.clip_hi = loop_act_.clip_hi;
+  loop_act_.SetLoop(&args_);
   args_.dense_m_stride = m_stride;
   args_.dense_k_stride = k_stride;
   ONYX_ASSIGN_OR_RETURN(weights_,
@@ -179,13 +177,7 @@ Status BlockSparseProduct::Run(KernelContext& ctx, const float* x, int64_t lda, 
   a.lda = lda;
   const int threads = ctx.intra_op_threads();
   RunBlockSparse(a, rows, threads);
-  if (loop_act_.has_unary) {
-    float* yd = y.data<float>();
-    const int64_t n = y.numel();
-    ParallelFor(n, 1, ThreadsFor(n, threads), [&](int64_t i0, int64_t i1) {
-      UnaryF32(loop_act_.unary, loop_act_.unary_params, yd + i0, yd + i0, i1 - i0);
-    });
-  }
+  loop_act_.ApplyUnary(y.data<float>(), y.numel(), threads);
   return Status::Ok();
 }
 

@@ -107,13 +107,7 @@ class WinogradConvKernel : public Kernel {
       }
     });
     if (out_of_memory) return node.Fail("out of memory for the Winograd scratch buffers");
-    if (loop_act_.has_unary) {
-      float* yd = y.data<float>();
-      const int64_t n = y.numel();
-      ParallelFor(n, 1, ThreadsFor(n, ctx.intra_op_threads()), [&](int64_t i0, int64_t i1) {
-        UnaryF32(loop_act_.unary, loop_act_.unary_params, yd + i0, yd + i0, i1 - i0);
-      });
-    }
+    loop_act_.ApplyUnary(y.data<float>(), y.numel(), ctx.intra_op_threads());
     return Status::Ok();
   }
 
@@ -155,9 +149,7 @@ class WinogradConvKernel : public Kernel {
 
     ONYX_ASSIGN_OR_RETURN(FusedActivation act, ParseFusedActivation(node));
     loop_act_ = SplitLoopActivation(act);
-    a.activation = loop_act_.in_loop;
-    a.clip_lo = loop_act_.clip_lo;
-    a.clip_hi = loop_act_.clip_hi;
+    loop_act_.SetLoop(&a);
 
     // Blocks of at most MaxBlockTiles tiles, as many as threads at least (when there are that
     // many tiles) and a multiple of them, so that each thread gets the same work. With one

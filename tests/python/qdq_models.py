@@ -6,6 +6,7 @@ import subprocess
 
 import numpy as np
 import onnx
+from isa_caps import LEVELS, cap_level
 
 
 def quantize_qdq(model, fp32_path, qdq_path, input_shape, seed=0, samples=8):
@@ -37,18 +38,10 @@ def plan_json(cli, path, *args):
     return json.loads(p.stdout)
 
 
-# ISA levels at which oneDNN's int8 kernels are registered (isa.min avx512_vnni): below them its
-# 16-bit pair sums saturate, so the int8 operators run on the reference kernels instead.
-INT8_ONEDNN_LEVELS = ("avx512_vnni", "avx512_bf16", "amx")
-
-
 def int8_on_onednn(cli):
-    """Whether this CPU, under the ISA cap (ONYX_ISA), runs the int8 operators on oneDNN: the
-    `cap:` level `onyx info --cpu` prints."""
-    p = subprocess.run([cli, "info", "--cpu"], capture_output=True, text=True, timeout=60)
-    assert p.returncode == 0, p.stderr
-    cap = next(line.split()[1] for line in p.stdout.splitlines() if line.startswith("cap:"))
-    return cap in INT8_ONEDNN_LEVELS
+    """Whether the int8 operators run on oneDNN here: its int8 kernels are registered from
+    avx512_vnni up (below, their 16-bit pair sums saturate and the reference kernels run)."""
+    return LEVELS.index(cap_level(cli)) >= LEVELS.index("avx512_vnni")
 
 
 def assert_int8_impls(cli, got, want):

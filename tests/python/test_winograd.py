@@ -3,27 +3,14 @@ take them, as the plan shows, and that outputs match ONNX Runtime (the oracle, w
 directly) with the default conv_algorithm "auto" and with "direct", through the CLI and the Python
 API."""
 import json
-import os
 import subprocess
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from isa_caps import has_avx512
 from onnx import TensorProto, helper, numpy_helper
-
-
-def _has_avx512():
-    """AVX-512 here, and ONYX_ISA (docs/isa.md) not capping the kernels below it."""
-    levels = ("scalar", "sse4", "avx2", "avx512", "avx512_vnni", "avx512_bf16", "amx")
-    cap = os.environ.get("ONYX_ISA", "")
-    if cap in levels and levels.index(cap) < levels.index("avx512"):
-        return False
-    try:
-        with open("/proc/cpuinfo") as f:
-            return " avx512f" in f.read()
-    except OSError:
-        return False
 
 
 def vgg_like():
@@ -77,7 +64,7 @@ def impls(cli, path, *extra):
     return {s["node"]: s["impl"] for s in json.loads(p.stdout)["schedule"]}
 
 
-@pytest.mark.skipif(not _has_avx512(), reason="oneDNN's Winograd kernels need AVX-512")
+@pytest.mark.skipif(not has_avx512(), reason="oneDNN's Winograd kernels need AVX-512")
 def test_plan_shows_which_convolutions_use_winograd(onyx_cli, model_path):
     auto = impls(onyx_cli, model_path)
     wino = {n: impl for n, impl in auto.items() if impl.endswith("/winograd")}
@@ -138,7 +125,7 @@ def test_padding_variants_match_onnxruntime(onyx_cli, tmp_path, pads, auto_pad):
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w])
     path = str(tmp_path / "pads.onnx")
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
-    if _has_avx512():
+    if has_avx512():
         wide = pads == [2, 2, 2, 2]
         assert impls(onyx_cli, path)["conv"].endswith("/winograd") != wide
     x = rng.standard_normal((1, 32, 20, 20)).astype(np.float32)

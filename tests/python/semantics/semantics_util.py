@@ -13,6 +13,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onyx
+from isa_caps import has_avx512
 
 U = 2.0 ** -24  # unit roundoff of float32 (round to nearest)
 FLOAT = TensorProto.FLOAT
@@ -100,21 +101,6 @@ def bits_equal(a: np.ndarray, b: np.ndarray) -> bool:
     """Same shape and the same bytes (NaN payloads and the sign of zero included)."""
     a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
     return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
-
-
-ISA_LEVELS = ("scalar", "sse4", "avx2", "avx512", "avx512_vnni", "avx512_bf16", "amx")
-
-
-def has_avx512() -> bool:
-    """AVX-512 on this CPU, and not capped below it by ONYX_ISA (docs/isa.md)."""
-    cap = os.environ.get("ONYX_ISA", "")
-    if cap in ISA_LEVELS and ISA_LEVELS.index(cap) < ISA_LEVELS.index("avx512"):
-        return False
-    try:
-        with open("/proc/cpuinfo") as f:
-            return " avx512f" in f.read()
-    except OSError:
-        return False
 
 
 def expect_kernel(cli: str, model: onnx.ModelProto, expected: str, reference: bool = False,

@@ -236,7 +236,7 @@ def test_bench_models_and_compare_script(tmp_path):
     report = tmp_path / "r.json"
     c = subprocess.run([py, os.path.join(ROOT, "bench", "compare.py"), "--models", "squeezenet,mobilenet_v2",
                         "--models-dir", str(out), "--threads", "1", "--runs", "2", "--warmup", "1",
-                        "--json", str(report), "--png", ""],
+                        "--min-seconds", "0.2", "--json", str(report), "--png", ""],
                        capture_output=True, text=True, timeout=600, env={**os.environ, "ONYX_BUILD_DIR": BUILD})
     assert c.returncode == 0, c.stderr
     assert "geomean ORT/onyx at 1 thread" in c.stdout
@@ -245,9 +245,25 @@ def test_bench_models_and_compare_script(tmp_path):
     for r in rows:
         assert "error" not in r, r
         assert r["onyx_ms"] > 0 and r["ort_ms"] > 0 and r["max_rel_diff"] < 1e-4
+        assert r["runs"] >= 2  # more when a warm-up run took under 0.1 s (--min-seconds)
         for engine in ("onyx", "ort"):
             probe = r[f"create_{engine}"]
             assert probe["create_ms"] > 0 and probe["peak_rss_mb"] > probe["rss_before_mb"] > 0
+
+
+def test_compare_runs_enough_for_min_seconds():
+    """compare.timed_runs: --runs at least; more when the slowest engine's median warm-up run
+    times the count falls short of --min-seconds; never more than the cap."""
+    import sys
+    from conftest import ROOT
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import compare
+    # ORT's median warm-up run 5.5 ms is the slowest: 2 s / 5.5 ms = 363.6 -> 364 runs.
+    assert compare.timed_runs(20, 2.0, {"onyx": [4.0, 9.0, 4.2], "ort": [5.0, 6.0]}) == 364
+    assert compare.timed_runs(20, 2.0, {"onyx": [150.0]}) == 20  # 14 runs would do: --runs wins
+    assert compare.timed_runs(20, 2.0, {"onyx": [0.01]}) == 2000  # the cap
+    assert compare.timed_runs(20, 0.0, {"onyx": [4.0]}) == 20  # --min-seconds 0: --runs only
+    assert compare.timed_runs(20, 2.0, {}) == 20  # no warm-up times (every engine refused)
 
 
 def test_paced_script_runs_both_engines(tmp_path):

@@ -245,20 +245,20 @@ def test_bench_models_and_compare_script(tmp_path):
     for r in rows:
         assert "error" not in r, r
         assert r["onyx_ms"] > 0 and r["ort_ms"] > 0 and r["max_rel_diff"] < 1e-4
-        assert r["runs"] >= 2  # more when a warm-up run took under 0.1 s (--min-seconds)
+        assert r["runs"] >= 2  # more when the first runs took under 0.1 s (--min-seconds)
         for engine in ("onyx", "ort"):
             probe = r[f"create_{engine}"]
             assert probe["create_ms"] > 0 and probe["peak_rss_mb"] > probe["rss_before_mb"] > 0
 
 
 def test_compare_runs_enough_for_min_seconds():
-    """compare.timed_runs: --runs at least; more when the slowest engine's median warm-up run
-    times the count falls short of --min-seconds; never more than the cap."""
+    """compare.timed_runs: --runs at least; more when the slowest engine's median run of the
+    first block times the count falls short of --min-seconds; never more than the cap."""
     import sys
     from conftest import ROOT
     sys.path.insert(0, os.path.join(ROOT, "bench"))
     import compare
-    # ORT's median warm-up run 5.5 ms is the slowest: 2 s / 5.5 ms = 363.6 -> 364 runs.
+    # ORT's median first-block run 5.5 ms is the slowest: 2 s / 5.5 ms = 363.6 -> 364 runs.
     assert compare.timed_runs(20, 2.0, {"onyx": [4.0, 9.0, 4.2], "ort": [5.0, 6.0]}) == 364
     assert compare.timed_runs(20, 2.0, {"onyx": [150.0]}) == 20  # 14 runs would do: --runs wins
     assert compare.timed_runs(20, 2.0, {"onyx": [0.01]}) == 2000  # the cap

@@ -50,7 +50,7 @@ struct Session::Impl {
   std::unique_ptr<tbb::task_arena> arena;
   int threads = 1;
   kernels::IsaLevel max_isa = kernels::IsaLevel::kScalar;  // SessionIsaCap(options.max_isa)
-  bool adapt_threads = true;  // SessionOptions::adapt_threads and ONYX_ADAPT_THREADS
+  bool adapt_threads = true;   // SessionOptions::adapt_threads and ONYX_ADAPT_THREADS
   bool sparse_kernels = true;  // SessionOptions::sparse_kernels and ONYX_SPARSE_KERNELS
   // Runs by thread count, indexed 1..threads (no lock on the run path).
   std::unique_ptr<std::atomic<int64_t>[]> runs_by_threads;
@@ -491,6 +491,7 @@ Status Session::Run(const NamedValues& feeds, const RunOptions& options,
                         : cp.threads && learnt > 0 ? learnt
                                                    : im.threads;
     const ExecutionPlan& plan = *cp.plan;
+    kernels::ReleaseIdleWorkers(threads);
     const engine::Executor ex(&im.subplans, threads, cp.subplans.get());
     const auto start = std::chrono::steady_clock::now();
     Status s;

@@ -12,6 +12,10 @@
 
 #include "memory/aligned_alloc.h"
 
+#ifdef ONYX_HAVE_OPENMP
+#include <omp.h>
+#endif
+
 namespace onyx::kernels {
 
 Status InferSameAsInput0(InferContext& ctx) {
@@ -359,6 +363,17 @@ void ParallelFor(int64_t n, int64_t work_per_item, int threads,
   } else {
     run();
   }
+}
+
+void ReleaseIdleWorkers(int threads) {
+#ifdef ONYX_HAVE_OPENMP
+  // libgomp keeps a pool per thread that starts parallel regions; this releases only ours.
+  thread_local int previous = 0;
+  if (threads < previous && !omp_in_parallel()) omp_pause_resource_all(omp_pause_soft);
+  previous = threads;
+#else
+  (void)threads;
+#endif
 }
 
 SliceRange ResolveSliceRange(int64_t start, int64_t end, int64_t step, int64_t dim) {

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -99,6 +100,44 @@ TEST(AdaptThreads, OnProbesOneThreadWithinTheFirstRuns) {
   ASSERT_EQ(runs.count(1), 1u);
   EXPECT_GE(runs.at(1), 1);
   EXPECT_EQ(runs.at(1) + runs.at(2), 6);
+}
+
+// Threads of this process now (/proc/self/status), -1 where it cannot be read.
+int ProcessThreads() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Threads:", 0) == 0) return std::atoi(line.c_str() + 8);
+  return -1;
+}
+
+TEST(AdaptThreads, ARunOnFewerThreadsReleasesTheWorkersItLeavesOut) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the OpenMP team is oneDNN's, on x86 builds";
+#endif
+  // Idle OpenMP workers would spin beside the smaller run (kernels::ReleaseIdleWorkers); this
+  // thread's pool is released before it, and a larger run starts its workers again.
+  const Case c = KernelFamilyCase("cnn");
+  SessionOptions options;
+  options.intra_op_threads = 4;
+  options.adapt_threads = false;
+  Session s = Session::FromBytes(c.model, options);
+  const auto run_at = [&](int threads) {
+    RunOptions o;
+    o.max_threads = threads;
+    NamedValues out;
+    ASSERT_TRUE(s.Run(Feeds(c, 0), o, &out).ok()) << threads << " threads";
+  };
+  run_at(1);
+  const int alone = ProcessThreads();
+  ASSERT_GT(alone, 0);
+  run_at(4);
+  EXPECT_EQ(ProcessThreads(), alone + 3);  // the team's three workers
+  run_at(1);
+  EXPECT_EQ(ProcessThreads(), alone);
+  run_at(2);
+  EXPECT_EQ(ProcessThreads(), alone + 1);
+  run_at(2);  // the same count again keeps its worker
+  EXPECT_EQ(ProcessThreads(), alone + 1);
 }
 
 }  // namespace

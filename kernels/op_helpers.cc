@@ -367,9 +367,11 @@ void ParallelFor(int64_t n, int64_t work_per_item, int threads,
 
 void ReleaseIdleWorkers(int threads) {
 #ifdef ONYX_HAVE_OPENMP
-  // libgomp keeps a pool per thread that starts parallel regions; this releases only ours.
+  // libgomp keeps a pool per thread that starts parallel regions; this releases only ours. A
+  // smaller team of two or more lets the workers beyond it exit when it starts (libgomp's
+  // gomp_team_start), so only a run on one thread, which starts no region, needs this.
   thread_local int previous = 0;
-  if (threads < previous && !omp_in_parallel()) omp_pause_resource_all(omp_pause_soft);
+  if (threads == 1 && previous > 1 && !omp_in_parallel()) omp_pause_resource_all(omp_pause_soft);
   previous = threads;
 #else
   (void)threads;

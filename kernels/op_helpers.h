@@ -120,11 +120,11 @@ bool Present(const std::vector<TypeInfo>& types, size_t i);  // input i given (a
 // work is small (n * work_per_item < 2^16, roughly elements touched). Nothing runs when n <= 0.
 void ParallelFor(int64_t n, int64_t work_per_item, int threads,
                  const std::function<void(int64_t, int64_t)>& fn);
-// Called by the engine before a run on `threads` from the calling thread. When this thread's
-// previous run had more threads, the OpenMP workers the run leaves out would spin beside it for
-// up to GOMP_SPINCOUNT (about 40 ms at the Python package's setting); on a busy host they take
-// the core the run needs (ShuffleNet's one-thread runs after two-thread ones: up to 8.2 ms
-// against 4.0 steady), and the adaptive count's probes of fewer threads measured that instead of
+// Called by the engine before a run on `threads` from the calling thread. A run on one thread
+// after one on more starts no OpenMP region, so the previous team's workers would spin beside it
+// for up to GOMP_SPINCOUNT (about 40 ms at the Python package's setting); on a busy host they
+// take the core the run needs (ShuffleNet's one-thread runs after two-thread ones: up to 8.2 ms
+// against 4.0 steady), and the adaptive count's probes of one thread measured that instead of
 // the count. So this thread's OpenMP pool is released first (omp_pause_resource_all: its workers
 // exit), and a later run on more threads starts them afresh. Nothing without OpenMP.
 void ReleaseIdleWorkers(int threads);

@@ -110,12 +110,13 @@ int ProcessThreads() {
   return -1;
 }
 
-TEST(AdaptThreads, ARunOnFewerThreadsReleasesTheWorkersItLeavesOut) {
+TEST(AdaptThreads, AOneThreadRunReleasesThePreviousTeamsWorkers) {
 #if !defined(__x86_64__)
   GTEST_SKIP() << "the OpenMP team is oneDNN's, on x86 builds";
 #endif
-  // Idle OpenMP workers would spin beside the smaller run (kernels::ReleaseIdleWorkers); this
-  // thread's pool is released before it, and a larger run starts its workers again.
+  // Idle OpenMP workers would spin beside a one-thread run, which starts no parallel region
+  // (kernels::ReleaseIdleWorkers); this thread's pool is released before it, and a larger run
+  // starts its workers again.
   const Case c = KernelFamilyCase("cnn");
   SessionOptions options;
   options.intra_op_threads = 4;

@@ -369,7 +369,9 @@ void ReleaseIdleWorkers(int threads) {
 #ifdef ONYX_HAVE_OPENMP
   // libgomp keeps a pool per thread that starts parallel regions; this releases only ours. A
   // smaller team of two or more lets the workers beyond it exit when it starts (libgomp's
-  // gomp_team_start), so only a run on one thread, which starts no region, needs this.
+  // gomp_team_start), so only a run on one thread, which starts no region, needs this. A clang
+  // build (the sanitizer trees) runs onyx's loops on LLVM's libomp beside oneDNN's libgomp, and
+  // this then releases libomp's pool only.
   thread_local int previous = 0;
   if (threads == 1 && previous > 1 && !omp_in_parallel()) omp_pause_resource_all(omp_pause_soft);
   previous = threads;

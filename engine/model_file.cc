@@ -26,11 +26,6 @@ ModelMetadata MetadataOf(const onnx::ModelProto& mp) {
   return m;
 }
 
-std::string DirOf(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-}
-
 // Calls f on every initializer of `g` and of its subgraphs.
 void ForEachInitializer(onnx::GraphProto* g, const std::function<Status(onnx::TensorProto*)>& f,
                         Status* status) {
@@ -69,13 +64,13 @@ Status SaveModelCopy(const std::string& source_path, const std::string& source_b
   else
     ONYX_RETURN_IF_ERROR(engine::ParseModelProto(source_bytes, "<bytes>", limits, &mp));
   engine::ExternalDataContext source_ext;
-  source_ext.model_dir = source_path.empty() ? "" : DirOf(source_path);
+  source_ext.model_dir = source_path.empty() ? "" : engine::ModelDir(source_path);
   source_ext.max_tensor_bytes = limits.max_tensor_bytes;
 
   std::ofstream data_file;
   std::string data_path;
   if (!options.external_data_file.empty()) {
-    data_path = DirOf(dest_path) + "/" + options.external_data_file;
+    data_path = engine::ModelDir(dest_path) + "/" + options.external_data_file;
     data_file.open(data_path, std::ios::binary | std::ios::trunc);
     if (!data_file)
       return IoError("cannot write the external data file '", data_path, "' for the saved model '",

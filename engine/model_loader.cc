@@ -773,12 +773,17 @@ StatusOr<ir::Model> LoadModelFromBytes(const std::string& bytes, const std::stri
   return LoadImpl(mp, display_name, "", limits, edits);
 }
 
-namespace {
+std::string ModelDir(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+}
 
-std::string BaseName(const std::string& path) {
+std::string ModelBaseName(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
+
+namespace {
 
 // A regular file only, opened without blocking: a FIFO or a device is refused at once.
 StatusOr<memory::RegularFile> OpenModelFile(const std::string& path) {
@@ -803,7 +808,7 @@ Status ParseWholeFile(const memory::RegularFile& file, const std::string& base,
 
 Status ReadModelProto(const std::string& path, const Limits& limits, onnx::ModelProto* mp) {
   ONYX_ASSIGN_OR_RETURN(memory::RegularFile file, OpenModelFile(path));
-  return ParseWholeFile(file, BaseName(path), limits, mp);
+  return ParseWholeFile(file, ModelBaseName(path), limits, mp);
 }
 
 Status ReadModelProtoLeavingWeights(const std::string& path, const Limits& limits,
@@ -811,7 +816,7 @@ Status ReadModelProtoLeavingWeights(const std::string& path, const Limits& limit
                                     std::shared_ptr<const memory::RegularFile>* file) {
   ONYX_ASSIGN_OR_RETURN(memory::RegularFile opened, OpenModelFile(path));
   auto shared = std::make_shared<const memory::RegularFile>(std::move(opened));
-  const std::string base = BaseName(path);
+  const std::string base = ModelBaseName(path);
   std::string bytes;
   bool plain = false;
   ONYX_RETURN_IF_ERROR(ReadModelLeavingWeights(*shared, kLeaveInFileMinBytes, &bytes, &plain)
@@ -832,13 +837,10 @@ Status ParseModelProto(const std::string& bytes, const std::string& display_name
 
 StatusOr<ir::Model> LoadModelFromFile(const std::string& path, const Limits& limits,
                                       const ModelEdits& edits) {
-  const size_t slash = path.find_last_of('/');
-  const std::string dir =
-      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   onnx::ModelProto mp;
   std::shared_ptr<const memory::RegularFile> file;
   ONYX_RETURN_IF_ERROR(ReadModelProtoLeavingWeights(path, limits, &mp, &file));
-  auto m = LoadImpl(mp, BaseName(path), dir, limits, edits, std::move(file));
+  auto m = LoadImpl(mp, ModelBaseName(path), ModelDir(path), limits, edits, std::move(file));
   if (!m.ok()) return m;
   m->path = path;
   return m;

@@ -35,6 +35,11 @@ StatusOr<ir::Model> LoadModelFromBytes(const std::string& bytes,
                                        const Limits& limits = ResolveLimits(),
                                        const ModelEdits& edits = {});
 
+// A model path's directory (where its external data is looked up: "." for a bare name) and its
+// file name (how errors name the model).
+std::string ModelDir(const std::string& path);
+std::string ModelBaseName(const std::string& path);
+
 // Reads and parses a model file / serialized bytes into `mp` with the loader's checks and errors,
 // without converting it (model metadata, re-saving).
 Status ReadModelProto(const std::string& path, const Limits& limits, onnx::ModelProto* mp);

@@ -210,10 +210,10 @@ def timed_runs(runs, min_seconds, first_ms, cap=2000):
     a 4 ms model are four blocks within a second, and the host's other work then decides the
     ratio: SqueezeNet at 2 threads measured 0.84-1.11 against ORT in repeated 20-run cells, 1.23
     and 1.24 in two 200-run cells."""
-    first_ms = [t for t in first_ms.values() if t]
-    if min_seconds <= 0 or not first_ms:
+    medians = [statistics.median(t) for t in first_ms.values() if t]
+    if min_seconds <= 0 or not medians:
         return runs
-    slowest = max(statistics.median(t) for t in first_ms) / 1e3
+    slowest = max(medians) / 1e3
     return max(runs, min(cap, math.ceil(min_seconds / max(slowest, 1e-6))))
 
 

@@ -5,15 +5,16 @@
 
 namespace onyx::engine {
 
-double ThreadChoice::Times::Median(int n) const {
+double ThreadChoice::Times::Typical(int n) const {
   n = std::min(n, count);
   if (n <= 0) return 0;
-  double v[kKept];
-  for (int k = 0; k < n; ++k) v[k] = latest[(next - 1 - k + kKept) % kKept];
-  std::nth_element(v, v + n / 2, v + n);
-  const double hi = v[n / 2];
-  if (n % 2) return hi;
-  return (*std::max_element(v, v + n / 2) + hi) / 2;
+  double sum = 0, slowest = 0;
+  for (int k = 0; k < n; ++k) {
+    const double v = latest[(next - 1 - k + kKept) % kKept];
+    sum += v;
+    slowest = std::max(slowest, v);
+  }
+  return n >= 3 ? (sum - slowest) / (n - 1) : sum / n;
 }
 
 ThreadChoice::ThreadChoice(int max_threads, int start_threads, std::shared_ptr<Probes> probes)
@@ -113,12 +114,12 @@ bool ThreadChoice::Record(int threads, double seconds) {
   // The current count's runs since the last switch too, once it has some: the runs before it
   // measured the load the switch answered.
   const Times& cur = times_[current_];
-  const double now = cur.Median(cur.fresh > 0 ? cur.fresh : Times::kKept);
+  const double now = cur.Typical(cur.fresh > 0 ? cur.fresh : Times::kKept);
   if (i != current_) {  // a probe's result
     // Judged on the probed count's runs since the last switch: the older ones measured the load
     // the switch left (two threads slowed by another engine's spinning threads kept a plan that
     // had moved to one thread there for 15 runs after the load was gone).
-    const double probed = t.Median(t.fresh);
+    const double probed = t.Typical(t.fresh);
     // The count a hasty switch left (see SwitchTo), probed again: one faster run undoes it.
     const bool undo = static_cast<int>(i) == hasty_from_;
     if (undo) hasty_from_ = -1;  // faster or not, the switch has had its second look
@@ -152,7 +153,7 @@ bool ThreadChoice::Record(int threads, double seconds) {
   // ran are outvoted.
   if (t.fresh < Times::kKept) return false;
   for (size_t j = 0; j < times_.size(); ++j)
-    if (j != current_ && times_[j].count > 0 && Faster(times_[j].Median(), now, kSlowdownGain)) {
+    if (j != current_ && times_[j].count > 0 && Faster(times_[j].Typical(), now, kSlowdownGain)) {
       SwitchTo(j);
       break;
     }

@@ -48,7 +48,7 @@ class ThreadChoice {
   // long), up to kMaxDownInterval toward fewer threads and kMaxUpInterval toward more (or
   // kEarlyUpInterval during a plan's first kEarlyRuns runs, so that load that passes early does
   // not hold a new plan below its count for long); a switch, or a probe much faster than the
-  // current median, starts again from kMinInterval. Probes toward fewer threads can be rare: a
+  // current time, starts again from kMinInterval. Probes toward fewer threads can be rare: a
   // load that arrives slows the current count past the older runs of fewer threads, which
   // switches without a probe (kSlowdownGain); and on a quiet host each such probe costs, besides
   // its own slower runs, the wake of the workers that slept meanwhile (20 ms on a 2-core VM).
@@ -64,13 +64,14 @@ class ThreadChoice {
   // single probe moved SqueezeNet to one thread for dozens of runs.
   static constexpr int64_t kConfirmAfter = 5;
   // A probe this much faster switches at once (a loaded host: two threads took 1.9 times as long
-  // as one on SqueezeNet; the passing slowdowns measured 1.2-1.3 times). A switch made on fewer
-  // than a full set of the current count's runs is hasty: in compare.py a new plan's first runs,
-  // just after OpenVINO's and ORT's, took 3-5 times their time at two threads, and the probe at
-  // run 4 moved ShuffleNet to one thread. The count a hasty switch left is probed again
+  // as one on SqueezeNet, 1.5 times on VGG-19, where at 0.6 the confirming probe kept 8 of a
+  // plan's first 12 runs at two threads; the passing slowdowns measured 1.2-1.3 times). A switch
+  // made on fewer than a full set of the current count's runs is hasty: in compare.py a new plan's
+  // first runs, just after OpenVINO's and ORT's, took 3-5 times their time at two threads, and the
+  // probe at run 4 moved ShuffleNet to one thread. The count a hasty switch left is probed again
   // kConfirmAfter runs later, and one faster run there switches back.
-  static constexpr double kSureGain = 0.6;
-  // A count must be this much faster (median of its latest runs) to be switched to, and by
+  static constexpr double kSureGain = 0.7;
+  // A count must be this much faster (Times::Typical of its latest runs) to be switched to, and by
   // at least kMinGainSeconds: runs of a few microseconds differ by noise alone, and each switch
   // costs a run that is not measured.
   static constexpr double kSwitchGain = 0.95;
@@ -89,8 +90,13 @@ class ThreadChoice {
     int skip = 0;               // runs handed out whose times are not samples
     int wins = 0;               // probes in a row that found it faster than the current count
     int64_t runs = 0;
-    // Of the latest `n` runs (all valid ones when n is larger).
-    double Median(int n = kKept) const;
+    // The time of the latest `n` runs (all valid ones when n is larger): their mean without the
+    // slowest when there are three or more. Not their median: on a busy host a count's runs can
+    // be of two kinds (ResNet-50 at two threads, a core taken: 65-70 ms, or 125-247 ms when a
+    // worker waits for its core), and a median of five that sees three fast ones keeps the
+    // count that is slower on average. The slowest is left out so that one hiccup of a quiet
+    // host does not move a plan.
+    double Typical(int n = kKept) const;
   };
   size_t IndexOf(int threads) const;
   Direction& DirectionOf(size_t i);

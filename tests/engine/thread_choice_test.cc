@@ -61,6 +61,37 @@ TEST(ThreadChoice, BusyHostSwitchesToOneThreadAtTheFirstProbe) {
   EXPECT_EQ(c.Next(), 1);
 }
 
+TEST(ThreadChoice, OneAndAHalfTimesAsLongSwitchesAtTheFirstProbeToo) {
+  // VGG-19 with a core taken: two threads 260 ms, one thread 172 ms.
+  ThreadChoice c(2);
+  const auto used = Drive(c, 6, [](int t) { return t == 2 ? 260.0 : 172.0; });
+  EXPECT_EQ(used.at(2), 3);
+  EXPECT_EQ(c.Next(), 1);
+}
+
+TEST(ThreadChoice, RunsOfTwoKindsAreJudgedByTheirMeanWithoutTheSlowest) {
+  // ResNet-50 on a busy host: two threads take one thread's time (66-69 ms) when both get a
+  // core, and twice that or more when a worker waits for one; one thread takes 66.5 ms. The
+  // median of five two-thread runs (68-69) is within 5% of one thread; their mean without the
+  // slowest (85.75) is not. The first runs are of the fast kind, so the probe at 4-5 does not
+  // switch; the later ones do.
+  ThreadChoice c(2);
+  const double two[] = {66, 69, 68, 180, 140};
+  int k = 0;
+  Drive(c, 40, [&](int t) { return t == 1 ? 66.5 : two[k++ % 5]; });
+  EXPECT_EQ(c.current(), 1);
+}
+
+TEST(ThreadChoice, OneSlowRunInFiveIsLeftOut) {
+  // A quiet host's hiccup: two threads 4 ms, one run in five 20 ms; one thread 6.5 ms.
+  ThreadChoice c(2);
+  int k = 0;
+  const auto used =
+      Drive(c, 200, [&](int t) { return t == 1 ? 6.5 : (k++ % 5 == 4 ? 20.0 : 4.0); });
+  EXPECT_EQ(c.current(), 2);
+  EXPECT_LE(used.at(1), 10);
+}
+
 TEST(ThreadChoice, AHastySwitchIsUndoneByOneFasterProbe) {
   // compare.py's warm-up: each of a new plan's first runs follows another engine's, whose threads
   // still spin, and two threads take 15 ms instead of 3 (one thread 5 ms). The probe at 4-5

@@ -21,14 +21,21 @@
 
 namespace {
 
-// One file per fuzzing process, rewritten for each input.
+// One file per fuzzing process, rewritten for each input and removed when the process exits
+// (libFuzzer ends a bounded run with exit()).
+char model_file_name[] = "/tmp/onyx_fuzz_model_XXXXXX";
+
+void RemoveModelFile() {
+  unlink(model_file_name);
+}
+
 const std::string& ModelFile() {
   static const std::string path = [] {
-    char name[] = "/tmp/onyx_fuzz_model_XXXXXX";
-    const int fd = mkstemp(name);
+    const int fd = mkstemp(model_file_name);
     if (fd < 0) std::abort();
     close(fd);
-    return std::string(name);
+    std::atexit(RemoveModelFile);
+    return std::string(model_file_name);
   }();
   return path;
 }

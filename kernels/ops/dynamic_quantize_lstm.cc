@@ -245,10 +245,9 @@ Status RunDynamicQuantizeLstm(KernelContext& ctx, const DirectionWeights* prepar
   // Work of one direction, about one unit per multiply-add: above ParallelFor's threshold
   // whenever a split pays.
   const int64_t work = std::max<int64_t>(1, s_len * batch * (in + h) * g);
-  ParallelFor(dirs, work, std::min<int64_t>(dirs, ctx.intra_op_threads()),
-              [&](int64_t begin, int64_t end) {
-                for (int64_t d = begin; d < end; ++d) run_direction(d);
-              });
+  ParallelFor(dirs, work, ctx.intra_op_threads(), [&](int64_t begin, int64_t end) {
+    for (int64_t d = begin; d < end; ++d) run_direction(d);
+  });
   return Status::Ok();
 }
 

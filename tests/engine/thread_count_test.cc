@@ -10,7 +10,9 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
+#include "kernels/op_helpers.h"
 #include "onyx/session.h"
 #include "tests/engine/kernel_family_cases.h"
 
@@ -153,6 +155,30 @@ TEST(AdaptThreads, AOneThreadRunReleasesThePreviousTeamsWorkers) {
   EXPECT_EQ(Missing(at2, at1), 1u);  // a new worker
   run_at(2);                         // the same count again keeps it
   EXPECT_EQ(Missing(at2, ProcessThreads()), 0u);
+}
+
+TEST(AdaptThreads, ALoopWithFewerBlocksThanThreadsKeepsTheTeamsWorkers) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "onyx's loops run on the OpenMP team on x86 builds";
+#endif
+  // libgomp ends the workers beyond a smaller team when it starts; a loop with work for only two
+  // of four threads must not shrink the team that the next full-size region (a oneDNN
+  // primitive) needs again, or every such pair of steps creates threads.
+  const auto loop = [](int64_t blocks) {
+    // Items too large to share a block: one block per item (kernels::ParallelFor).
+    kernels::ParallelFor(blocks, int64_t{1} << 20, 4, [](int64_t, int64_t) {});
+  };
+  loop(4);
+  const std::set<std::string> at4 = ProcessThreads();
+  loop(2);
+  loop(4);
+  EXPECT_EQ(Missing(at4, ProcessThreads()), 0u);  // the same workers
+  // The split still covers every item, once.
+  std::vector<int> seen(3, 0);
+  kernels::ParallelFor(3, int64_t{1} << 20, 4, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) ++seen[i];
+  });
+  EXPECT_EQ(seen, std::vector<int>({1, 1, 1}));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "engine/thread_choice.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace onyx::engine {
 
@@ -47,8 +48,18 @@ void ThreadChoice::SwitchTo(size_t i) {
   current_ = i;
   probes_->down = probes_->up = Direction{probes_->runs + kMinInterval, kMinInterval};
   hasty_from_ = hasty ? static_cast<int>(left) : -1;
+  back_ = nullptr;
   if (hasty) DirectionOf(left).next = probes_->runs + kConfirmAfter;
   for (Times& t : times_) t.wins = t.fresh = 0;
+}
+
+void ThreadChoice::AmortizeSwitchCost(Direction& d, double now) {
+  if (switch_cost_ <= 0 || now <= 0) return;
+  const double runs = std::ceil(switch_cost_ / (kSwitchCostShare * now));
+  const int64_t wanted = runs >= kMaxDownInterval ? kMaxDownInterval : static_cast<int64_t>(runs);
+  if (wanted <= d.interval) return;
+  d.next += wanted - d.interval;
+  d.interval = wanted;
 }
 
 void ThreadChoice::ProbeSoon(size_t i) {
@@ -102,8 +113,20 @@ bool ThreadChoice::Record(int threads, double seconds) {
   const size_t i = IndexOf(threads);
   if (i == ladder_.size()) return false;
   Times& t = times_[i];
+  // The current count's runs since the last switch too, once it has some: the runs before it
+  // measured the load the switch answered.
+  const Times& cur = times_[current_];
+  const auto current_time = [&] { return cur.Typical(cur.fresh > 0 ? cur.fresh : Times::kKept); };
   if (t.skip > 0) {  // the first run after a change of count
     --t.skip;
+    if (i != current_) {
+      probe_first_ = seconds;
+    } else if (back_ != nullptr) {  // back from a probe: the team changes again
+      const double now = current_time();
+      switch_cost_ += std::max(0.0, seconds - now);
+      AmortizeSwitchCost(*back_, now);
+      back_ = nullptr;
+    }
     return false;
   }
   const size_t before = current_;
@@ -111,10 +134,7 @@ bool ThreadChoice::Record(int threads, double seconds) {
   t.next = (t.next + 1) % Times::kKept;
   t.count = std::min(t.count + 1, Times::kKept);
   t.fresh = std::min(t.fresh + 1, Times::kKept);
-  // The current count's runs since the last switch too, once it has some: the runs before it
-  // measured the load the switch answered.
-  const Times& cur = times_[current_];
-  const double now = cur.Typical(cur.fresh > 0 ? cur.fresh : Times::kKept);
+  const double now = current_time();
   if (i != current_) {  // a probe's result
     // Judged on the probed count's runs since the last switch: the older ones measured the load
     // the switch left (two threads slowed by another engine's spinning threads kept a plan that
@@ -144,6 +164,10 @@ bool ThreadChoice::Record(int threads, double seconds) {
                                               : kMaxUpInterval;
       d.interval = std::min(d.interval * (seconds > 1.5 * now ? 4 : 2), cap);
       d.next = runs + d.interval;
+      // Its first run's time past its second is what the change of count cost.
+      switch_cost_ = std::max(0.0, probe_first_ - seconds);
+      AmortizeSwitchCost(d, now);
+      back_ = &d;
     }
     return current_ != before;
   }

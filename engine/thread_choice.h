@@ -79,6 +79,13 @@ class ThreadChoice {
   // Without a probe, on older runs of another count, only for a clear slowdown: a few slow runs
   // in a row happen on any machine now and then.
   static constexpr double kSlowdownGain = 0.8;
+  // A change of count costs more than its runs' own difference: the OpenMP team grows or
+  // shrinks (a worker made anew on a busy host took 13-24 ms before a 0.06 ms run of a small
+  // detector could start; releasing the pool on the way back cost 0.1-0.3 ms). A probe that kept
+  // the current count waits at least as many runs as it takes for that cost to be this share of
+  // their time (up to kMaxDownInterval either way): else a small model spent more on probing
+  // than on running.
+  static constexpr double kSwitchCostShare = 0.02;
 
  private:
   struct Times {
@@ -102,6 +109,8 @@ class ThreadChoice {
   Direction& DirectionOf(size_t i);
   void SwitchTo(size_t i);
   void ProbeSoon(size_t i);
+  // Makes `d` wait for switch_cost_ to be kSwitchCostShare of runs taking `now` seconds.
+  void AmortizeSwitchCost(Direction& d, double now);
   static bool Faster(double a, double b, double gain = kSwitchGain) {
     return a < gain * b && b - a > kMinGainSeconds;
   }
@@ -116,6 +125,9 @@ class ThreadChoice {
   int burst_left_ = 0;              // its runs still to hand out
   size_t last_ = SIZE_MAX;          // the count handed out last
   int hasty_from_ = -1;             // the count a switch on too few runs left, until probed again
+  double probe_first_ = 0;          // seconds of the latest probe's first run
+  double switch_cost_ = 0;          // what the latest probe's changes of count cost past its runs
+  Direction* back_ = nullptr;       // that probe's direction, until the first run back is timed
 };
 
 struct ThreadChoice::Direction {

@@ -201,6 +201,52 @@ TEST(ThreadChoice, RunsOfAFewMicrosecondsStayPut) {
   EXPECT_EQ(used.at(1), 12);
 }
 
+// A small detector (0.064 ms a run on one thread) on a busy host: two threads take 0.09 ms, and
+// the first run after each change of count also pays for the OpenMP team, 15 ms for a worker
+// made anew (a descheduled core), 0.2 ms for releasing it. `ms_at(threads, changed)`.
+double DetectorOnABusyHost(int threads, bool changed) {
+  if (threads == 1) return 0.064 + (changed ? 0.2 : 0);
+  return 0.09 + (changed ? 15 : 0);
+}
+
+// Runs `n` runs as Drive does, the first after each change of count priced by `ms_at`; returns
+// their mean in ms.
+double MeanRunMs(ThreadChoice& c, int n, const std::function<double(int, bool)>& ms_at) {
+  double total = 0;
+  int last = 0;
+  for (int i = 0; i < n; ++i) {
+    const int t = c.Next();
+    const double ms = ms_at(t, last != 0 && t != last);
+    last = t;
+    total += ms;
+    c.Record(t, ms / 1e3);
+  }
+  return total / n;
+}
+
+TEST(ThreadChoice, ProbesWhoseTeamChangeCostsManyRunsBecomeRare) {
+  // Probing two threads every 64 runs (kMaxUpInterval) made each run cost 0.3 ms on average,
+  // five times its own time; with the team's cost amortized over the probe interval, about
+  // kSwitchCostShare of it.
+  ThreadChoice c(2);
+  const double mean = MeanRunMs(c, 30000, DetectorOnABusyHost);
+  EXPECT_EQ(c.current(), 1);
+  EXPECT_LT(mean, 0.064 * 1.1);
+}
+
+TEST(ThreadChoice, RareProbesStillFindTheLoadGone) {
+  // The plan above, once the load is gone (two threads 0.059 ms, a worker made in 0.1 ms): a
+  // probe of two threads comes within kMaxDownInterval runs and switches back.
+  ThreadChoice c(2);
+  MeanRunMs(c, 30000, DetectorOnABusyHost);
+  ASSERT_EQ(c.current(), 1);
+  const auto quiet = [](int t, bool changed) {
+    return (t == 1 ? 0.064 : 0.059) + (changed ? 0.1 : 0);
+  };
+  MeanRunMs(c, ThreadChoice::kMaxDownInterval + 2 * ThreadChoice::kConfirmAfter + 8, quiet);
+  EXPECT_EQ(c.current(), 2);
+}
+
 TEST(ThreadChoice, SmallDifferencesDoNotSwitch) {
   // One thread 3% faster: under the 5% needed to switch.
   ThreadChoice c(2);

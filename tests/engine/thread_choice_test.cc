@@ -13,15 +13,33 @@
 namespace onyx::engine {
 namespace {
 
-// Runs `n` runs whose time at each count is `ms(threads)`; returns the counts used, by count.
-std::map<int, int> Drive(ThreadChoice& c, int n, const std::function<double(int)>& ms) {
+// What `n` runs did: the runs at each count, and their mean time.
+struct Runs {
   std::map<int, int> used;
+  double mean_ms = 0;
+};
+
+// Runs `n` runs; a run's time is `ms_at(threads, changed)`, `changed` when its count is not the
+// previous run's (the first run after a change of count also pays for the OpenMP team).
+Runs DriveWithChanges(ThreadChoice& c, int n, const std::function<double(int, bool)>& ms_at) {
+  Runs r;
+  double total = 0;
+  int last = 0;
   for (int i = 0; i < n; ++i) {
     const int t = c.Next();
-    ++used[t];
-    c.Record(t, ms(t) / 1e3);
+    ++r.used[t];
+    const double ms = ms_at(t, last != 0 && t != last);
+    last = t;
+    total += ms;
+    c.Record(t, ms / 1e3);
   }
-  return used;
+  r.mean_ms = n > 0 ? total / n : 0;
+  return r;
+}
+
+// Runs `n` runs whose time at each count is `ms(threads)`; returns the counts used, by count.
+std::map<int, int> Drive(ThreadChoice& c, int n, const std::function<double(int)>& ms) {
+  return DriveWithChanges(c, n, [&](int t, bool) { return ms(t); }).used;
 }
 
 // The count the next non-probe run gets: the most used over a stretch of runs.
@@ -209,27 +227,12 @@ double DetectorOnABusyHost(int threads, bool changed) {
   return 0.09 + (changed ? 15 : 0);
 }
 
-// Runs `n` runs as Drive does, the first after each change of count priced by `ms_at`; returns
-// their mean in ms.
-double MeanRunMs(ThreadChoice& c, int n, const std::function<double(int, bool)>& ms_at) {
-  double total = 0;
-  int last = 0;
-  for (int i = 0; i < n; ++i) {
-    const int t = c.Next();
-    const double ms = ms_at(t, last != 0 && t != last);
-    last = t;
-    total += ms;
-    c.Record(t, ms / 1e3);
-  }
-  return total / n;
-}
-
 TEST(ThreadChoice, ProbesWhoseTeamChangeCostsManyRunsBecomeRare) {
   // Probing two threads every 64 runs (kMaxUpInterval) made each run cost 0.3 ms on average,
   // five times its own time; with the team's cost amortized over the probe interval, about
   // kSwitchCostShare of it.
   ThreadChoice c(2);
-  const double mean = MeanRunMs(c, 30000, DetectorOnABusyHost);
+  const double mean = DriveWithChanges(c, 30000, DetectorOnABusyHost).mean_ms;
   EXPECT_EQ(c.current(), 1);
   EXPECT_LT(mean, 0.064 * 1.1);
 }
@@ -238,12 +241,12 @@ TEST(ThreadChoice, RareProbesStillFindTheLoadGone) {
   // The plan above, once the load is gone (two threads 0.059 ms, a worker made in 0.1 ms): a
   // probe of two threads comes within kMaxDownInterval runs and switches back.
   ThreadChoice c(2);
-  MeanRunMs(c, 30000, DetectorOnABusyHost);
+  DriveWithChanges(c, 30000, DetectorOnABusyHost);
   ASSERT_EQ(c.current(), 1);
   const auto quiet = [](int t, bool changed) {
     return (t == 1 ? 0.064 : 0.059) + (changed ? 0.1 : 0);
   };
-  MeanRunMs(c, ThreadChoice::kMaxDownInterval + 2 * ThreadChoice::kConfirmAfter + 8, quiet);
+  DriveWithChanges(c, ThreadChoice::kMaxDownInterval + 2 * ThreadChoice::kConfirmAfter + 8, quiet);
   EXPECT_EQ(c.current(), 2);
 }
 
